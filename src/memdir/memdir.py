@@ -1,0 +1,472 @@
+"""The Memdir facade: the only writer, so every interface gets every guarantee.
+
+A write goes: path checks, frontmatter parse and merge, schema, size limits,
+secret guard, rate limit, then one store commit (content, journal and catalog
+together) under the store's lock, then the derived indexes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from . import guard, index, limits as limits_mod, model, paths
+from .catalog import Catalog
+from .errors import Conflict, InvalidArgument, InvalidMemory, MemdirError, NotFound
+from .limits import Limits
+from .model import Entry, Memory
+from .paths import INDEX_NAME
+from .stores.base import Blob, Change, Record, Store
+
+
+class _Any:
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY: Any = _Any()
+"""`expect=ANY` (the default): write whatever version is there."""
+
+_CLEARS = ("", None, [])
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One grep match."""
+
+    path: str
+    line: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing reconcile found: kind is new, changed, missing, index, invalid or repaired."""
+
+    kind: str
+    path: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path, "detail": self.detail}
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    fixed: bool = False
+
+    @property
+    def clean(self) -> bool:
+        return not [f for f in self.findings if f.kind != "repaired"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
+
+
+class Memdir:
+    """One tenant's memory. Use `memdir.open()` to get one."""
+
+    def __init__(self, store: Store, limits: Limits, *, actor: str = "library") -> None:
+        self._store = store
+        self.limits = limits
+        self.actor = actor
+        self._lock = threading.RLock()
+        self._catalog: Catalog | None = None
+        self._written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text)
+        self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
+        self.recovered = store.recover()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Memdir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    # ------------------------------------------------------------ reading
+
+    def read(self, path: str) -> Memory:
+        """The topic file at `path`, with its version for a later `expect=`."""
+        p = paths.topic_path(path)
+        blob = self._store.get(p)
+        if blob is None:
+            raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
+        return self._memory(p, blob)
+
+    def _memory(self, path: str, blob: Blob, change: str = "") -> Memory:
+        try:
+            text = blob.data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidMemory(f"{path} is not UTF-8 text (byte {e.start}); memdir stores text only", path=path) from None
+        return model.memory(path, text, blob.version, self.limits.types, change=change)
+
+    def list(self, prefix: str = "") -> list[Entry]:
+        """Catalog entries under a folder (or the one file), sorted by path."""
+        with self._lock:
+            cat = self._sync_catalog()
+            if prefix.endswith(".md"):
+                e = cat.get(paths.topic_path(prefix))
+                return [e] if e else []
+            return sorted(cat.walk(paths.folder(prefix)), key=lambda e: e.path)
+
+    def index(self, folder: str = "") -> str:
+        """The MEMORY.md text of the root or of one folder (collapsed or not)."""
+        f = paths.folder(folder)
+        with self._lock:
+            cat = self._sync_catalog()
+            view = self._views.get(f)
+            if view is not None and view[0] == cat.seq:
+                return view[1]
+            if f and f not in cat.folders:
+                raise NotFound(f"no memories under {f}; `memdir ls` shows the folders that exist", path=f)
+            text, _ = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
+            self._views[f] = (cat.seq, text)
+            return text
+
+    def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> list[Hit]:
+        """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`."""
+        flags = re.IGNORECASE if ignore_case else 0
+        try:
+            rx = re.compile(re.escape(pattern) if fixed else pattern, flags)
+        except re.error as e:
+            raise InvalidArgument(
+                f"pattern {pattern!r} is not a valid regular expression ({e}); escape special characters or search for a fixed string"
+            ) from None
+        hits: list[Hit] = []
+        for path, _ in self._store.list(paths.folder(prefix)):
+            blob = self._store.get(path)
+            if blob is None:
+                continue
+            text = blob.data.decode("utf-8", "replace")
+            if not rx.search(text):
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                if rx.search(line):
+                    hits.append(Hit(path, number, line))
+        return hits
+
+    def history(self, path: str | None = None, *, limit: int | None = None) -> list[Record]:
+        """Journal records, newest first: every write, delete, rename and undo."""
+        p = None if path is None else paths.topic_path(path)
+        return self._store.journal(p, limit=limit)
+
+    # ------------------------------------------------------------ writing
+
+    def write(
+        self,
+        path: str,
+        body: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        type: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        expect: Any = ANY,
+    ) -> Memory:
+        """Replace the whole topic file. Omitted metadata keeps its previous value; "" clears it.
+
+        `expect`: ANY (no check), None (must not exist yet) or the version read.
+        """
+        p = paths.topic_path(path)
+        if not isinstance(body, str):
+            raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
+        given, text_body = model.parse(body, path=p, strict=True)
+        for key, value in (("name", name), ("description", description), ("type", type)):
+            if value is not None:
+                given[key] = value
+        if tags is not None:
+            given["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags))
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            self._check_expect(p, cur, expect)
+            old_meta: dict[str, Any] = {}
+            if cur is not None:
+                old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
+            meta = {**old_meta, **given}
+            for key in model.KNOWN_KEYS:
+                if key in meta and meta[key] in _CLEARS:
+                    del meta[key]
+            now = model.now_stamp()
+            meta["created"] = old_meta.get("created") or given.get("created") or now
+            meta.pop("updated", None)
+            if cur is not None:
+                same = dict(meta)
+                if "updated" in old_meta:
+                    same["updated"] = old_meta["updated"]
+                if model.render(same, text_body).encode() == cur.data:
+                    return self._memory(p, cur, change="unchanged")
+            meta["updated"] = now
+            text = model.render(meta, text_body)
+            self._validate(p, meta, text)
+            self._take(p)
+            data = text.encode()
+            mem = model.memory(p, text, "", self.limits.types)
+            change = Change(
+                op="write", path=p, data=data, expect=None if cur is None else cur.version,
+                old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
+            )
+            rec = self._commit([change])[0]
+        return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
+
+    def delete(self, path: str, *, expect: Any = ANY) -> Memory:
+        """Delete a topic file; returns what was deleted (undo brings it back)."""
+        p = paths.topic_path(path)
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            if cur is None:
+                raise NotFound(f"{p} does not exist; nothing to delete", path=p)
+            self._check_expect(p, cur, expect)
+            self._take(p)
+            self._commit([Change(op="delete", path=p, data=None, expect=cur.version, old=cur.data,
+                                 entry=None, actor=self.actor, time=model.now_stamp())])
+            return self._memory(p, cur, change="deleted")
+
+    def rename(self, old: str, new: str) -> Memory:
+        """Move a topic file to a new path; the target must not exist."""
+        src, dst = paths.topic_path(old), paths.topic_path(new)
+        if src == dst:
+            raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
+        with self._lock, self._store.lock():
+            cur = self._store.get(src)
+            if cur is None:
+                raise NotFound(f"{src} does not exist; nothing to rename", path=src)
+            if self._store.get(dst) is not None:
+                raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
+            self._take(dst)
+            mem = self._memory(dst, cur)
+            rec = self._commit([Change(op="rename", path=src, dest=dst, data=cur.data, expect=cur.version,
+                                       old=cur.data, entry=model.entry_of(mem), actor=self.actor,
+                                       time=model.now_stamp())])[0]
+            return self._memory(dst, Blob(cur.data, rec.new_version or ""), change="renamed")
+
+    def undo(self, path: str) -> Memory:
+        """Revert the last journaled change to `path` as a new change (so it has a new version).
+
+        Undoing an undo redoes. Refuses (Conflict) if the file changed since that change.
+        """
+        p = paths.topic_path(path)
+        with self._lock, self._store.lock():
+            records = self._store.journal(p, limit=1)
+            if not records:
+                raise NotFound(f"{p} has no journaled change to undo", path=p)
+            rec = records[0]
+            now = model.now_stamp()
+            if rec.dest is not None:  # a rename: move it back
+                cur = self._store.get(rec.dest)
+                self._check_undo(rec, rec.dest, cur)
+                if self._store.get(rec.path) is not None:
+                    raise Conflict(f"cannot undo the rename: {rec.path} exists again; move or delete it first", path=rec.path)
+                assert cur is not None
+                mem = self._memory(rec.path, cur)
+                change = Change(op="undo", path=rec.dest, dest=rec.path, data=cur.data, expect=cur.version,
+                                old=cur.data, entry=model.entry_of(mem), actor=self.actor, time=now, undoes=rec.seq)
+                target, result = rec.path, "restored"
+            else:
+                cur = self._store.get(p)
+                self._check_undo(rec, p, cur)
+                entry = None
+                if rec.old is not None:
+                    entry = model.entry_of(self._memory(p, Blob(rec.old, "")))
+                change = Change(op="undo", path=p, data=rec.old, expect=None if cur is None else cur.version,
+                                old=None if cur is None else cur.data, entry=entry, actor=self.actor, time=now,
+                                undoes=rec.seq)
+                target, result = p, "restored" if rec.old is not None else "deleted"
+            self._take(target)
+            done = self._commit([change])[0]
+            if change.data is None:
+                assert cur is not None
+                return self._memory(p, cur, change=result)
+            return self._memory(target, Blob(change.data, done.new_version or ""), change=result)
+
+    def _check_undo(self, rec: Record, path: str, cur: Blob | None) -> None:
+        if (None if cur is None else cur.version) != rec.new_version:
+            raise Conflict(
+                f"{path} changed since journal change #{rec.seq} (outside memdir?); read it and write what you want instead",
+                path=path,
+            )
+
+    def _check_expect(self, path: str, cur: Blob | None, expect: Any) -> None:
+        if expect is ANY:
+            return
+        if expect is None and cur is not None:
+            raise Conflict(f"{path} already exists (version {cur.version}); read it first, or write with its version", path=path)
+        if expect is not None:
+            if cur is None:
+                raise Conflict(f"{path} does not exist (expected version {expect}); it was deleted or renamed", path=path)
+            if cur.version != expect:
+                raise Conflict(
+                    f"{path} changed since it was read (version {expect} is now {cur.version}); read it again and retry",
+                    path=path,
+                )
+
+    def _validate(self, path: str, meta: dict[str, Any], text: str) -> None:
+        limits_mod.check_meta(meta, path, self.limits)
+        limits_mod.check_size(text, path, self.limits)
+        if self.limits.secret_guard:
+            guard.check(text, path)
+
+    def _take(self, path: str) -> None:
+        if self._bucket is not None:
+            self._bucket.take(path)
+
+    # ------------------------------------------------------------ catalog and index
+
+    def _commit(self, changes: list[Change]) -> list[Record]:
+        """Commit under the held store lock, then bring the catalog and indexes up to date."""
+        records = self._store.commit(changes)
+        self._refresh()
+        return records
+
+    def _sync_catalog(self) -> Catalog:
+        return self._sync()[0]
+
+    def _sync(self) -> tuple[Catalog, set[str] | None]:
+        """Load or catch up the catalog; returns it and the paths changed (None: all)."""
+        cat = self._catalog
+        if cat is None:
+            cat = Catalog(index.line_bytes)
+            seq, changes = self._store.changes(0)
+            for _, entry in changes:
+                if entry is not None:
+                    cat.put(entry)
+            cat.seq = seq
+            self._catalog = cat
+            if self._store.derived() < seq or self.recovered:
+                with self._store.lock():
+                    self._refresh(full=True)
+            return cat, None
+        seq, changes = self._store.changes(cat.seq)
+        for path, entry in changes:
+            if entry is None:
+                cat.remove(path)
+            else:
+                cat.put(entry)
+        cat.seq = seq
+        return cat, {p for p, _ in changes}
+
+    def _refresh(self, full: bool = False) -> None:
+        """Rewrite the index files the latest changes touched (call with the store lock held)."""
+        cat, changed = self._sync()
+        if full:
+            changed = None
+        touched = None if changed is None else {a for p in changed for a in paths.ancestors(p)}
+        rendered: dict[str, tuple[str, list[str]]] = {}
+        stack = [""]
+        while stack:
+            f = stack.pop()
+            prev = self._written.get(f)
+            if touched is None or prev is None or f in touched:
+                prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
+            rendered[f] = prev
+            self._views[f] = (cat.seq, prev[0])
+            stack.extend(prev[1])
+        files: dict[str, bytes | None] = {}
+        for f, (text, _) in rendered.items():
+            if touched is None or self._written.get(f, ("",))[0] != text:
+                files[f + INDEX_NAME] = text.encode()
+        for f in self._written.keys() - rendered.keys():
+            files[f + INDEX_NAME] = None
+        if full:
+            for f in cat.folders.keys() - rendered.keys():
+                if self._store.get(f + INDEX_NAME) is not None:
+                    files[f + INDEX_NAME] = None
+        self._written = rendered
+        self._store.derive(files, cat.seq)
+
+    # ------------------------------------------------------------ reconcile
+
+    def reconcile(self, fix: bool = False) -> Report:
+        """Compare the files with the catalog and the indexes; with fix, repair them.
+
+        Finds files added, changed or removed outside memdir (journaled as
+        'external' when fixed), a stale MEMORY.md, and files that break the
+        limits or do not parse (reported only: fixing those needs a person).
+        """
+        report = Report(fixed=fix)
+        report.findings += [Finding("repaired", "", n) for n in self.recovered]
+        self.recovered = []
+        with self._lock, self._store.lock():
+            if fix:
+                report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
+            cat, _ = self._sync()
+            on_disk = dict(self._store.list())
+            changes: list[Change] = []
+            now = model.now_stamp()
+            for path in sorted(on_disk.keys() | cat.entries.keys()):
+                entry, version = cat.get(path), on_disk.get(path)
+                if entry is not None and version == entry.version:
+                    continue
+                if version is None:
+                    report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
+                    if fix:
+                        last = self._store.journal(path, limit=1)
+                        old = last[0].new if last and last[0].new is not None else None
+                        changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
+                                              entry=None, actor=self.actor, time=now, record_only=True))
+                    continue
+                blob = self._store.get(path)
+                if blob is None:
+                    continue
+                kind = "new" if entry is None else "changed"
+                try:
+                    mem = self._memory(path, blob)
+                except MemdirError as e:
+                    report.findings.append(Finding("invalid", path, e.message))
+                    continue
+                report.findings.append(Finding(kind, path, "not in the catalog" if entry is None else "changed outside memdir"))
+                for problem in self._problems(mem):
+                    report.findings.append(Finding("invalid", path, problem))
+                if fix:
+                    old = None
+                    if entry is not None:
+                        last = self._store.journal(path, limit=1)
+                        old = last[0].new if last else None
+                    changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version, old=old,
+                                          entry=model.entry_of(mem), actor=self.actor, time=now, record_only=True))
+            if fix and changes:
+                for start in range(0, len(changes), 500):
+                    self._store.commit(changes[start : start + 500])
+            cat, _ = self._sync()
+            if self._store.derived() < cat.seq or self._index_stale(cat):
+                report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
+            if fix:
+                self._written = {}
+                self._refresh(full=True)
+        return report
+
+    def _problems(self, mem: Memory) -> list[str]:
+        out = []
+        try:
+            meta, _ = model.parse(mem.text, path=mem.path, strict=True)
+            limits_mod.check_meta(meta, mem.path, self.limits)
+        except MemdirError as e:
+            out.append(e.message)
+        try:
+            limits_mod.check_size(mem.text, mem.path, self.limits)
+        except MemdirError as e:
+            out.append(e.message)
+        return out
+
+    def _index_stale(self, cat: Catalog) -> bool:
+        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
+        blob = self._store.get(INDEX_NAME)
+        return blob is None or blob.data != text.encode()
+
+
+def type_name(value: object) -> str:
+    return type(value).__name__

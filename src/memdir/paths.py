@@ -1,0 +1,90 @@
+"""Path normalisation and checks: paths are data, never commands.
+
+A memory path is relative, uses `/`, ends in `.md`, and names no hidden or
+reserved component. Everything that takes a path from outside goes through
+`topic_path` (files) or `folder` (prefixes) before touching a store.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from .errors import InvalidPath
+
+INDEX_NAME = "MEMORY.md"
+INTERNAL_DIR = ".memdir"
+MAX_PATH_BYTES = 1024
+MAX_PART_BYTES = 255
+
+
+def _parts(raw: object, what: str) -> list[str]:
+    if not isinstance(raw, str):
+        raise InvalidPath(f"{what} must be a string, got {type(raw).__name__}")
+    path = unicodedata.normalize("NFC", raw)
+    shown = repr(raw)
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise InvalidPath(f"{what} {shown} contains a control character; use printable characters only", path=raw)
+    if "\\" in path:
+        raise InvalidPath(f"{what} {shown} contains a backslash; separate folders with '/'", path=raw)
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        raise InvalidPath(f"{what} {shown} is absolute; give a path relative to the memory root, e.g. 'project/notes.md'", path=raw)
+    if path.startswith("~"):
+        raise InvalidPath(f"{what} {shown} starts with '~'; give a path relative to the memory root", path=raw)
+    if len(path.encode()) > MAX_PATH_BYTES:
+        raise InvalidPath(f"{what} {shown[:60]}... is {len(path.encode())} bytes; the limit is {MAX_PATH_BYTES}", path=raw)
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    for part in parts:
+        if part == "..":
+            raise InvalidPath(f"{what} {shown} contains '..'; paths may not leave the memory root", path=raw)
+        if part.startswith("."):
+            raise InvalidPath(f"{what} {shown} has a hidden component {part!r}; names starting with '.' are reserved", path=raw)
+        if len(part.encode()) > MAX_PART_BYTES:
+            raise InvalidPath(f"{what} {shown} has a component over {MAX_PART_BYTES} bytes; shorten it", path=raw)
+        if part != part.strip():
+            raise InvalidPath(f"{what} {shown} has a component with leading or trailing spaces; remove them", path=raw)
+    return parts
+
+
+def topic_path(raw: object) -> str:
+    """Return the normal form of a topic-file path, or raise `InvalidPath`."""
+    parts = _parts(raw, "path")
+    if not parts:
+        raise InvalidPath(f"path {raw!r} is empty; name a topic file such as 'project/notes.md'", path=str(raw))
+    name = parts[-1]
+    if name == INDEX_NAME:
+        raise InvalidPath(
+            f"path {raw!r} is a generated index; MEMORY.md is rebuilt from the topic files, so write a topic file instead",
+            path=str(raw),
+        )
+    if not name.endswith(".md") or name == ".md":
+        raise InvalidPath(f"path {raw!r} is not a markdown topic file; memory paths end in '.md'", path=str(raw))
+    return "/".join(parts)
+
+
+def folder(raw: object) -> str:
+    """Return the normal form of a folder prefix: '' for the root, else 'a/b/'."""
+    if raw is None or raw == "":
+        return ""
+    parts = _parts(raw, "folder")
+    return "".join(p + "/" for p in parts)
+
+
+def parent(path: str) -> str:
+    """'a/b/c.md' -> 'a/b/'; 'c.md' -> ''."""
+    cut = path.rfind("/")
+    return path[: cut + 1]
+
+
+def ancestors(path: str) -> list[str]:
+    """Folders containing `path`, root first: 'a/b/c.md' -> ['', 'a/', 'a/b/']."""
+    out = [""]
+    start = 0
+    while (cut := path.find("/", start)) >= 0:
+        out.append(path[: cut + 1])
+        start = cut + 1
+    return out
+
+
+def relative(path: str, base: str) -> str:
+    """`path` as seen from folder `base` (which must contain it)."""
+    return path[len(base):]

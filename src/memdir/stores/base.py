@@ -1,0 +1,127 @@
+"""The Store protocol: bytes, versions, a journal and a catalog; no markdown.
+
+A store keeps one tenant's topic files as bytes with opaque versions. Every
+change arrives as a `Change` (what to write, the version it expects, the
+journal record and the catalog entry) and `commit` applies content, journal
+and catalog together, so they cannot disagree. `Memdir` does everything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol, Sequence
+
+from ..model import Entry
+
+
+@dataclass(frozen=True)
+class Blob:
+    data: bytes
+    version: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One journaled change.
+
+    `data` is the new content of `dest or path` (None deletes `path`). `expect`
+    is the version `path` must have now (None: must not exist); `dest`, when
+    given, must not exist. `record_only` journals a change that is already in
+    place (an edit made outside memdir, found by reconcile).
+    """
+
+    op: str
+    path: str
+    data: bytes | None
+    expect: str | None
+    old: bytes | None
+    entry: Entry | None
+    actor: str
+    time: str
+    dest: str | None = None
+    undoes: int | None = None
+    record_only: bool = False
+
+    @property
+    def target(self) -> str:
+        return self.dest or self.path
+
+
+@dataclass(frozen=True)
+class Record:
+    """One journal record, as `history` returns it (newest first)."""
+
+    seq: int
+    time: str
+    actor: str
+    op: str
+    path: str
+    dest: str | None
+    old_version: str | None
+    new_version: str | None
+    old: bytes | None
+    new: bytes | None
+    undoes: int | None = None
+
+    def to_dict(self, content: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "seq": self.seq,
+            "time": self.time,
+            "actor": self.actor,
+            "op": self.op,
+            "path": self.path,
+            "dest": self.dest,
+            "old_version": self.old_version,
+            "new_version": self.new_version,
+            "undoes": self.undoes,
+        }
+        if content:
+            out["old"] = None if self.old is None else self.old.decode("utf-8", "replace")
+            out["new"] = None if self.new is None else self.new.decode("utf-8", "replace")
+        return out
+
+
+class Store(Protocol):
+    """One tenant's bytes. Implementations: `FileStore` (more with the backends)."""
+
+    key: str  # stable identity of this tenant's storage (rate limits, logs)
+
+    def get(self, path: str) -> Blob | None: ...
+
+    def list(self, prefix: str = "") -> list[tuple[str, str]]:
+        """(path, version) of every topic file under `prefix`, as stored."""
+        ...
+
+    def commit(self, changes: Sequence[Change]) -> list[Record]:
+        """Apply content, journal and catalog atomically; `Conflict` if an expect fails."""
+        ...
+
+    def changes(self, since: int) -> tuple[int, list[tuple[str, Entry | None]]]:
+        """Catalog entries changed after journal seq `since` (None = removed)."""
+        ...
+
+    def journal(self, path: str | None = None, *, limit: int | None = None) -> list[Record]: ...
+
+    def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
+        """Write (or remove) derived files such as MEMORY.md; they reflect catalog `seq`."""
+        ...
+
+    def derived(self) -> int:
+        """The catalog seq the derived files were last written for."""
+        ...
+
+    def lock(self) -> AbstractContextManager[None]:
+        """Exclusive, re-entrant, across processes: held around read-check-commit."""
+        ...
+
+    def recover(self) -> list[str]:
+        """Finish or roll back interrupted writes; one message per repair."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()

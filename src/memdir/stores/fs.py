@@ -1,0 +1,460 @@
+"""The filesystem store: topic files on disk, journal and catalog in SQLite.
+
+A write is: new content into `.memdir/tmp/<seq>.md` (with its version fixed
+by a forced mtime), then one SQLite transaction with the journal record and
+the catalog entry (the commit point, fsynced once), then a rename into place.
+A temp file that outlives its write is the mark of an interrupted change:
+`recover` renames it into place when the journal has the record, and deletes
+it when not. Derived files (MEMORY.md) are written without fsync; their
+catalog seq is remembered, so a stale index is rebuilt on the next open.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+from ..errors import Conflict, InvalidPath, NotFound, StoreError
+from ..model import Entry
+from ..paths import INDEX_NAME, INTERNAL_DIR
+from .base import Blob, Change, Record
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal(
+    seq INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    op TEXT NOT NULL,
+    path TEXT NOT NULL,
+    dest TEXT,
+    old_version TEXT,
+    new_version TEXT,
+    old BLOB,
+    new BLOB,
+    undoes INTEGER
+);
+CREATE INDEX IF NOT EXISTS journal_path ON journal(path, seq);
+CREATE INDEX IF NOT EXISTS journal_dest ON journal(dest, seq) WHERE dest IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS journal_no_update BEFORE UPDATE ON journal
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS journal_no_delete BEFORE DELETE ON journal
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TABLE IF NOT EXISTS catalog(
+    path TEXT PRIMARY KEY,
+    entry TEXT,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS catalog_seq ON catalog(seq);
+CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _version(st: os.stat_result) -> str:
+    raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+class FileStore:
+    """A memory folder on the local filesystem (the embedded default)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.root = Path(root).absolute()
+        if not self.root.is_dir():
+            if not create:
+                raise NotFound(f"no memory folder at {self.root}: run `memdir init {root}` or pass --root", path=str(root))
+            self.root.mkdir(parents=True, exist_ok=True)
+        self.real = Path(os.path.realpath(self.root))
+        self.key = f"file://{self.real}"
+        self.internal = self.root / INTERNAL_DIR
+        self.tmp = self.internal / "tmp"
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        gitignore = self.internal / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text("# memdir's internal data: derived indexes, journal, temp files\n*\n")
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._lock_fd = os.open(self.internal / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self.db = sqlite3.connect(self.internal / "memdir.db", isolation_level=None, check_same_thread=False, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        if self.db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            with self.lock():
+                self.db.executescript(_SCHEMA)
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    # ------------------------------------------------------------ paths
+
+    def _full(self, path: str) -> Path:
+        """The on-disk path, refusing any symlink that leads out of the root."""
+        full = self.root / path
+        real = os.path.realpath(full)
+        if real != str(self.real) and not real.startswith(str(self.real) + os.sep):
+            raise InvalidPath(f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path)
+        return full
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, path: str) -> Blob | None:
+        full = self._full(path)
+        try:
+            with open(full, "rb") as f:
+                st = os.fstat(f.fileno())
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path) from None
+        except NotADirectoryError:
+            return None
+        return Blob(data, _version(st))
+
+    def _stat_version(self, path: str) -> str | None:
+        try:
+            st = os.stat(self._full(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return _version(st)
+
+    def list(self, prefix: str = "") -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        start = self.root / prefix if prefix else self.root
+
+        def walk(folder: Path, rel: str) -> None:
+            try:
+                items = list(os.scandir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            for item in items:
+                if item.name.startswith("."):
+                    continue
+                if item.is_dir(follow_symlinks=False):
+                    walk(Path(item.path), f"{rel}{item.name}/")
+                elif (
+                    item.name.endswith(".md")
+                    and item.name != INDEX_NAME
+                    and item.is_file(follow_symlinks=False)
+                ):
+                    out.append((rel + item.name, _version(item.stat(follow_symlinks=False))))
+
+        walk(start, prefix)
+        out.sort()
+        return out
+
+    # ------------------------------------------------------------ locking
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------ writing
+
+    def _check(self, change: Change) -> None:
+        if change.record_only:
+            return
+        current = self._stat_version(change.path)
+        if current != change.expect:
+            if change.expect is None:
+                raise Conflict(
+                    f"{change.path} already exists (version {current}); read it first, or write with its version",
+                    path=change.path,
+                )
+            if current is None:
+                raise NotFound(f"{change.path} does not exist any more; it was deleted or renamed", path=change.path)
+            raise Conflict(
+                f"{change.path} changed since it was read (version {change.expect} is now {current}); read it again and retry",
+                path=change.path,
+            )
+        if change.dest is not None and self._stat_version(change.dest) is not None:
+            raise Conflict(f"{change.dest} already exists; pick another name or delete it first", path=change.dest)
+
+    def _prepare(self, seq: int, change: Change) -> str | None:
+        """Stage the new content as tmp/<seq>.md (or a delete marker); return its version."""
+        if change.record_only:
+            return self._stat_version(change.target) if change.data is not None else None
+        if change.data is None:
+            open(self.tmp / f"{seq}.del", "wb").close()
+            return None
+        target = self._full(change.target)
+        try:
+            old_mtime = os.stat(target).st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            old_mtime = 0
+        mtime = max(time.time_ns(), old_mtime + 1)
+        fd = os.open(self.tmp / f"{seq}.md", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(change.data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.utime(fd, ns=(mtime, mtime))
+            return _version(os.fstat(fd))
+        finally:
+            os.close(fd)
+
+    def _apply(self, seq: int, op_path: str, dest: str | None, has_data: bool) -> None:
+        """Move staged content into place; idempotent, so recovery can repeat it."""
+        if has_data:
+            staged = self.tmp / f"{seq}.md"
+            if not staged.exists():
+                return
+            if dest is not None:
+                self._unlink(op_path)
+            target = self._full(dest or op_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, target)
+        else:
+            marker = self.tmp / f"{seq}.del"
+            if not marker.exists():
+                return
+            self._unlink(op_path)
+            marker.unlink()
+
+    def _unlink(self, path: str) -> None:
+        full = self._full(path)
+        try:
+            full.unlink()
+        except FileNotFoundError:
+            return
+        self._prune(full.parent)
+
+    def _prune(self, folder: Path) -> None:
+        """Remove folders left empty, up to the root."""
+        while folder != self.root and self.root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+    def commit(self, changes: Sequence[Change]) -> list[Record]:
+        if not changes:
+            return []
+        with self.lock():
+            for change in changes:
+                self._check(change)
+            first = (self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]) + 1
+            staged: list[tuple[int, Change, str | None]] = []
+            try:
+                for i, change in enumerate(changes):
+                    staged.append((first + i, change, self._prepare(first + i, change)))
+                records = self._record(staged)
+            except BaseException:
+                for seq, _, _ in staged:
+                    for suffix in (".md", ".del"):
+                        (self.tmp / f"{seq}{suffix}").unlink(missing_ok=True)
+                raise
+            for seq, change, _ in staged:
+                if not change.record_only:
+                    self._apply(seq, change.path, change.dest, change.data is not None)
+            return records
+
+    def _record(self, staged: list[tuple[int, Change, str | None]]) -> list[Record]:
+        records = []
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            for seq, change, version in staged:
+                rec = Record(
+                    seq=seq,
+                    time=change.time,
+                    actor=change.actor,
+                    op=change.op,
+                    path=change.path,
+                    dest=change.dest,
+                    old_version=change.expect,
+                    new_version=version,
+                    old=change.old,
+                    new=change.data,
+                    undoes=change.undoes,
+                )
+                self.db.execute(
+                    "INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (seq, rec.time, rec.actor, rec.op, rec.path, rec.dest, rec.old_version,
+                     rec.new_version, rec.old, rec.new, rec.undoes),
+                )
+                if change.dest is not None:
+                    self._catalog(change.path, None, seq)
+                entry = None if change.entry is None else replace(change.entry, version=version or "")
+                self._catalog(change.target, entry, seq)
+                records.append(rec)
+            self.db.execute("COMMIT")
+        except sqlite3.Error as e:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(f"could not record the change in {self.internal / 'memdir.db'}: {e}") from None
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        return records
+
+    def _catalog(self, path: str, entry: Entry | None, seq: int) -> None:
+        text = None if entry is None else json.dumps(entry.to_dict(), ensure_ascii=False)
+        self.db.execute(
+            "INSERT INTO catalog(path, entry, seq) VALUES (?,?,?) "
+            "ON CONFLICT(path) DO UPDATE SET entry=excluded.entry, seq=excluded.seq",
+            (path, text, seq),
+        )
+
+    # ------------------------------------------------------------ catalog and journal
+
+    def changes(self, since: int) -> tuple[int, list[tuple[str, Entry | None]]]:
+        rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
+        if not rows:
+            return since, []
+        out = [(p, None if e is None else Entry.from_dict(json.loads(e))) for p, e, _ in rows]
+        return rows[-1][2], out
+
+    def journal(self, path: str | None = None, *, limit: int | None = None) -> list[Record]:
+        sql = "SELECT seq,time,actor,op,path,dest,old_version,new_version,old,new,undoes FROM journal"
+        args: tuple[object, ...] = ()
+        if path is not None:
+            sql = (
+                f"SELECT * FROM ({sql} WHERE path = ? UNION ALL {sql} WHERE dest = ?)"
+            )
+            args = (path, path)
+        sql += " ORDER BY seq DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [Record(*row) for row in self.db.execute(sql, args)]
+
+    # ------------------------------------------------------------ derived files
+
+    def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
+        with self.lock():
+            for path, data in files.items():
+                full = self._full(path)
+                if data is None:
+                    try:
+                        full.unlink()
+                    except FileNotFoundError:
+                        pass
+                    else:
+                        self._prune(full.parent)
+                    continue
+                full.parent.mkdir(parents=True, exist_ok=True)
+                staged = self.tmp / f"derived-{os.getpid()}-{threading.get_ident()}"
+                staged.write_bytes(data)
+                os.replace(staged, full)
+            self._set_state("derived_seq", str(seq), durable=False)
+
+    def derived(self) -> int:
+        return int(self._state("derived_seq") or 0)
+
+    def _state(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_state(self, key: str, value: str, *, durable: bool = True) -> None:
+        if not durable:
+            self.db.execute("PRAGMA synchronous=OFF")
+        try:
+            self.db.execute("INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)", (key, value))
+        finally:
+            if not durable:
+                self.db.execute("PRAGMA synchronous=FULL")
+
+    # ------------------------------------------------------------ recovery
+
+    def recover(self) -> list[str]:
+        """Repair interrupted writes, and after a reboot, writes a power loss undid."""
+        boot = _boot_id()
+        if not os.listdir(self.tmp) and (not boot or self._state("boot_id") == boot):
+            return []
+        notes: list[str] = []
+        with self.lock():
+            for name in sorted(os.listdir(self.tmp)):
+                notes.extend(self._recover_staged(name))
+            if boot and self._state("boot_id") != boot:
+                notes.extend(self._verify_since(int(self._state("verified_seq") or 0)))
+                top = self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
+                self._set_state("verified_seq", str(top))
+                self._set_state("boot_id", boot)
+        return notes
+
+    def _recover_staged(self, name: str) -> list[str]:
+        staged = self.tmp / name
+        stem, _, suffix = name.partition(".")
+        if not stem.isdigit() or suffix not in ("md", "del"):
+            staged.unlink(missing_ok=True)
+            return [f"removed leftover temporary file .memdir/tmp/{name}"]
+        seq = int(stem)
+        row = self.db.execute("SELECT path, dest FROM journal WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            staged.unlink(missing_ok=True)
+            return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
+        self._apply(seq, row[0], row[1], suffix == "md")
+        return [f"completed interrupted change #{seq} to {row[1] or row[0]} from the journal"]
+
+    def _verify_since(self, seq: int) -> list[str]:
+        """After a reboot: redo journaled changes whose effect did not reach the disk.
+
+        A file is redone only when it is missing, empty or still holds the content
+        the change replaced; anything else is an edit made since, and is kept.
+        """
+        notes = []
+        rows = self.db.execute(
+            "SELECT j.seq, j.path, j.dest, j.old, j.new FROM journal j JOIN "
+            "(SELECT coalesce(dest, path) AS p, max(seq) AS s FROM journal WHERE seq > ? GROUP BY p) t ON j.seq = t.s",
+            (seq,),
+        ).fetchall()
+        for seq_, path, dest, old, new in rows:
+            target = dest or path
+            blob = self.get(target)
+            current = None if blob is None else blob.data
+            if current == new:
+                continue
+            lost = current is None or current == b"" or current == old
+            if new is None:
+                if current is not None and current == old:
+                    self._unlink(target)
+                    notes.append(f"deleted {target} again: journal change #{seq_} was lost in a crash")
+                continue
+            if not lost:
+                continue
+            full = self._full(target)
+            full.parent.mkdir(parents=True, exist_ok=True)
+            staged = self.tmp / f"{seq_}.md"
+            staged.write_bytes(new)
+            with open(staged, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(staged, full)
+            if dest is not None:
+                self._unlink(path)
+            notes.append(f"restored {target} from journal change #{seq_} (lost in a crash)")
+        return notes
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            try:
+                os.close(self._lock_fd)
+            except OSError as e:
+                if e.errno != errno.EBADF:
+                    raise
