@@ -32,7 +32,14 @@ class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
     pass
 
 
+def _represent_list(dumper: Any, data: list[Any]) -> Any:
+    """Short lists of plain scalars in flow style (`tags: [a, b]`), anything else as blocks."""
+    flow = all(isinstance(x, (str, int, float, bool)) and not isinstance(x, Stamp) for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
 _Dumper.add_representer(Stamp, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
+_Dumper.add_representer(list, _represent_list)
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,9 @@ def now_stamp() -> Stamp:
 _OPEN = re.compile(r"---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
 _ALIAS_HINT = re.compile(r"[&*!]")
+_SAFE_TAGS = {"!"} | {
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
+}
 
 
 def split(text: str, *, path: str = "") -> tuple[str | None, str]:
@@ -168,7 +178,7 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
                         path=path or None,
                     )
                 if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                    if event.tag and not event.tag.startswith("tag:yaml.org,2002:") and event.tag != "!":
+                    if event.tag and event.tag not in _SAFE_TAGS:
                         raise InvalidMemory(
                             f"{where}: YAML tag {event.tag!r} is not allowed in frontmatter; remove it",
                             path=path or None,
@@ -223,7 +233,7 @@ def render(meta: dict[str, Any], body: str) -> str:
     ordered = {k: meta[k] for k in KNOWN_KEYS if k in meta}
     ordered.update((k, v) for k, v in meta.items() if k not in ordered)
     block = yaml.dump(
-        ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1 << 16
+        ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
     )
     return f"---\n{block}---\n{body}"
 

@@ -1,0 +1,365 @@
+"""The `memdir` command line: a thin layer over `Memdir`.
+
+Each command calls one library method with the same argument names and turns
+a `MemdirError` into one line on stderr and exit code 1 (2 is a usage error).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+from typing import Any, Callable, NoReturn, TypeVar
+
+import click
+
+from . import Memdir, MemdirError
+from . import open as open_memdir
+from .limits import CONFIG_FILE, Limits
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_ROOT = "memory"
+
+
+class Context:
+    def __init__(self, root: str, tenant: str | None) -> None:
+        self.root = root
+        self.tenant = tenant
+        self._md: Memdir | None = None
+
+    def memdir(self, create: bool = False) -> Memdir:
+        if self._md is None:
+            self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor())
+        return self._md
+
+    def close(self) -> None:
+        if self._md is not None:
+            self._md.close()
+
+
+def _actor() -> str:
+    from . import _actor as base
+
+    return os.environ.get("MEMDIR_ACTOR") or f"cli:{base()}"
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(f)
+
+
+class Group(click.Group):
+    """Turns MemdirError into one line on stderr and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemdirError as e:
+            fail(str(e))
+        finally:
+            obj = ctx.obj
+            if isinstance(obj, Context):
+                obj.close()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    envvar="MEMDIR_ROOT",
+    default=DEFAULT_ROOT,
+    show_default=True,
+    metavar="DIR",
+    help="The memory folder (or file:// URL). Env: MEMDIR_ROOT.",
+)
+@click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.version_option(package_name="memdir")
+@click.pass_context
+def main(ctx: click.Context, root: str, tenant: str | None) -> None:
+    """memdir: memory for AI agents made of plain markdown files.
+
+    Topic files with YAML frontmatter live in a folder; MEMORY.md is the
+    generated index an agent reads every turn; every change is journaled and
+    can be undone. Start with `memdir demo` for a guided tour.
+
+    Exit codes: 0 ok, 1 memdir refused or failed (one line on stderr), 2 usage.
+    """
+    ctx.obj = Context(root, tenant)
+
+
+# ---------------------------------------------------------------- setup
+
+
+@main.command()
+@click.argument("folder", required=False)
+@click.pass_obj
+def init(obj: Context, folder: str | None) -> None:
+    """Create a memory folder (default: --root) with a commented memdir.toml."""
+    if folder:
+        obj.root = folder
+    md = obj.memdir(create=True)
+    root = getattr(md.store, "root", None)
+    if root is not None and not (root / CONFIG_FILE).exists():
+        defaults = Limits()
+        lines = ["# memdir settings; uncomment to change. Env MEMDIR_<NAME> and open() keywords override these."]
+        for name in Limits.names():
+            value = getattr(defaults, name)
+            shown = json.dumps(list(value)) if isinstance(value, tuple) else json.dumps(value)
+            lines.append(f"# {name} = {shown}")
+        (root / CONFIG_FILE).write_text("\n".join(lines) + "\n")
+    md.index()
+    click.echo(f"memory ready at {root or obj.root}")
+
+
+# ---------------------------------------------------------------- files
+
+
+@main.command()
+@click.argument("path")
+@click.option("--body", "-b", help="The body (markdown, may start with frontmatter). Default: read stdin.")
+@click.option("--name", help="Short name shown in the index.")
+@click.option("--description", "-d", help="One line: what this memory is for (shown in the index).")
+@click.option("--type", "-t", "kind", help="user, feedback, project, reference (or a configured type).")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
+@click.option("--expect", metavar="VERSION", help="Only write if the file still has this version.")
+@click.option("--new", "must_be_new", is_flag=True, help="Only write if the file does not exist yet.")
+@json_option
+@click.pass_obj
+def write(
+    obj: Context,
+    path: str,
+    body: str | None,
+    name: str | None,
+    description: str | None,
+    kind: str | None,
+    tags: tuple[str, ...],
+    expect: str | None,
+    must_be_new: bool,
+    as_json: bool,
+) -> None:
+    """Write (fully replace) the topic file PATH.
+
+    Metadata you omit keeps its previous value; pass an empty string to clear it.
+
+    \b
+    memdir write feedback/no-dark-themes.md -t feedback \\
+        -d "NEVER use dark themes in generated UI" --body "Never propose dark themes."
+    """
+    if body is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give the body with --body, or pipe it on stdin")
+        body = sys.stdin.read()
+    from .memdir import ANY
+
+    expected: Any = ANY
+    if must_be_new and expect:
+        raise click.UsageError("--new and --expect cannot be used together")
+    if must_be_new:
+        expected = None
+    elif expect:
+        expected = expect
+    m = obj.memdir(create=True).write(
+        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected
+    )
+    if as_json:
+        emit({"path": m.path, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size})
+    else:
+        click.echo(f"{m.change} {m.path} ({m.lines} lines, version {m.version})")
+
+
+@main.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def read(obj: Context, path: str, as_json: bool) -> None:
+    """Print the topic file PATH."""
+    m = obj.memdir().read(path)
+    if as_json:
+        emit(m.to_dict())
+    else:
+        click.echo(m.text, nl=not m.text.endswith("\n"))
+
+
+@main.command()
+@click.argument("path")
+@click.option("--expect", metavar="VERSION", help="Only delete if the file still has this version.")
+@json_option
+@click.pass_obj
+def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
+    """Delete the topic file PATH (undo brings it back)."""
+    from .memdir import ANY
+
+    m = obj.memdir().delete(path, expect=expect if expect else ANY)
+    if as_json:
+        emit({"path": m.path, "change": "deleted", "lines": m.lines})
+    else:
+        click.echo(f"deleted {m.path} ({m.lines} lines); undo with: memdir undo {m.path}")
+
+
+@main.command()
+@click.argument("old")
+@click.argument("new")
+@json_option
+@click.pass_obj
+def mv(obj: Context, old: str, new: str, as_json: bool) -> None:
+    """Rename the topic file OLD to NEW."""
+    m = obj.memdir().rename(old, new)
+    if as_json:
+        emit({"path": m.path, "from": old, "change": "renamed", "version": m.version})
+    else:
+        click.echo(f"renamed {old} to {m.path}")
+
+
+# ---------------------------------------------------------------- looking
+
+
+@main.command("ls")
+@click.argument("prefix", required=False, default="")
+@json_option
+@click.pass_obj
+def ls(obj: Context, prefix: str, as_json: bool) -> None:
+    """List topic files under PREFIX (a folder): path, type, updated, lines, description."""
+    entries = obj.memdir().list(prefix)
+    if as_json:
+        emit([e.to_dict() for e in entries])
+        return
+    for e in entries:
+        updated = (e.updated or "")[:10]
+        click.echo(f"{e.path}\t{e.type or '-'}\t{updated}\t{e.lines} lines\t{e.description}")
+    if not entries:
+        click.echo(f"no memories under {prefix or 'the root'}", err=True)
+
+
+@main.command()
+@click.argument("folder", required=False, default="")
+@json_option
+@click.pass_obj
+def index(obj: Context, folder: str, as_json: bool) -> None:
+    """Print MEMORY.md, the generated index (of FOLDER if given)."""
+    text = obj.memdir().index(folder)
+    if as_json:
+        emit({"folder": folder, "text": text})
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("pattern")
+@click.option("--prefix", default="", help="Only search under this folder.")
+@click.option("--case-sensitive", "-s", is_flag=True, help="Match case exactly (default: ignore case).")
+@click.option("--fixed", "-F", is_flag=True, help="PATTERN is a plain string, not a regular expression.")
+@json_option
+@click.pass_obj
+def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: bool, as_json: bool) -> None:
+    """Print lines matching PATTERN (a regular expression) as path:line:text."""
+    hits = obj.memdir().grep(pattern, prefix=prefix, ignore_case=not case_sensitive, fixed=fixed)
+    if as_json:
+        emit([h.to_dict() for h in hits])
+        return
+    for h in hits:
+        click.echo(f"{h.path}:{h.line}:{h.text}")
+    if not hits:
+        click.echo("no matches", err=True)
+
+
+@main.command()
+@click.argument("path", required=False)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
+@click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")
+@json_option
+@click.pass_obj
+def log(obj: Context, path: str | None, limit: int, patch: bool, as_json: bool) -> None:
+    """Show the journal (of PATH if given), newest first."""
+    records = obj.memdir().history(path, limit=limit)
+    if as_json:
+        emit([r.to_dict(content=patch) for r in records])
+        return
+    for r in records:
+        where = f"{r.path} -> {r.dest}" if r.dest else r.path
+        extra = f" (undoes #{r.undoes})" if r.undoes else ""
+        click.echo(f"#{r.seq}  {r.time}  {r.actor}  {r.op} {where}{extra}  {r.old_version or '-'} -> {r.new_version or '-'}")
+        if patch:
+            old = [] if r.old is None else r.old.decode("utf-8", "replace").splitlines(keepends=True)
+            new = [] if r.new is None else r.new.decode("utf-8", "replace").splitlines(keepends=True)
+            diff = difflib.unified_diff(old, new, fromfile=f"a/{r.path}", tofile=f"b/{r.dest or r.path}")
+            click.echo("".join(diff), nl=False)
+    if not records:
+        click.echo("no changes journaled yet", err=True)
+
+
+# ---------------------------------------------------------------- repair
+
+
+@main.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def undo(obj: Context, path: str, as_json: bool) -> None:
+    """Revert the last change to PATH, as a new change (undo again to redo)."""
+    m = obj.memdir().undo(path)
+    if as_json:
+        emit({"path": m.path, "change": m.change, "version": m.version})
+    else:
+        click.echo(f"{m.change} {m.path}" + (f" (version {m.version})" if m.change != "deleted" else ""))
+
+
+@main.command()
+@click.option("--fix", is_flag=True, help="Repair what was found (catalog, journal, MEMORY.md).")
+@json_option
+@click.pass_obj
+def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
+    """Check the files against the catalog and the index; with --fix, repair them.
+
+    Picks up files added, edited or removed by hand (journaled as 'external'),
+    rebuilds a stale MEMORY.md, and reports files that break the limits.
+    """
+    report = obj.memdir().reconcile(fix=fix)
+    if as_json:
+        emit(report.to_dict())
+        return
+    for f in report.findings:
+        click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+    if report.clean:
+        click.echo("clean: files, catalog and index agree")
+    elif not fix:
+        click.echo("run `memdir reconcile --fix` to repair", err=True)
+
+
+@main.command("import")
+@click.argument("source", type=click.Path(exists=True, file_okay=False))
+@click.option("--overwrite", is_flag=True, help="Replace files that already exist in the memory.")
+@json_option
+@click.pass_obj
+def import_(obj: Context, source: str, overwrite: bool, as_json: bool) -> None:
+    """Bring in an existing memory folder (e.g. a Claude Code memory/ directory).
+
+    Its MEMORY.md lines fill in missing descriptions and types.
+    """
+    from .importer import import_dir
+
+    result = import_dir(obj.memdir(create=True), source, overwrite=overwrite)
+    if as_json:
+        emit(result.to_dict())
+        return
+    click.echo(result.summary())
+
+
+@main.command()
+@click.pass_obj
+def demo(obj: Context) -> None:
+    """A guided tour: builds a sample memory in --root, one labelled CLI step at a time."""
+    from .demo import run
+
+    run(obj.root)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

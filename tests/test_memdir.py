@@ -1,0 +1,374 @@
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir import (
+    ANY,
+    Conflict,
+    InvalidArgument,
+    InvalidMemory,
+    InvalidPath,
+    LimitExceeded,
+    NotFound,
+    RateLimited,
+)
+
+
+def files(root: Path) -> dict[str, str]:
+    """Every visible file under root (what a person would see), with contents."""
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+# ---------------------------------------------------------------- write and read
+
+
+def test_write_then_read_round_trips_metadata_and_body(md: memdir.Memdir) -> None:
+    written = md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n",
+                       name="no dark themes", description="NEVER use dark themes", type="feedback", tags=["ui"])
+    assert written.change == "created"
+    got = md.read("feedback/no-dark-themes.md")
+    assert (got.name, got.description, got.type, got.tags) == ("no dark themes", "NEVER use dark themes", "feedback", ("ui",))
+    assert got.body == "Never propose dark themes.\n"
+    assert got.version == written.version
+    assert got.created == got.updated and got.created.endswith("Z")
+    assert got.text.startswith("---\nname: no dark themes\ndescription: NEVER use dark themes\ntype: feedback\ntags: [ui]\n")
+
+
+def test_body_may_carry_frontmatter_and_keywords_win(md: memdir.Memdir) -> None:
+    md.write("p.md", "---\nname: from body\ntype: project\nowner: alice\n---\nhello\n", name="from keyword")
+    got = md.read("p.md")
+    assert (got.name, got.type, got.meta["owner"]) == ("from keyword", "project", "alice")
+
+
+def test_rewrite_keeps_omitted_metadata_and_empty_clears_it(md: memdir.Memdir) -> None:
+    first = md.write("p.md", "v1\n", name="n", description="d", type="project", tags=["a"])
+    md.write("p.md", "v2\n")
+    got = md.read("p.md")
+    assert (got.name, got.description, got.type, got.tags, got.body) == ("n", "d", "project", ("a",), "v2\n")
+    assert got.created == first.created
+    md.write("p.md", "v3\n", description="", tags=[])
+    got = md.read("p.md")
+    assert "description" not in got.meta and "tags" not in got.meta
+    assert got.description == "v3"  # derived from the body again
+
+
+def test_identical_write_is_unchanged_and_keeps_version(md: memdir.Memdir) -> None:
+    a = md.write("p.md", "same\n", description="d")
+    b = md.write("p.md", "same\n")
+    assert b.change == "unchanged"
+    assert b.version == a.version
+    assert len(md.history("p.md")) == 1
+
+
+def test_read_missing_file_says_so(md: memdir.Memdir) -> None:
+    with pytest.raises(NotFound, match="nope.md does not exist"):
+        md.read("nope.md")
+
+
+def test_read_tolerates_hand_written_files(md: memdir.Memdir, root: Path) -> None:
+    (root / "hand.md").write_text("---\nbroken: [\n---\n# Hand notes\n")
+    got = md.read("hand.md")
+    assert got.meta == {} and got.text.startswith("---\nbroken")
+
+
+def test_non_utf8_file_is_reported_not_crashed(md: memdir.Memdir, root: Path) -> None:
+    (root / "bin.md").write_bytes(b"\xff\xfe junk")
+    with pytest.raises(InvalidMemory, match="not UTF-8"):
+        md.read("bin.md")
+
+
+@pytest.mark.parametrize("path", ["../x.md", "/abs.md", "MEMORY.md", "a/MEMORY.md", ".memdir/x.md", "x.txt"])
+def test_path_attacks_are_refused_and_change_nothing(md: memdir.Memdir, root: Path, path: str) -> None:
+    md.write("keep.md", "keep\n")
+    before = files(root)
+    with pytest.raises(InvalidPath):
+        md.write(path, "attack\n")
+    assert files(root) == before
+    assert not (root.parent / "x.md").exists() and not Path("/abs.md").exists()
+
+
+def test_symlink_out_of_the_root_is_refused(md: memdir.Memdir, root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    (root / "link").symlink_to(outside)
+    with pytest.raises(InvalidPath, match="symlink"):
+        md.read("link/secret.md")
+    with pytest.raises(InvalidPath, match="symlink"):
+        md.write("link/new.md", "escape\n")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, says",
+    [
+        ({"type": "opinion"}, InvalidMemory, "type 'opinion' is not one of"),
+        ({"name": "x" * 101}, InvalidMemory, "name is 101 characters; the limit is 100"),
+        ({"description": "two\nlines"}, InvalidMemory, "must be one line"),
+        ({"description": "d" * 301}, InvalidMemory, "the limit is 300"),
+    ],
+)
+def test_schema_errors_say_what_to_do(md: memdir.Memdir, root: Path, kwargs: dict, error: type, says: str) -> None:
+    md.write("keep.md", "keep\n")
+    before = files(root)
+    with pytest.raises(error, match=says):
+        md.write("p.md", "body\n", **kwargs)
+    assert files(root) == before
+    assert len(md.history()) == 1
+
+
+def test_line_limit_message_is_one_actionable_line(md: memdir.Memdir) -> None:
+    with pytest.raises(LimitExceeded) as err:
+        md.write("feedback/x.md", "line\n" * 408)
+    assert str(err.value) == (
+        "feedback/x.md has 412 lines; the limit is 200: split it into smaller topic files or summarise it"
+    )
+    assert (err.value.limit, err.value.actual, err.value.path) == (200, 412, "feedback/x.md")
+
+
+def test_byte_limit_counts_the_whole_file(md: memdir.Memdir) -> None:
+    with pytest.raises(LimitExceeded, match="bytes; the limit is 25,600"):
+        md.write("big.md", "x" * 25_600)
+
+
+def test_secrets_are_refused_unless_the_guard_is_off(root: Path) -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    with memdir.open(root) as md:
+        with pytest.raises(InvalidMemory, match="line 5 contains what looks like an AWS access key id"):
+            md.write("aws.md", f"the key is {key}\n")
+        assert not (root / "aws.md").exists()
+    with memdir.open(root, secret_guard=False) as md:
+        assert md.write("aws.md", f"the key is {key}\n").change == "created"
+
+
+def test_rate_limit_refuses_the_write_past_the_budget(root: Path) -> None:
+    with memdir.open(root, writes_per_minute=3) as md:
+        for i in range(3):
+            md.write(f"n{i}.md", "x\n")
+        with pytest.raises(RateLimited, match="more than 3 writes per minute") as err:
+            md.write("n3.md", "x\n")
+        assert err.value.retry_after > 0
+        assert not (root / "n3.md").exists()
+
+
+def test_body_must_be_text(md: memdir.Memdir) -> None:
+    with pytest.raises(InvalidArgument, match="body must be text"):
+        md.write("p.md", b"bytes")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- compare-and-swap
+
+
+def test_expect_none_creates_only(md: memdir.Memdir) -> None:
+    md.write("p.md", "one\n", expect=None)
+    with pytest.raises(Conflict, match="already exists"):
+        md.write("p.md", "two\n", expect=None)
+    assert md.read("p.md").body == "one\n"
+
+
+def test_expect_version_detects_a_concurrent_change(md: memdir.Memdir) -> None:
+    v1 = md.write("p.md", "one\n").version
+    v2 = md.write("p.md", "two\n", expect=v1).version
+    assert v2 != v1
+    with pytest.raises(Conflict, match=f"version {v1} is now {v2}"):
+        md.write("p.md", "stale\n", expect=v1)
+    with pytest.raises(Conflict):
+        md.delete("p.md", expect=v1)
+    assert md.read("p.md").body == "two\n"
+
+
+def test_versions_never_repeat_even_for_identical_content(md: memdir.Memdir) -> None:
+    seen = set()
+    for i in range(50):
+        seen.add(md.write("p.md", f"{i % 2}\n").version)
+    assert len(seen) == 50
+
+
+# ---------------------------------------------------------------- delete, rename, list, grep
+
+
+def test_delete_removes_the_file_and_its_index_line(md: memdir.Memdir, root: Path) -> None:
+    md.write("project/a.md", "a\n", description="alpha")
+    gone = md.delete("project/a.md")
+    assert gone.change == "deleted" and gone.body == "a\n"
+    assert not (root / "project").exists()
+    assert "alpha" not in md.index()
+    with pytest.raises(NotFound):
+        md.delete("project/a.md")
+
+
+def test_rename_moves_content_and_refuses_to_overwrite(md: memdir.Memdir) -> None:
+    md.write("a.md", "a\n", description="alpha")
+    md.write("b.md", "b\n")
+    with pytest.raises(Conflict, match="b.md already exists"):
+        md.rename("a.md", "b.md")
+    moved = md.rename("a.md", "archive/a.md")
+    assert moved.path == "archive/a.md" and moved.body == "a\n"
+    assert [e.path for e in md.list()] == ["archive/a.md", "b.md"]
+    with pytest.raises(NotFound):
+        md.read("a.md")
+    with pytest.raises(InvalidArgument):
+        md.rename("b.md", "./b.md")
+
+
+def test_list_by_folder_and_file(md: memdir.Memdir) -> None:
+    md.write("project/a.md", "a\nb\n", type="project", description="alpha")
+    md.write("project/sub/b.md", "b\n")
+    md.write("projects.md", "c\n")
+    assert [e.path for e in md.list("project")] == ["project/a.md", "project/sub/b.md"]
+    assert [e.path for e in md.list("project/a.md")] == ["project/a.md"]
+    entry = md.list("project/a.md")[0]
+    assert (entry.type, entry.description, entry.lines) == ("project", "alpha", 8)
+    assert md.list("nothing/") == []
+
+
+def test_grep_finds_lines_case_insensitively(md: memdir.Memdir, root: Path) -> None:
+    md.write("a.md", "Webhooks retry\nother\n")
+    md.write("sub/b.md", "no match\nwebhook signing\n")
+    (root / "hand.md").write_text("WEBHOOK by hand\n")  # not in the catalog: grep reads the files
+    hits = md.grep("webhook")
+    assert [(h.path, h.text) for h in hits] == [
+        ("a.md", "Webhooks retry"), ("hand.md", "WEBHOOK by hand"), ("sub/b.md", "webhook signing")]
+    assert [h.path for h in md.grep("webhook", ignore_case=False)] == ["sub/b.md"]
+    assert [h.path for h in md.grep("webhook", prefix="sub")] == ["sub/b.md"]
+    assert md.grep("(", fixed=True) == []
+    with pytest.raises(InvalidArgument, match="not a valid regular expression"):
+        md.grep("(")
+
+
+# ---------------------------------------------------------------- journal and undo
+
+
+def test_history_records_every_change_with_previous_content(md: memdir.Memdir) -> None:
+    md.write("p.md", "one\n")
+    md.write("p.md", "two\n")
+    md.rename("p.md", "q.md")
+    md.delete("q.md")
+    ops = [(r.op, r.path, r.dest) for r in md.history()]
+    assert ops == [("delete", "q.md", None), ("rename", "p.md", "q.md"), ("write", "p.md", None), ("write", "p.md", None)]
+    second = md.history("p.md")[1]
+    assert b"one" in (second.old or b"") and b"two" in (second.new or b"")
+    assert second.actor == md.actor
+    assert [r.op for r in md.history("q.md")] == ["delete", "rename"]
+
+
+def test_undo_restores_previous_content_with_a_new_version(md: memdir.Memdir) -> None:
+    v1 = md.write("p.md", "one\n").version
+    v2 = md.write("p.md", "two\n").version
+    restored = md.undo("p.md")
+    assert restored.body == "one\n" and restored.change == "restored"
+    assert restored.version not in (v1, v2)
+    with pytest.raises(Conflict):  # a stale compare-and-swap still fails
+        md.write("p.md", "stale\n", expect=v1)
+    assert md.undo("p.md").body == "two\n"  # undoing the undo redoes
+
+
+def test_undo_after_delete_and_after_create(md: memdir.Memdir) -> None:
+    md.write("p.md", "keep me\n", description="kept")
+    md.delete("p.md")
+    assert md.undo("p.md").body == "keep me\n"
+    assert "kept" in md.index()
+    md.write("new.md", "fresh\n")
+    assert md.undo("new.md").change == "deleted"
+    with pytest.raises(NotFound):
+        md.read("new.md")
+
+
+def test_undo_rename_moves_it_back(md: memdir.Memdir) -> None:
+    md.write("a.md", "a\n")
+    md.rename("a.md", "b.md")
+    assert md.undo("b.md").path == "a.md"
+    assert [e.path for e in md.list()] == ["a.md"]
+
+
+def test_undo_refuses_when_the_file_changed_outside(md: memdir.Memdir, root: Path) -> None:
+    md.write("p.md", "one\n")
+    md.write("p.md", "two\n")
+    (root / "p.md").write_text("edited by hand\n")
+    with pytest.raises(Conflict, match="changed since journal change"):
+        md.undo("p.md")
+    assert (root / "p.md").read_text() == "edited by hand\n"
+    with pytest.raises(NotFound, match="no journaled change"):
+        md.undo("never.md")
+
+
+def test_journal_is_append_only(md: memdir.Memdir) -> None:
+    import sqlite3
+
+    md.write("p.md", "x\n")
+    db = sqlite3.connect(md.store.internal / "memdir.db")  # type: ignore[attr-defined]
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM journal")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE journal SET op = 'x'")
+
+
+# ---------------------------------------------------------------- reconcile
+
+
+def test_reconcile_picks_up_hand_edits_and_journals_them(md: memdir.Memdir, root: Path) -> None:
+    md.write("kept.md", "kept\n")
+    md.write("gone.md", "gone\n")
+    md.write("edited.md", "before\n")
+    (root / "gone.md").unlink()
+    (root / "edited.md").write_text("# After\n")
+    (root / "new").mkdir()
+    (root / "new" / "dropped.md").write_text("# Dropped in\n")
+    report = md.reconcile()
+    kinds = sorted((f.kind, f.path) for f in report.findings)
+    assert kinds == [("changed", "edited.md"), ("missing", "gone.md"), ("new", "new/dropped.md")]
+    assert [e.path for e in md.list()] == ["edited.md", "gone.md", "kept.md"]  # a check changes nothing
+    fixed = md.reconcile(fix=True)
+    assert fixed.fixed
+    assert [e.path for e in md.list()] == ["edited.md", "kept.md", "new/dropped.md"]
+    assert "Dropped in" in md.index() and "After" in md.index()
+    assert md.reconcile().clean
+    assert [r.op for r in md.history("edited.md")][:1] == ["external"]
+    assert md.undo("edited.md").body == "before\n"  # a hand edit can be undone too
+
+
+def test_reconcile_rebuilds_a_damaged_index(md: memdir.Memdir, root: Path) -> None:
+    md.write("a.md", "a\n", description="alpha")
+    (root / "MEMORY.md").write_text("garbage\n")
+    assert [f.kind for f in md.reconcile().findings] == ["index"]
+    md.reconcile(fix=True)
+    assert (root / "MEMORY.md").read_text() == md.index()
+
+
+def test_reconcile_reports_files_that_break_limits(md: memdir.Memdir, root: Path) -> None:
+    (root / "long.md").write_text("x\n" * 300)
+    (root / "typed.md").write_text("---\ntype: nonsense\n---\nbody\n")
+    findings = {(f.kind, f.path) for f in md.reconcile(fix=True).findings}
+    assert ("invalid", "long.md") in findings and ("invalid", "typed.md") in findings
+    assert [e.path for e in md.list()] == ["long.md", "typed.md"]  # still listed: nothing is hidden
+
+
+def test_opening_an_existing_folder_keeps_working_after_reopen(root: Path) -> None:
+    with memdir.open(root) as a:
+        a.write("p.md", "one\n", description="first")
+    with memdir.open(root) as b:
+        assert b.read("p.md").body == "one\n"
+        assert "first" in b.index()
+        b.write("p.md", "two\n", expect=b.read("p.md").version)
+
+
+def test_open_without_create_refuses_a_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match="no memory folder"):
+        memdir.open(tmp_path / "missing", create=False)
+
+
+def test_unknown_location_scheme(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgument, match="unknown scheme 'ftp'"):
+        memdir.open("ftp://x/y")
+    with memdir.open(f"file://{tmp_path / 'm'}") as md:
+        assert md.write("a.md", "a\n").change == "created"
+
+
+def test_expect_default_is_any(md: memdir.Memdir) -> None:
+    md.write("p.md", "1\n")
+    assert md.write("p.md", "2\n", expect=ANY).change == "updated"
