@@ -82,6 +82,9 @@ class Memdir:
         self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text)
         self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
         self.recovered = store.recover()
+        if not store.journal(limit=1) and store.list():
+            # Files memdir has never seen (a folder made by hand or another tool): catalogue them.
+            self.reconcile(fix=True)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -398,8 +401,6 @@ class Memdir:
         limits or do not parse (reported only: fixing those needs a person).
         """
         report = Report(fixed=fix)
-        report.findings += [Finding("repaired", "", n) for n in self.recovered]
-        self.recovered = []
         with self._lock, self._store.lock():
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]

@@ -85,7 +85,13 @@ class FileStore:
         self.key = f"file://{self.real}"
         self.internal = self.root / INTERNAL_DIR
         self.tmp = self.internal / "tmp"
+        fresh = not (self.internal / "memdir.db").exists()
         self.tmp.mkdir(parents=True, exist_ok=True)
+        if fresh and (self.root / INDEX_NAME).is_file():
+            # A folder we did not make: keep its hand-written index before ours replaces it.
+            backup = self.internal / (INDEX_NAME + ".orig")
+            if not backup.exists():
+                backup.write_bytes((self.root / INDEX_NAME).read_bytes())
         gitignore = self.internal / ".gitignore"
         if not gitignore.exists():
             gitignore.write_text("# memdir's internal data: derived indexes, journal, temp files\n*\n")
