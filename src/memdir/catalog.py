@@ -16,7 +16,7 @@ from .paths import ancestors, parent
 
 
 class Folder:
-    __slots__ = ("path", "count", "bytes", "types", "direct_types", "recent", "subfolders")
+    __slots__ = ("path", "count", "bytes", "types", "direct_types", "recent", "subfolders", "newest")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -26,14 +26,16 @@ class Folder:
         self.direct_types: Counter[str | None] = Counter()
         self.recent: list[tuple[str, str]] = []  # (updated, path) of direct files, oldest first
         self.subfolders: set[str] = set()
+        self.newest: str | None = None  # latest `updated` below; None until computed
 
 
 class Catalog:
-    def __init__(self, line_bytes: Callable[[Entry], int]) -> None:
+    def __init__(self, label: Callable[[Entry], tuple[str, str]]) -> None:
         self.entries: dict[str, Entry] = {}
         self.folders: dict[str, Folder] = {"": Folder("")}
         self.seq = 0
-        self._line_bytes = line_bytes
+        self._label = label
+        self.labels: dict[str, tuple[str, str]] = {}  # path -> (link text, " — description")
         self._bytes: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -46,7 +48,8 @@ class Catalog:
         if entry.path in self.entries:
             self.remove(entry.path)
         path = entry.path
-        size = self._line_bytes(entry)
+        label = self.labels[path] = self._label(entry)
+        size = len(label[0].encode()) + len(label[1].encode()) + len(path.encode()) + 9  # "- [](<>)\n"
         self.entries[path] = entry
         self._bytes[path] = size
         chain = ancestors(path)
@@ -58,6 +61,7 @@ class Catalog:
             node.count += 1
             node.bytes += size
             node.types[entry.type] += 1
+            node.newest = None
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] += 1
         bisect.insort(home.recent, (entry.updated or "", path))
@@ -67,6 +71,7 @@ class Catalog:
         if entry is None:
             return
         size = self._bytes.pop(path)
+        del self.labels[path]
         chain = ancestors(path)
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] -= 1
@@ -80,6 +85,7 @@ class Catalog:
             node = self.folders[name]
             node.count -= 1
             node.bytes -= size
+            node.newest = None
             node.types[entry.type] -= 1
             if node.types[entry.type] == 0:
                 del node.types[entry.type]
@@ -103,13 +109,11 @@ class Catalog:
             stack.extend(self.folders[f] for f in node.subfolders)
 
     def newest(self, folder: str) -> str:
-        """The latest `updated` under `folder`."""
-        best = ""
-        stack = [self.folders[folder]]
-        while stack:
-            node = stack.pop()
-            if node.recent and node.recent[-1][0] > best:
-                best = node.recent[-1][0]
-            stack.extend(self.folders[f] for f in node.subfolders)
-        return best
-
+        """The latest `updated` under `folder` (cached until something below changes)."""
+        node = self.folders[folder]
+        if node.newest is None:
+            best = node.recent[-1][0] if node.recent else ""
+            for sub in node.subfolders:
+                best = max(best, self.newest(sub))
+            node.newest = best
+        return node.newest

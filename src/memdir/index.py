@@ -25,19 +25,28 @@ def _escape(text: str) -> str:
     return " ".join(text.split()).replace("[", "\\[").replace("]", "\\]")
 
 
+_ANGLED = re.compile(r"[ ()<>]")
+
+
 def _target(path: str) -> str:
-    return f"<{path}>" if any(c in path for c in " ()<>") else path
+    return f"<{path}>" if _ANGLED.search(path) else path
+
+
+def label(entry: Entry) -> tuple[str, str]:
+    """The parts of an index line that do not depend on where the index is: (name, " — description")."""
+    desc = clip(entry.description)
+    return _escape(entry.name), f" — {_escape(desc)}" if desc else ""
 
 
 def line(entry: Entry, base: str = "") -> str:
     """One index line for `entry`, its link relative to folder `base`."""
-    out = f"- [{_escape(entry.name)}]({_target(entry.path[len(base):])})"
-    desc = clip(entry.description)
-    return f"{out} — {_escape(desc)}" if desc else out
+    name, tail = label(entry)
+    return f"- [{name}]({_target(entry.path[len(base):])}){tail}"
 
 
-def line_bytes(entry: Entry) -> int:
-    return len(line(entry).encode()) + 1
+def _line(cat: Catalog, path: str, base: str) -> str:
+    name, tail = cat.labels[path]
+    return f"- [{name}]({_target(path[len(base):])}){tail}"
 
 
 def _section_title(kind: str | None) -> str:
@@ -187,7 +196,7 @@ class _Plan:
             out += ["", f"## {_section_title(kind)}"]
             items = sorted(groups[kind], key=lambda e: e.path)
             items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
-            out += [line(e, self.folder) for e in items]
+            out += [_line(self.cat, e.path, self.folder) for e in items]
         if self.links:
             out += ["", f"## {FOLDERS}"]
             out += [self.links[s] for s in sorted(self.links)]

@@ -342,7 +342,7 @@ class Memdir:
         """Load or catch up the catalog; returns it and the paths changed (None: all)."""
         cat = self._catalog
         if cat is None:
-            cat = Catalog(index.line_bytes)
+            cat = Catalog(index.label)
             seq, changes = self._store.changes(0)
             for _, entry in changes:
                 if entry is not None:

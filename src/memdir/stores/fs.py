@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from contextlib import contextmanager
@@ -82,6 +83,7 @@ class FileStore:
                 raise NotFound(f"no memory folder at {self.root}: run `memdir init {root}` or pass --root", path=str(root))
             self.root.mkdir(parents=True, exist_ok=True)
         self.real = Path(os.path.realpath(self.root))
+        self._root_text, self._real_text = str(self.root), str(self.real)
         self.key = f"file://{self.real}"
         self.internal = self.root / INTERNAL_DIR
         self.tmp = self.internal / "tmp"
@@ -110,11 +112,21 @@ class FileStore:
 
     def _full(self, path: str) -> Path:
         """The on-disk path, refusing any symlink that leads out of the root."""
-        full = self.root / path
-        real = os.path.realpath(full)
-        if real != str(self.real) and not real.startswith(str(self.real) + os.sep):
-            raise InvalidPath(f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path)
-        return full
+        here = self._root_text
+        for part in path.split("/"):
+            here = f"{here}/{part}"
+            try:
+                mode = os.lstat(here).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                break  # the rest does not exist yet: nothing to follow
+            if stat.S_ISLNK(mode):
+                real = os.path.realpath(self._root_text + "/" + path)
+                if real != self._real_text and not real.startswith(self._real_text + os.sep):
+                    raise InvalidPath(
+                        f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path
+                    )
+                break
+        return Path(self._root_text + "/" + path)
 
     # ------------------------------------------------------------ reading
 
