@@ -115,7 +115,7 @@ def init(obj: Context, folder: str | None) -> None:
             shown = json.dumps(list(value)) if isinstance(value, tuple) else json.dumps(value)
             lines.append(f"# {name} = {shown}")
         (root / CONFIG_FILE).write_text("\n".join(lines) + "\n")
-    md.index()
+    md.reconcile(fix=True)  # writes MEMORY.md, and catalogues any files already there
     click.echo(f"memory ready at {root or obj.root}")
 
 
