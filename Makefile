@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ROOT ?= memory
 
-.PHONY: install run test bench soak clean
+.PHONY: install run test lint bench clean
 
 $(BIN)/memdir: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,8 +16,12 @@ install: $(BIN)/memdir
 run: install
 	$(BIN)/memdir --root $(ROOT) demo
 
-test: install
+test: install lint
 	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python bench/core.py

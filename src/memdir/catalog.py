@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .model import Entry
 from .paths import ancestors, parent

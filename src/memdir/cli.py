@@ -10,7 +10,8 @@ import difflib
 import json
 import os
 import sys
-from typing import Any, Callable, NoReturn, TypeVar
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import click
 

@@ -11,9 +11,10 @@ import os
 import threading
 import time
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import InvalidArgument, InvalidMemory, LimitExceeded, RateLimited
 from .model import count_lines

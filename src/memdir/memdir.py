@@ -7,12 +7,15 @@ together) under the store's lock, then the derived indexes.
 
 from __future__ import annotations
 
+import builtins
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
-from . import guard, index, limits as limits_mod, model, paths
+from . import guard, index, model, paths
+from . import limits as limits_mod
 from .catalog import Catalog
 from .errors import Conflict, InvalidArgument, InvalidMemory, MemdirError, NotFound
 from .limits import Limits
@@ -29,7 +32,7 @@ class _Any:
 ANY: Any = _Any()
 """`expect=ANY` (the default): write whatever version is there."""
 
-_CLEARS = ("", None, [])
+_CLEARS: tuple[object, ...] = ("", None, [])
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ class Memdir:
             self._views[f] = (cat.seq, text)
             return text
 
-    def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> list[Hit]:
+    def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> builtins.list[Hit]:
         """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`."""
         flags = re.IGNORECASE if ignore_case else 0
         try:
@@ -150,7 +153,7 @@ class Memdir:
             raise InvalidArgument(
                 f"pattern {pattern!r} is not a valid regular expression ({e}); escape special characters or search for a fixed string"
             ) from None
-        hits: list[Hit] = []
+        hits: builtins.list[Hit] = []
         for path, _ in self._store.list(paths.folder(prefix)):
             blob = self._store.get(path)
             if blob is None:
@@ -163,7 +166,7 @@ class Memdir:
                     hits.append(Hit(path, number, line))
         return hits
 
-    def history(self, path: str | None = None, *, limit: int | None = None) -> list[Record]:
+    def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
         p = None if path is None else paths.topic_path(path)
         return self._store.journal(p, limit=limit)
@@ -329,7 +332,7 @@ class Memdir:
 
     # ------------------------------------------------------------ catalog and index
 
-    def _commit(self, changes: list[Change]) -> list[Record]:
+    def _commit(self, changes: builtins.list[Change]) -> builtins.list[Record]:
         """Commit under the held store lock, then bring the catalog and indexes up to date."""
         records = self._store.commit(changes)
         self._refresh()
@@ -368,7 +371,7 @@ class Memdir:
         if full:
             changed = None
         touched = None if changed is None else {a for p in changed for a in paths.ancestors(p)}
-        rendered: dict[str, tuple[str, list[str]]] = {}
+        rendered: dict[str, tuple[str, builtins.list[str]]] = {}
         stack = [""]
         while stack:
             f = stack.pop()
@@ -406,7 +409,7 @@ class Memdir:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             cat, _ = self._sync()
             on_disk = dict(self._store.list())
-            changes: list[Change] = []
+            changes: builtins.list[Change] = []
             now = model.now_stamp()
             for path in sorted(on_disk.keys() | cat.entries.keys()):
                 entry, version = cat.get(path), on_disk.get(path)
@@ -450,7 +453,7 @@ class Memdir:
                 self._refresh(full=True)
         return report
 
-    def _problems(self, mem: Memory) -> list[str]:
+    def _problems(self, mem: Memory) -> builtins.list[str]:
         out = []
         try:
             meta, _ = model.parse(mem.text, path=mem.path, strict=True)

@@ -112,7 +112,7 @@ def count_lines(text: str) -> int:
 
 
 def now_stamp() -> Stamp:
-    return Stamp(dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return Stamp(dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 # ---------------------------------------------------------------- parsing

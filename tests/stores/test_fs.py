@@ -1,6 +1,5 @@
 """The filesystem store under crashes and concurrent processes."""
 
-import os
 import signal
 import sqlite3
 import subprocess

@@ -8,10 +8,12 @@ and catalog together, so they cannot disagree. `Memdir` does everything else.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..model import Entry
 
@@ -94,15 +96,15 @@ class Store(Protocol):
         """(path, version) of every topic file under `prefix`, as stored."""
         ...
 
-    def commit(self, changes: Sequence[Change]) -> list[Record]:
+    def commit(self, changes: Sequence[Change]) -> builtins.list[Record]:
         """Apply content, journal and catalog atomically; `Conflict` if an expect fails."""
         ...
 
-    def changes(self, since: int) -> tuple[int, list[tuple[str, Entry | None]]]:
+    def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
         """Catalog entries changed after journal seq `since` (None = removed)."""
         ...
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> list[Record]: ...
+    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]: ...
 
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
         """Write (or remove) derived files such as MEMORY.md; they reflect catalog `seq`."""
@@ -116,7 +118,7 @@ class Store(Protocol):
         """Exclusive, re-entrant, across processes: held around read-check-commit."""
         ...
 
-    def recover(self) -> list[str]:
+    def recover(self) -> builtins.list[str]:
         """Finish or roll back interrupted writes; one message per repair."""
         ...
 

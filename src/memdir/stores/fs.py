@@ -11,6 +11,7 @@ catalog seq is remembered, so a stale index is rebuilt on the next open.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import fcntl
 import hashlib
@@ -20,10 +21,10 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
@@ -152,7 +153,7 @@ class FileStore:
         return _version(st)
 
     def list(self, prefix: str = "") -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+        out: builtins.list[tuple[str, str]] = []
         start = self.root / prefix if prefix else self.root
 
         def walk(folder: Path, rel: str) -> None:
@@ -270,14 +271,14 @@ class FileStore:
                 return
             folder = folder.parent
 
-    def commit(self, changes: Sequence[Change]) -> list[Record]:
+    def commit(self, changes: Sequence[Change]) -> builtins.list[Record]:
         if not changes:
             return []
         with self.lock():
             for change in changes:
                 self._check(change)
             first = (self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]) + 1
-            staged: list[tuple[int, Change, str | None]] = []
+            staged: builtins.list[tuple[int, Change, str | None]] = []
             try:
                 for i, change in enumerate(changes):
                     staged.append((first + i, change, self._prepare(first + i, change)))
@@ -292,7 +293,7 @@ class FileStore:
                     self._apply(seq, change.path, change.dest, change.data is not None)
             return records
 
-    def _record(self, staged: list[tuple[int, Change, str | None]]) -> list[Record]:
+    def _record(self, staged: builtins.list[tuple[int, Change, str | None]]) -> builtins.list[Record]:
         records = []
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -341,14 +342,14 @@ class FileStore:
 
     # ------------------------------------------------------------ catalog and journal
 
-    def changes(self, since: int) -> tuple[int, list[tuple[str, Entry | None]]]:
+    def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
         rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
         if not rows:
             return since, []
         out = [(p, None if e is None else Entry.from_dict(json.loads(e))) for p, e, _ in rows]
         return rows[-1][2], out
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> list[Record]:
+    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         sql = "SELECT seq,time,actor,op,path,dest,old_version,new_version,old,new,undoes FROM journal"
         args: tuple[object, ...] = ()
         if path is not None:
@@ -399,12 +400,12 @@ class FileStore:
 
     # ------------------------------------------------------------ recovery
 
-    def recover(self) -> list[str]:
+    def recover(self) -> builtins.list[str]:
         """Repair interrupted writes, and after a reboot, writes a power loss undid."""
         boot = _boot_id()
         if not os.listdir(self.tmp) and (not boot or self._state("boot_id") == boot):
             return []
-        notes: list[str] = []
+        notes: builtins.list[str] = []
         with self.lock():
             for name in sorted(os.listdir(self.tmp)):
                 notes.extend(self._recover_staged(name))
@@ -415,7 +416,7 @@ class FileStore:
                 self._set_state("boot_id", boot)
         return notes
 
-    def _recover_staged(self, name: str) -> list[str]:
+    def _recover_staged(self, name: str) -> builtins.list[str]:
         staged = self.tmp / name
         stem, _, suffix = name.partition(".")
         if not stem.isdigit() or suffix not in ("md", "del"):
@@ -429,7 +430,7 @@ class FileStore:
         self._apply(seq, row[0], row[1], suffix == "md")
         return [f"completed interrupted change #{seq} to {row[1] or row[0]} from the journal"]
 
-    def _verify_since(self, seq: int) -> list[str]:
+    def _verify_since(self, seq: int) -> builtins.list[str]:
         """After a reboot: redo journaled changes whose effect did not reach the disk.
 
         A file is redone only when it is missing, empty or still holds the content

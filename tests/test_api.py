@@ -1,0 +1,57 @@
+"""The public API is pinned, and the layers import only downwards."""
+
+import ast
+from pathlib import Path
+
+import memdir
+
+SRC = Path(memdir.__file__).parent
+
+
+def test_public_names_are_pinned() -> None:
+    assert sorted(memdir.__all__) == [
+        "ANY", "Conflict", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
+        "InvalidPath", "LimitExceeded", "Limits", "Memdir", "MemdirError", "Memory", "NotFound", "RateLimited",
+        "Record", "Report", "StoreError", "open",
+    ]
+    for name in memdir.__all__:
+        assert getattr(memdir, name) is not None
+
+
+def test_every_error_is_a_memdir_error() -> None:
+    for name in memdir.__all__:
+        obj = getattr(memdir, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, memdir.MemdirError)
+
+
+def test_typed_package_marker() -> None:
+    assert (SRC / "py.typed").exists()
+
+
+def imports(path: Path) -> set[str]:
+    """Modules of the memdir package that `path` imports (as dotted names relative to memdir)."""
+    tree = ast.parse(path.read_text())
+    package = path.relative_to(SRC).parent.parts
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = list(package[: len(package) - node.level + 1])
+            mod = ".".join(base + ([node.module] if node.module else []))
+            found.add(mod)
+            if not node.module:
+                found.update(".".join(base + [a.name]) for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("memdir.") for a in node.names if a.name.startswith("memdir"))
+    return found
+
+
+def test_stores_know_nothing_of_the_library_above_them() -> None:
+    for path in (SRC / "stores").glob("*.py"):
+        above = {m for m in imports(path) if m.split(".")[0] in {"memdir", "cli", "index", "importer", "demo", "catalog"}}
+        assert not above, (path.name, above)
+
+
+def test_library_does_not_import_interfaces() -> None:
+    for name in ("memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py"):
+        assert not {m for m in imports(SRC / name) if m in {"cli", "demo", "importer"}}, name
