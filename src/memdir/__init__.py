@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import re
-from pathlib import Path
 from typing import Any
 
 from .errors import (
@@ -28,6 +26,8 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
+from .locations import TENANT as TENANT  # noqa: F401 - kept importable from memdir
+from .locations import check_tenant as check_tenant  # noqa: F401
 from .memdir import ANY, Finding, Hit, Memdir, Report
 from .model import Entry, Memory
 from .stores.base import Record
@@ -57,9 +57,6 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-
-
 def _actor() -> str:
     env = os.environ.get("MEMDIR_ACTOR")
     if env:
@@ -68,14 +65,6 @@ def _actor() -> str:
         return getpass.getuser()
     except Exception:  # no user name in this environment (containers)
         return "unknown"
-
-
-def check_tenant(tenant: str) -> str:
-    if not isinstance(tenant, str) or not TENANT.match(tenant):
-        raise InvalidArgument(
-            f"tenant {tenant!r} is not valid; use 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit"
-        )
-    return tenant
 
 
 def open(  # noqa: A001 - the natural name: memdir.open("memory")
@@ -88,20 +77,18 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
 ) -> Memdir:
     """Open (and by default create) the memory at `location`, bound to one tenant.
 
-    `location` is a folder path (or `file://` URL). Keyword options set limits
-    (e.g. `writes_per_minute=60`); see `memdir.Limits` for the names.
+    `location` is a folder path (or `file://` URL), `sqlite:///path/to.db`,
+    `postgresql://user@host/db` or `s3://bucket/prefix`. Tenant None is the
+    folder itself, or the tenant `default` on the other backends. Keyword
+    options set limits (e.g. `writes_per_minute=60`); see `memdir.Limits`.
     """
     from . import limits as limits_mod
-    from .stores.fs import FileStore
+    from .locations import open_store
 
-    text = os.fspath(location)
-    if "://" in text:
-        scheme, _, rest = text.partition("://")
-        if scheme != "file":
-            raise InvalidArgument(f"location {text!r}: unknown scheme {scheme!r}; give a folder path or a file:// URL")
-        text = rest
-    root = Path(text).expanduser()
-    folder = root if tenant is None else root / "tenants" / check_tenant(tenant)
-    limits = limits_mod.load(root if root.is_dir() else None, options)
-    store = FileStore(folder, create=create)
-    return Memdir(store, limits, actor=actor or _actor())
+    store, root = open_store(location, tenant, create=create)
+    try:
+        limits = limits_mod.load(root if root is not None and root.is_dir() else None, options)
+        return Memdir(store, limits, actor=actor or _actor())
+    except BaseException:
+        store.close()
+        raise

@@ -15,7 +15,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..errors import Conflict, NotFound
 from ..model import Entry
+
+DEFAULT_TENANT = "default"
+"""The tenant of `memdir.open(url)` without `tenant=` on the SQLite, PostgreSQL and S3 backends."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Record:
 
 
 class Store(Protocol):
-    """One tenant's bytes. Implementations: `FileStore` (more with the backends)."""
+    """One tenant's bytes: `FileStore`, `SQLiteStore`, `PostgresStore`, `S3Store`."""
 
     key: str  # stable identity of this tenant's storage (rate limits, logs)
 
@@ -127,3 +131,38 @@ class Store(Protocol):
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def version_of(seq: int) -> str:
+    """The version of content written by journal change `seq`: never repeats for a tenant."""
+    return f"{seq:016x}"
+
+
+def check_change(change: Change, current: str | None, dest_taken: bool) -> None:
+    """Raise `Conflict` (or `NotFound`) unless `change` may apply to what is stored now."""
+    if change.record_only:
+        return
+    if current != change.expect:
+        if change.expect is None:
+            raise Conflict(
+                f"{change.path} already exists (version {current}); read it first, or write with its version",
+                path=change.path,
+            )
+        if current is None:
+            raise NotFound(f"{change.path} does not exist any more; it was deleted or renamed", path=change.path)
+        raise Conflict(
+            f"{change.path} changed since it was read (version {change.expect} is now {current}); read it again and retry",
+            path=change.path,
+        )
+    if change.dest is not None and dest_taken:
+        raise Conflict(f"{change.dest} already exists; pick another name or delete it first", path=change.dest)
+
+
+def redact(url: str) -> str:
+    """A URL fit for an error message: the password replaced by ***."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}{':***' if ':' in creds else ''}@{host}"

@@ -1,0 +1,211 @@
+"""The PostgreSQL store: many tenants, many processes, many hosts; tenancy enforced by the database.
+
+Every table has row-level security, forced even for its owner, with a policy
+that admits only rows whose `tenant_id` equals the connection's
+`memdir.tenant` setting, which the store sets once when it connects. memdir
+refuses to connect as a role that could step around that (a superuser, a
+role with BYPASSRLS, or the tables' owner, who could turn it off), so a query
+sent through memdir's connection, whatever its WHERE clause, reaches only
+its own tenant's rows.
+
+`lock()` opens a transaction and takes `pg_advisory_xact_lock` keyed on the
+tenant: writers of one tenant queue on every host, other tenants never wait,
+and the lock ends with the COMMIT that makes content, journal, catalog and
+MEMORY.md durable together. Readers run in autocommit without locks.
+
+The schema is created by `memdir db migrate URL [--grant ROLE]`, run as the
+tables' owner; the store only checks that every migration is there.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import InvalidArgument, StoreError
+from .base import redact
+from .sql import Migration, MigrationReport, Migrator, SqlStore
+
+TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")
+_MIGRATE_LOCK = 0x6D656D646972  # "memdir": migrators queue on this advisory lock
+
+MIGRATIONS: list[Migration] = [
+    (
+        "0001_tables",
+        [
+            """CREATE TABLE memdir_files(
+                tenant_id text NOT NULL, path text COLLATE "C" NOT NULL, data bytea NOT NULL, version text NOT NULL,
+                PRIMARY KEY (tenant_id, path))""",
+            """CREATE TABLE memdir_journal(
+                tenant_id text NOT NULL, seq bigint NOT NULL, time text NOT NULL, actor text NOT NULL,
+                op text NOT NULL, path text COLLATE "C" NOT NULL, dest text COLLATE "C", old_version text,
+                new_version text, old bytea, new bytea, undoes bigint,
+                PRIMARY KEY (tenant_id, seq))""",
+            "CREATE INDEX memdir_journal_path ON memdir_journal(tenant_id, path, seq)",
+            "CREATE INDEX memdir_journal_dest ON memdir_journal(tenant_id, dest, seq) WHERE dest IS NOT NULL",
+            """CREATE TABLE memdir_catalog(
+                tenant_id text NOT NULL, path text COLLATE "C" NOT NULL, entry text, seq bigint NOT NULL,
+                PRIMARY KEY (tenant_id, path))""",
+            "CREATE INDEX memdir_catalog_seq ON memdir_catalog(tenant_id, seq)",
+            """CREATE TABLE memdir_derived(
+                tenant_id text NOT NULL, path text COLLATE "C" NOT NULL, data bytea NOT NULL,
+                PRIMARY KEY (tenant_id, path))""",
+            """CREATE TABLE memdir_state(
+                tenant_id text NOT NULL, key text NOT NULL, value text NOT NULL, PRIMARY KEY (tenant_id, key))""",
+        ],
+    ),
+    (
+        "0002_append_only_journal",
+        [
+            """CREATE FUNCTION memdir_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'the journal is append-only'; END $$""",
+            """CREATE TRIGGER memdir_journal_append_only BEFORE UPDATE OR DELETE ON memdir_journal
+                FOR EACH ROW EXECUTE FUNCTION memdir_append_only()""",
+            """CREATE TRIGGER memdir_journal_no_truncate BEFORE TRUNCATE ON memdir_journal
+                FOR EACH STATEMENT EXECUTE FUNCTION memdir_append_only()""",
+        ],
+    ),
+    (
+        "0003_row_level_security",
+        [
+            statement
+            for table in TABLES
+            for statement in (
+                f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+                f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+                f"""CREATE POLICY memdir_tenant ON {table}
+                    USING (tenant_id = current_setting('memdir.tenant', true))
+                    WITH CHECK (tenant_id = current_setting('memdir.tenant', true))""",
+            )
+        ],
+    ),
+]
+
+_ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - depends on the installed extras
+        raise StoreError("postgresql:// locations need psycopg; install it with: pip install 'memdir[postgres]'") from None
+    return psycopg
+
+
+def _connect(url: str) -> Any:
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as e:
+        reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        raise StoreError(
+            f"cannot connect to {redact(url)}: {reason}; is the server running? check the URL"
+        ) from None
+
+
+def _run(conn: Any, where: str, sql: str, args: Sequence[object]) -> builtins.list[tuple[Any, ...]]:
+    psycopg = _psycopg()
+    try:
+        if args:
+            cur = conn.execute(sql.replace("?", "%s"), tuple(args))
+        else:
+            cur = conn.execute(sql)
+        return cur.fetchall() if cur.description is not None else []
+    except psycopg.Error as e:
+        raise StoreError(f"{where}: {str(e).strip().splitlines()[0]}") from None
+
+
+class _PostgresMigrator(Migrator):
+    def __init__(self, conn: Any, where: str) -> None:
+        super().__init__(where, MIGRATIONS)
+        self.conn = conn
+
+    def run(self, sql: str, args: Sequence[object] = ()) -> builtins.list[tuple[Any, ...]]:
+        return _run(self.conn, self.where, sql, args)
+
+    def has_table(self) -> bool:
+        return bool(self.run("SELECT to_regclass('memdir_migrations') IS NOT NULL")[0][0])
+
+    def begin(self) -> None:
+        self.run("BEGIN")
+        self.run(f"SELECT pg_advisory_xact_lock({_MIGRATE_LOCK})")
+
+    def end(self, commit: bool) -> None:
+        self.run("COMMIT" if commit else "ROLLBACK")
+
+
+def migrate(url: str, *, check: bool = False, grant: str | None = None) -> MigrationReport:
+    """Create or upgrade the schema (run as the owner); `grant` lets a role use it through memdir."""
+    if grant is not None and not _ROLE.match(grant):
+        raise InvalidArgument(f"--grant {grant!r} is not a role name; give a plain PostgreSQL role such as memdir_app")
+    conn = _connect(url)
+    try:
+        report = _PostgresMigrator(conn, redact(url)).migrate(check)
+        if grant is not None and not check:
+            psycopg = _psycopg()
+            role = psycopg.sql.Identifier(grant)
+            statements = [
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state TO {}",
+                "GRANT SELECT, INSERT ON memdir_journal TO {}",
+                "GRANT SELECT ON memdir_migrations TO {}",
+            ]
+            try:
+                for statement in statements:
+                    conn.execute(psycopg.sql.SQL(statement).format(role))
+            except psycopg.Error as e:
+                raise StoreError(f"{redact(url)}: cannot grant to {grant!r}: {str(e).strip().splitlines()[0]}") from None
+            report = MigrationReport(report.location, report.applied, report.pending, report.current, grant)
+        return report
+    finally:
+        conn.close()
+
+
+class PostgresStore(SqlStore):
+    """One tenant in a PostgreSQL database whose schema `memdir db migrate` made."""
+
+    def __init__(self, url: str, tenant: str) -> None:
+        super().__init__(tenant)
+        self.where = redact(url)
+        self.key = f"{self.where}#{tenant}"
+        self.db = _connect(url)
+        try:
+            _PostgresMigrator(self.db, self.where).require()
+            self._refuse_privileged()
+            self._run("SELECT set_config('memdir.tenant', ?, false)", (tenant,))
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _refuse_privileged(self) -> None:
+        row = self._run(
+            "SELECT r.rolname, r.rolsuper, r.rolbypassrls, "
+            "coalesce(bool_or(pg_has_role(t.tableowner, 'MEMBER')), false) "
+            "FROM pg_roles r LEFT JOIN pg_tables t ON t.tablename = 'memdir_files' AND t.schemaname = current_schema() "
+            "WHERE r.rolname = current_user GROUP BY r.rolname, r.rolsuper, r.rolbypassrls"
+        )[0]
+        name, superuser, bypass, owner = row
+        why = "is a superuser" if superuser else "has BYPASSRLS" if bypass else "owns the memdir tables" if owner else ""
+        if why:
+            raise StoreError(
+                f"{self.where}: role {name!r} {why}, so row-level security would not keep tenants apart; "
+                "connect as a role of its own: `memdir db migrate URL --grant ROLE` lets ROLE use memdir"
+            )
+
+    def _run(self, sql: str, args: Sequence[object] = ()) -> builtins.list[tuple[Any, ...]]:
+        return _run(self.db, self.where, sql, args)
+
+    def _begin(self) -> None:
+        self._run("BEGIN")
+        try:
+            self._run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("memdir:" + self.tenant,))
+        except BaseException:
+            self.db.rollback()
+            raise
+
+    def _end(self, commit: bool) -> None:
+        self._run("COMMIT" if commit else "ROLLBACK")
+
+    def close(self) -> None:
+        self.db.close()

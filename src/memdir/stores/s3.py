@@ -1,0 +1,587 @@
+"""The S3 store: one tenant under `<prefix>/tenants/<tenant>/` in a bucket.
+
+Layout (keys relative to the tenant's folder):
+
+    files/<path>            topic files, readable as they are; user metadata memdir-version
+    files/<dir>/MEMORY.md   derived indexes (never listed as topic files)
+    journal/<seq>.json      one object per commit: its records, with old and new content and catalog entries
+    catalog.json            a snapshot of the catalog as of one journal object (a cache, rebuilt from the journal)
+    state.json              the journal seq the MEMORY.md files reflect
+    lock                    the writers' lease
+
+S3 has no transactions, so a change is ordered by conditional writes:
+
+1. **Lease.** `lock()` creates `lock` with If-None-Match: * (a lease of
+   `lease_seconds`, renewed by a long holder). A lease whose holder died is taken
+   over once expired, with If-Match on its ETag so only one taker wins.
+2. **Journal first: the commit point.** Under the lease, a commit checks
+   the expected versions (HEAD), then creates `journal/<next seq>.json` with
+   If-None-Match: *. Once that object exists the change has happened; if it
+   already exists, another writer committed first and the commit is refused
+   (Conflict), so even a writer whose lease lapsed cannot fork the journal.
+3. **Apply.** The content objects are then written (If-Match on the ETag
+   checked in step 2, or If-None-Match for new files) and deleted.
+4. **Roll forward.** A writer that takes the lease, and `recover()`, verify
+   the newest journal object not known to be applied and finish it: a crash
+   between 2 and 3 leaves the journal ahead of the files for at most one
+   commit, which the next writer completes.
+
+Versions are the journal seq that wrote the content (kept in the object's
+metadata), never an ETag: an ETag is a hash of the bytes and would repeat
+when undo restores old content. Objects put there by other tools get a
+version derived from their ETag and modification time. Credentials, region
+and endpoint come from the standard AWS settings (`AWS_ENDPOINT_URL` for
+S3-compatible servers); memdir has no S3 options of its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import builtins
+import hashlib
+import json
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from ..errors import Conflict, NotFound, StoreError
+from ..model import Entry
+from ..paths import INDEX_NAME
+from .base import Blob, Change, Record, check_change, version_of
+
+VERSION_KEY = "memdir-version"
+SNAPSHOT_EVERY = 500  # journal records between catalog snapshots
+_PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
+_MISSING = {"NoSuchKey", "404", "NotFound"}
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def _md5(data: bytes) -> str:
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+def _foreign_version(etag: str, modified: Any) -> str:
+    """A version for an object memdir did not write: its ETag and time, hashed."""
+    return "x" + hashlib.blake2b(f"{etag}:{modified}".encode(), digest_size=8).hexdigest()[1:]
+
+
+def parse_url(url: str) -> tuple[str, str]:
+    """(bucket, prefix without slashes) of `s3://bucket/prefix`."""
+    rest = url.split("://", 1)[1]
+    bucket, _, prefix = rest.partition("/")
+    if not bucket:
+        raise StoreError(f"{url!r} names no bucket; use s3://bucket/prefix")
+    return bucket, prefix.strip("/")
+
+
+class S3Store:
+    """One tenant in an S3 bucket (or any S3-compatible server with conditional writes)."""
+
+    lease_seconds = 30.0
+    wait_seconds = 120.0  # how long lock() waits for another writer before giving up
+
+    def __init__(self, url: str, tenant: str, *, create: bool = True) -> None:
+        try:
+            import boto3
+            import botocore.config
+            import botocore.exceptions
+        except ImportError:  # pragma: no cover - depends on the installed extras
+            raise StoreError("s3:// locations need boto3; install it with: pip install 'memdir[s3]'") from None
+        self._botocore = botocore.exceptions
+        self.bucket, prefix = parse_url(url)
+        self.tenant = tenant
+        self.base = f"{prefix}/tenants/{tenant}/" if prefix else f"tenants/{tenant}/"
+        self.where = f"s3://{self.bucket}/{self.base}"
+        self.key = self.where
+        config = botocore.config.Config(retries={"max_attempts": 4, "mode": "standard"}, max_pool_connections=32)
+        try:
+            self.s3 = boto3.client("s3", config=config)
+        except self._botocore.BotoCoreError as e:
+            raise StoreError(f"{self.where}: cannot make an S3 client: {e}; check the AWS settings") from None
+        self.endpoint = str(self.s3.meta.endpoint_url)
+        self._mutex = threading.RLock()
+        self._depth = 0
+        self._lease: str | None = None  # ETag of the lease we hold
+        self._lease_until = 0.0
+        self._owner = uuid.uuid4().hex
+        self._loaded = False
+        self._head = 0  # newest journal seq folded in
+        self._head_key = ""  # its journal object's key
+        self._settled = ""  # newest journal key known to be applied
+        self._known: dict[str, tuple[str, str]] = {}  # path -> (ETag, version) of what the journal wrote
+        self._log: list[tuple[int, str, Entry | None]] = []  # catalog changes in seq order
+        self._records: dict[int, Record] = {}
+        self._record_only: set[int] = set()  # seqs that journaled a change made outside memdir
+        self._complete_from = 1  # every journal record with seq >= this is in _records
+        self._snapshot_seq = 0
+        try:
+            self._call(self.s3.head_bucket, Bucket=self.bucket)
+        except _Missing:
+            raise NotFound(f"bucket {self.bucket!r} does not exist at {self.endpoint}; create it first") from None
+
+    # ------------------------------------------------------------ S3 calls
+
+    def _call(self, fn: Callable[..., Any], **kw: Any) -> Any:
+        """One S3 request; failures become StoreError (callers catch `_Condition` and `_Missing`)."""
+        try:
+            return fn(**kw)
+        except self._botocore.ClientError as e:
+            code = str(e.response.get("Error", {}).get("Code", ""))
+            if code in _PRECONDITION:
+                raise _Condition(code) from None
+            if code in _MISSING:
+                raise _Missing(code) from None
+            if code == "NoSuchBucket":
+                raise NotFound(f"bucket {self.bucket!r} does not exist at {self.endpoint}; create it first") from None
+            raise StoreError(f"{self.where}: {code}: {e}") from None
+        except self._botocore.NoCredentialsError:
+            raise StoreError(
+                f"{self.where}: no AWS credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or a profile"
+            ) from None
+        except (self._botocore.EndpointConnectionError, self._botocore.ConnectionError) as e:
+            raise StoreError(
+                f"cannot connect to S3 at {self.endpoint}: {e}; is the server running? check AWS_ENDPOINT_URL"
+            ) from None
+        except self._botocore.BotoCoreError as e:
+            raise StoreError(f"{self.where}: {e}") from None
+
+    def _head_object(self, key: str) -> tuple[str, str] | None:
+        """(version, ETag) of an object, None if absent."""
+        try:
+            head = self._call(self.s3.head_object, Bucket=self.bucket, Key=self.base + key)
+        except _Missing:
+            return None
+        etag = str(head["ETag"]).strip('"')
+        version = head.get("Metadata", {}).get(VERSION_KEY) or _foreign_version(etag, head.get("LastModified"))
+        return str(version), etag
+
+    def _put(self, key: str, data: bytes, **kw: Any) -> str:
+        out = self._call(self.s3.put_object, Bucket=self.bucket, Key=self.base + key, Body=data, **kw)
+        return str(out.get("ETag", "")).strip('"')
+
+    def _delete(self, key: str, **kw: Any) -> None:
+        try:
+            self._call(self.s3.delete_object, Bucket=self.bucket, Key=self.base + key, **kw)
+        except _Missing:
+            pass
+
+    def _read(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
+        try:
+            out = self._call(self.s3.get_object, Bucket=self.bucket, Key=self.base + key)
+            return bytes(out["Body"].read()), out
+        except _Missing:
+            return None
+
+    def _keys(self, prefix: str, after: str = "") -> Iterator[dict[str, Any]]:
+        kw: dict[str, Any] = {"Bucket": self.bucket, "Prefix": self.base + prefix}
+        if after:
+            kw["StartAfter"] = self.base + after
+        while True:
+            page = self._call(self.s3.list_objects_v2, **kw)
+            yield from page.get("Contents", [])
+            if not page.get("IsTruncated"):
+                return
+            kw["ContinuationToken"] = page["NextContinuationToken"]
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, path: str) -> Blob | None:
+        got = self._read("files/" + path)
+        if got is None:
+            return None
+        data, meta = got
+        version = meta.get("Metadata", {}).get(VERSION_KEY)
+        if not version:
+            version = _foreign_version(str(meta["ETag"]).strip('"'), meta.get("LastModified"))
+        return Blob(data, str(version))
+
+    def list(self, prefix: str = "") -> builtins.list[tuple[str, str]]:
+        with self._mutex:
+            self._pull()
+            known = dict(self._known)
+        out: builtins.list[tuple[str, str]] = []
+        unknown: builtins.list[str] = []
+        start = len(self.base) + len("files/")
+        for item in self._keys("files/" + prefix):
+            path = str(item["Key"])[start:]
+            name = path.rsplit("/", 1)[-1]
+            if name == INDEX_NAME or not name.endswith(".md") or any(p.startswith(".") for p in path.split("/")):
+                continue
+            etag = str(item["ETag"]).strip('"')
+            mine = known.get(path)
+            if mine is not None and mine[0] == etag:
+                out.append((path, mine[1]))
+            else:
+                unknown.append(path)
+        if unknown:  # written by another tool (or with an ETag that is not an MD5): ask for the version
+            with ThreadPoolExecutor(16) as pool:
+                for path, head in zip(unknown, pool.map(lambda p: self._head_object("files/" + p), unknown), strict=True):
+                    if head is not None:
+                        out.append((path, head[0]))
+        out.sort()
+        return out
+
+    # ------------------------------------------------------------ journal and catalog state
+
+    def _load(self) -> None:
+        """First use: the catalog snapshot, then the journal after it."""
+        if self._loaded:
+            return
+        got = self._read("catalog.json")
+        if got is not None:
+            snap = json.loads(got[0])
+            self._head = self._snapshot_seq = int(snap["seq"])
+            self._head_key = self._settled = str(snap["key"])
+            self._complete_from = self._head + 1
+            rows = sorted((int(seq), path, entry, etag, version)
+                          for path, (seq, entry, etag, version) in snap["entries"].items())
+            for seq, path, entry, etag, version in rows:
+                self._log.append((seq, path, None if entry is None else Entry.from_dict(entry)))
+                if etag is not None:
+                    self._known[path] = (etag, version)
+        self._loaded = True
+        self._pull()
+
+    def _pull(self) -> None:
+        """Fold in journal objects written since we last looked (by any process)."""
+        self._load()
+        keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
+        if not keys:
+            return
+        bodies = self._fetch(keys)
+        for key, body in zip(keys, bodies, strict=True):
+            self._fold(key, body)
+
+    def _fetch(self, keys: Sequence[str]) -> builtins.list[builtins.list[dict[str, Any]]]:
+        def one(key: str) -> builtins.list[dict[str, Any]]:
+            got = self._read(key)
+            if got is None:
+                raise StoreError(f"{self.where}: journal object {key} vanished; the journal must never be deleted")
+            records: builtins.list[dict[str, Any]] = json.loads(got[0])["records"]
+            return records
+
+        if len(keys) < 4:
+            return [one(k) for k in keys]
+        with ThreadPoolExecutor(16) as pool:
+            return builtins.list(pool.map(one, keys))
+
+    def _fold(self, key: str, body: builtins.list[dict[str, Any]]) -> None:
+        for raw in body:
+            rec = _record(raw)
+            seq = rec.seq
+            if seq <= self._head:
+                continue
+            self._records[seq] = rec
+            if raw.get("record_only"):
+                self._record_only.add(seq)
+            if rec.dest is not None:
+                self._log.append((seq, rec.path, None))
+                self._known.pop(rec.path, None)
+            entry = raw.get("entry")
+            target = rec.dest or rec.path
+            self._log.append((seq, target, None if entry is None else Entry.from_dict(entry)))
+            if rec.new is None:
+                self._known.pop(target, None)
+            elif rec.new_version is not None:
+                self._known[target] = (_md5(rec.new), rec.new_version)
+            self._head = seq
+        self._head_key = key
+
+    def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
+        with self._mutex:
+            self._pull()
+            start = bisect.bisect_right(self._log, since, key=lambda row: row[0])
+            rows = self._log[start:]
+        if not rows:
+            return since, []
+        return rows[-1][0], [(path, entry) for _, path, entry in rows]
+
+    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
+        with self._mutex:
+            self._pull()
+            out = self._matching(path, limit)
+            if out is None:
+                self._load_all()
+                out = self._matching(path, limit) or []
+            return out
+
+    def _matching(self, path: str | None, limit: int | None) -> builtins.list[Record] | None:
+        """Newest-first records from what is loaded, or None if older records are needed."""
+        out = []
+        for seq in range(self._head, self._complete_from - 1, -1):
+            rec = self._records.get(seq)
+            if rec is not None and (path is None or path in (rec.path, rec.dest)):
+                out.append(rec)
+                if limit is not None and len(out) >= limit:
+                    return out
+        return out if self._complete_from <= 1 else None
+
+    def _load_all(self) -> None:
+        """Read the journal objects older than the snapshot (history reaches back before it)."""
+        if self._complete_from <= 1:
+            return
+        keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/")]
+        older = [k for k in keys if int(k.split("/")[1].split(".")[0]) < self._complete_from]
+        for body in self._fetch(older):
+            for raw in body:
+                rec = _record(raw)
+                self._records.setdefault(rec.seq, rec)
+        self._complete_from = 1
+
+    # ------------------------------------------------------------ locking
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with self._mutex:
+            if self._depth == 0:
+                self._acquire(wait=True)
+                try:
+                    self._pull()
+                    self._settle()
+                except BaseException:
+                    self._release()
+                    raise
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+    def _lease_body(self) -> bytes:
+        self._lease_until = time.time() + self.lease_seconds
+        return json.dumps({"owner": self._owner, "expires": self._lease_until}).encode()
+
+    def _acquire(self, wait: bool) -> bool:
+        deadline = time.monotonic() + self.wait_seconds
+        pause = 0.002
+        while True:
+            try:
+                self._lease = self._put("lock", self._lease_body(), IfNoneMatch="*")
+                break
+            except _Condition:
+                pass
+            got = self._read("lock")
+            if got is not None:
+                holder = json.loads(got[0])
+                if float(holder.get("expires", 0)) < time.time():  # its holder died: take it over
+                    try:
+                        etag = str(got[1]["ETag"]).strip('"')
+                        self._lease = self._put("lock", self._lease_body(), IfMatch=etag)
+                        break
+                    except (_Condition, _Missing):
+                        pass
+            if not wait:
+                return False
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"{self.where}: another writer has held the lock for over {self.wait_seconds:.0f} s; "
+                    f"if no memdir process is writing, it expires by itself within {self.lease_seconds:.0f} s"
+                )
+            time.sleep(random.uniform(pause / 2, pause))
+            pause = min(pause * 2, 0.1)
+        return True
+
+    def _renew(self) -> None:
+        """Extend the lease if half of it has gone, so a long commit keeps it."""
+        if time.time() < self._lease_until - self.lease_seconds / 2:
+            return
+        try:
+            self._lease = self._put("lock", self._lease_body(), IfMatch=self._lease or "")
+        except (_Condition, _Missing):
+            raise StoreError(f"{self.where}: the write lock expired and another writer took it; retry") from None
+
+    def _release(self) -> None:
+        etag, self._lease = self._lease, None
+        if etag is None:
+            return
+        try:
+            self._delete("lock", IfMatch=etag)
+        except _Condition:
+            pass  # our lease expired and another writer holds it now
+
+    # ------------------------------------------------------------ writing
+
+    def commit(self, changes: Sequence[Change]) -> builtins.list[Record]:
+        if not changes:
+            return []
+        with self.lock():
+            current: dict[str, tuple[str, str] | None] = {}
+
+            def now(path: str) -> tuple[str, str] | None:
+                if path not in current:
+                    current[path] = self._head_object("files/" + path)
+                return current[path]
+
+            for change in changes:
+                here = now(change.path)
+                check_change(change, None if here is None else here[0],
+                             change.dest is not None and now(change.dest) is not None)
+            first = self._head + 1
+            raws: builtins.list[dict[str, Any]] = []
+            for i, change in enumerate(changes):
+                seq = first + i
+                if change.record_only:
+                    got = now(change.target) if change.data is not None else None
+                    version = None if got is None else got[0]
+                else:
+                    version = None if change.data is None else version_of(seq)
+                entry = None if change.entry is None else replace(change.entry, version=version or "").to_dict()
+                raws.append({
+                    "seq": seq, "time": change.time, "actor": change.actor, "op": change.op, "path": change.path,
+                    "dest": change.dest, "old_version": change.expect, "new_version": version,
+                    "old": _b64(change.old), "new": _b64(change.data), "undoes": change.undoes, "entry": entry,
+                    "record_only": change.record_only,
+                })
+            key = f"journal/{first:012d}.json"
+            self._renew()
+            try:
+                self._put(key, json.dumps({"records": raws}, ensure_ascii=False).encode(), IfNoneMatch="*")
+            except _Condition:
+                raise Conflict(
+                    f"another writer committed to {self.where} at the same time; read again and retry"
+                ) from None
+            self._fold(key, raws)
+            for raw in raws:
+                if not raw["record_only"]:
+                    self._apply(raw, current)
+            self._settled = key
+            return [self._records[raw["seq"]] for raw in raws]
+
+    def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
+        """Make the content objects what journal record `raw` says (conditional on what was checked)."""
+        path, dest, data = raw["path"], raw["dest"], _unb64(raw["new"])
+        target = dest or path
+        if data is not None:
+            was = current.get(target)
+            cond = {"IfNoneMatch": "*"} if was is None else {"IfMatch": was[1]}
+            etag = self._put_file(target, data, raw["new_version"], cond)
+            current[target] = (raw["new_version"], etag)
+        if dest is not None or data is None:
+            was = current.get(path)
+            if was is not None:
+                self._delete("files/" + path, IfMatch=was[1])
+            current[path] = None
+
+    def _put_file(self, path: str, data: bytes, version: str, cond: Mapping[str, str]) -> str:
+        try:
+            return self._put("files/" + path, data, Metadata={VERSION_KEY: version},
+                             ContentType="text/markdown; charset=utf-8", **cond)
+        except _Condition:
+            raise StoreError(
+                f"{self.where}: {path} changed while a journaled change was being applied; "
+                "the next writer completes the change from the journal"
+            ) from None
+
+    def _settle(self) -> builtins.list[str]:
+        """Finish the newest commit if its writer stopped between the journal and the files."""
+        if not self._head_key or self._head_key == self._settled:
+            return []
+        notes = []
+        want: dict[str, tuple[bytes | None, str | None, int]] = {}
+        first = int(self._head_key.split("/")[1].split(".")[0])
+        for seq in range(first, self._head + 1):
+            rec = self._records.get(seq)
+            if rec is None or seq in self._record_only:
+                continue
+            if rec.dest is not None:
+                want[rec.path] = (None, None, seq)
+                want[rec.dest] = (rec.new, rec.new_version, seq)
+            else:
+                want[rec.path] = (rec.new, rec.new_version, seq)
+        for path, (data, version, seq) in want.items():
+            here = self._head_object("files/" + path)
+            if (None if here is None else here[0]) == version:
+                continue
+            if data is None:
+                self._delete("files/" + path)
+            else:
+                assert version is not None
+                self._put_file(path, data, version, {})
+            notes.append(f"completed interrupted change #{seq} to {path} from the journal")
+        self._settled = self._head_key
+        return notes
+
+    # ------------------------------------------------------------ derived files
+
+    def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
+        with self.lock():
+            for path, data in files.items():
+                if data is None:
+                    self._delete("files/" + path)
+                else:
+                    self._put("files/" + path, data, ContentType="text/markdown; charset=utf-8")
+            self._put("state.json", json.dumps({"derived_seq": seq}).encode())
+            if self._head - self._snapshot_seq >= SNAPSHOT_EVERY:
+                self._snapshot()
+
+    def _snapshot(self) -> None:
+        """Save the catalog so a new process reads one object instead of the whole journal."""
+        entries: dict[str, Any] = {}
+        for seq, path, entry in self._log:
+            if entry is None:
+                entries.pop(path, None)
+            else:
+                known = self._known.get(path)
+                entries[path] = [seq, entry.to_dict(), *(known if known else (None, None))]
+        body = {"seq": self._head, "key": self._head_key, "entries": entries}
+        self._put("catalog.json", json.dumps(body, ensure_ascii=False).encode())
+        self._snapshot_seq = self._head
+
+    def derived(self) -> int:
+        got = self._read("state.json")
+        return 0 if got is None else int(json.loads(got[0])["derived_seq"])
+
+    def recover(self) -> builtins.list[str]:
+        """Finish a commit whose writer died before its files were written (if no writer is active)."""
+        with self._mutex:
+            if self._depth:
+                return []
+            self._load()
+            if not self._head_key or self._head_key == self._settled:
+                return []
+            if not self._acquire(wait=False):
+                return []  # a writer is active: it settles the journal itself
+            self._depth += 1
+            try:
+                self._pull()
+                return self._settle()
+            finally:
+                self._depth -= 1
+                self._release()
+
+    def close(self) -> None:
+        with self._mutex:
+            self._release()
+            self.s3.close()
+
+
+class _Condition(Exception):
+    """A conditional request failed (412, or 409 for a concurrent one)."""
+
+
+class _Missing(Exception):
+    """The object does not exist."""
+
+
+def _record(raw: dict[str, Any]) -> Record:
+    return Record(
+        seq=int(raw["seq"]), time=raw["time"], actor=raw["actor"], op=raw["op"], path=raw["path"],
+        dest=raw.get("dest"), old_version=raw.get("old_version"), new_version=raw.get("new_version"),
+        old=_unb64(raw.get("old")), new=_unb64(raw.get("new")), undoes=raw.get("undoes"),
+    )
