@@ -308,7 +308,9 @@ class S3Store:
             rows = self._log[start:]
         if not rows:
             return since, []
-        return rows[-1][0], [(path, entry) for _, path, entry in rows]
+        latest = {path: (seq, entry) for seq, path, entry in rows}  # as a catalog table would: one row per path
+        ordered = sorted(latest.items(), key=lambda item: item[1][0])
+        return rows[-1][0], [(path, entry) for path, (_, entry) in ordered]
 
     def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         with self._mutex:

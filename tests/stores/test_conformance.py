@@ -1,0 +1,351 @@
+"""Every backend behaves the same: one suite, run on the folder, SQLite, PostgreSQL and S3 stores.
+
+Each test gets its own memory (`memory`, opened on `backend`); `backend.open(tenant)`
+opens another tenant at the same location.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+import memdir
+from memdir import Conflict, InvalidArgument, LimitExceeded, NotFound
+from memdir.stores.base import Change
+from tests.conftest import Backend
+
+# ---------------------------------------------------------------- write and read
+
+
+def test_write_then_read_round_trips_metadata_and_body(memory: memdir.Memdir) -> None:
+    written = memory.write("feedback/no-dark-themes.md", "Never propose dark themes.\n",
+                           name="no dark themes", description="NEVER use dark themes", type="feedback", tags=["ui"])
+    assert written.change == "created"
+    got = memory.read("feedback/no-dark-themes.md")
+    assert (got.name, got.description, got.type, got.tags) == ("no dark themes", "NEVER use dark themes", "feedback", ("ui",))
+    assert got.body == "Never propose dark themes.\n"
+    assert got.version == written.version
+    assert got.created == got.updated and got.created.endswith("Z")
+    assert got.text.startswith("---\nname: no dark themes\ndescription: NEVER use dark themes\ntype: feedback\ntags: [ui]\n")
+
+
+def test_unicode_paths_and_content(memory: memdir.Memdir) -> None:
+    paths = ["café/naïve.md", "日本/東京 メモ.md", "emoji/🦆 duck.md", "a b/c d.md"]
+    for i, path in enumerate(paths):
+        memory.write(path, f"Grüße {i} — ✓ 漢字\n", description=f"ünïcode {i}")
+    assert [e.path for e in memory.list()] == sorted(paths)
+    assert memory.read("日本/東京 メモ.md").body == "Grüße 1 — ✓ 漢字\n"
+    assert [h.path for h in memory.grep("漢字", prefix="日本")] == ["日本/東京 メモ.md"]
+    assert "[🦆 duck](<emoji/🦆 duck.md>)" in memory.index() or "emoji/🦆 duck.md" in memory.index()
+    assert [p for p, _ in memory.store.list("café/")] == ["café/naïve.md"]
+
+
+def test_empty_and_large_files(backend: Backend) -> None:
+    with backend.open(max_bytes=3_000_000, max_lines=100_000) as md:
+        md.write("empty.md", "")
+        assert md.read("empty.md").body == ""
+        big = "".join(f"line {i:06d} " + "x" * 40 + "\n" for i in range(40_000))  # about 2 MB
+        v = md.write("big.md", big, description="big").version
+        got = md.read("big.md")
+        assert got.body == big and got.version == v
+        assert md.store.get("big.md").data == got.text.encode()  # type: ignore[union-attr]
+        assert md.history("big.md")[0].new == got.text.encode()
+
+
+def test_identical_write_is_unchanged_and_keeps_version(memory: memdir.Memdir) -> None:
+    a = memory.write("p.md", "same\n", description="d")
+    b = memory.write("p.md", "same\n")
+    assert b.change == "unchanged" and b.version == a.version
+    assert len(memory.history("p.md")) == 1
+
+
+def test_read_missing_file_says_so(memory: memdir.Memdir) -> None:
+    with pytest.raises(NotFound, match="nope.md does not exist"):
+        memory.read("nope.md")
+    assert memory.store.get("nope.md") is None
+
+
+def test_reopen_sees_everything(backend: Backend) -> None:
+    with backend.open() as md:
+        md.write("a/one.md", "one\n", description="first")
+        md.write("b.md", "two\n")
+        md.delete("b.md")
+    with backend.open() as md:
+        assert md.read("a/one.md").body == "one\n"
+        assert "first" in md.index() and "b.md" not in md.index()
+        assert [r.op for r in md.history()] == ["delete", "write", "write"]
+        assert md.store.get("MEMORY.md").data == md.index().encode()  # type: ignore[union-attr]
+        assert md.reconcile().clean
+
+
+# ---------------------------------------------------------------- compare-and-swap
+
+
+def test_expect_none_creates_only(memory: memdir.Memdir) -> None:
+    memory.write("p.md", "one\n", expect=None)
+    with pytest.raises(Conflict, match="already exists"):
+        memory.write("p.md", "two\n", expect=None)
+    assert memory.read("p.md").body == "one\n"
+
+
+def test_expect_version_detects_a_concurrent_change(memory: memdir.Memdir) -> None:
+    v1 = memory.write("p.md", "one\n").version
+    v2 = memory.write("p.md", "two\n", expect=v1).version
+    assert v2 != v1
+    with pytest.raises(Conflict, match=f"version {v1} is now {v2}"):
+        memory.write("p.md", "stale\n", expect=v1)
+    with pytest.raises(Conflict):
+        memory.delete("p.md", expect=v1)
+    assert memory.read("p.md").body == "two\n"
+
+
+def test_versions_never_repeat_even_for_identical_content(memory: memdir.Memdir) -> None:
+    seen = {memory.write("p.md", f"{i % 2}\n").version for i in range(30)}
+    assert len(seen) == 30
+
+
+def test_two_handles_on_one_tenant_see_each_others_writes(backend: Backend) -> None:
+    with backend.open() as a, backend.open() as b:
+        v = a.write("p.md", "from a\n", description="written by a").version
+        assert b.read("p.md").version == v
+        assert "written by a" in b.index()
+        b.write("p.md", "from b\n", expect=v, description="written by b")
+        with pytest.raises(Conflict):
+            a.write("p.md", "stale\n", expect=v)
+        assert "written by b" in a.index()
+        assert [e.description for e in a.list()] == ["written by b"]
+
+
+# ---------------------------------------------------------------- atomicity
+
+
+def test_a_refused_write_changes_nothing(memory: memdir.Memdir) -> None:
+    memory.write("keep.md", "keep\n", description="kept")
+    before = (memory.store.list(), memory.history(), memory.index(), memory.store.get("MEMORY.md"))
+    with pytest.raises(LimitExceeded):
+        memory.write("big.md", "x\n" * 500)
+    with pytest.raises(Conflict):
+        memory.write("keep.md", "other\n", expect="0123456789abcdef")
+    with pytest.raises(InvalidArgument):
+        memory.rename("keep.md", "keep.md")
+    assert (memory.store.list(), memory.history(), memory.index(), memory.store.get("MEMORY.md")) == before
+
+
+def test_a_commit_applies_all_of_its_changes_or_none(memory: memdir.Memdir) -> None:
+    memory.write("a.md", "a\n")
+    store = memory.store
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    good = Change(op="write", path="new.md", data=b"new\n", expect=None, old=None, entry=None, actor="t", time=stamp)
+    bad = Change(op="write", path="a.md", data=b"b\n", expect="0000000000000bad", old=b"a\n", entry=None,
+                 actor="t", time=stamp)
+    before = (store.list(), store.journal(), store.changes(0))
+    with store.lock(), pytest.raises(Conflict):
+        store.commit([good, bad])
+    assert (store.list(), store.journal(), store.changes(0)) == before
+    assert store.get("new.md") is None
+    with store.lock():
+        records = store.commit([good, Change(op="delete", path="a.md", data=None, expect=store.list()[0][1],
+                                             old=b"a\n", entry=None, actor="t", time=stamp)])
+    assert [(r.op, r.path) for r in records] == [("write", "new.md"), ("delete", "a.md")]
+    assert [p for p, _ in store.list()] == ["new.md"]
+    assert records[1].seq == records[0].seq + 1
+
+
+# ---------------------------------------------------------------- delete, rename, list, grep
+
+
+def test_delete_removes_the_file_and_its_index_line(memory: memdir.Memdir) -> None:
+    memory.write("project/a.md", "a\n", description="alpha")
+    gone = memory.delete("project/a.md")
+    assert gone.change == "deleted" and gone.body == "a\n"
+    assert "alpha" not in memory.index() and memory.list() == []
+    assert memory.store.list() == []
+    with pytest.raises(NotFound):
+        memory.delete("project/a.md")
+
+
+def test_rename_moves_content_and_refuses_to_overwrite(memory: memdir.Memdir) -> None:
+    memory.write("a.md", "a\n", description="alpha")
+    memory.write("b.md", "b\n")
+    with pytest.raises(Conflict, match="b.md already exists"):
+        memory.rename("a.md", "b.md")
+    moved = memory.rename("a.md", "archive/a.md")
+    assert moved.path == "archive/a.md" and moved.body == "a\n"
+    assert [e.path for e in memory.list()] == ["archive/a.md", "b.md"]
+    assert memory.read("archive/a.md").version == moved.version
+    with pytest.raises(NotFound):
+        memory.read("a.md")
+
+
+def test_list_with_prefixes(memory: memdir.Memdir) -> None:
+    for path in ["project/a.md", "project/sub/b.md", "projects.md", "project-x/c.md", "z.md"]:
+        memory.write(path, "x\n")
+    assert [e.path for e in memory.list("project")] == ["project/a.md", "project/sub/b.md"]
+    assert [e.path for e in memory.list("project/sub/")] == ["project/sub/b.md"]
+    assert [e.path for e in memory.list("project/a.md")] == ["project/a.md"]
+    assert memory.list("nothing/") == []
+    assert [p for p, _ in memory.store.list("project/")] == ["project/a.md", "project/sub/b.md"]
+    assert [p for p, _ in memory.store.list()] == ["project-x/c.md", "project/a.md", "project/sub/b.md",
+                                                    "projects.md", "z.md"]
+    versions = dict(memory.store.list())
+    assert versions["z.md"] == memory.read("z.md").version
+
+
+def test_grep_finds_lines(memory: memdir.Memdir) -> None:
+    memory.write("a.md", "Webhooks retry\nother\n")
+    memory.write("sub/b.md", "no match\nwebhook signing\n")
+    assert [(h.path, h.text) for h in memory.grep("webhook")] == [("a.md", "Webhooks retry"), ("sub/b.md", "webhook signing")]
+    assert [h.path for h in memory.grep("webhook", ignore_case=False)] == ["sub/b.md"]
+    assert [h.path for h in memory.grep("webhook", prefix="sub")] == ["sub/b.md"]
+
+
+# ---------------------------------------------------------------- journal and undo
+
+
+def test_history_records_every_change_with_previous_content(memory: memdir.Memdir) -> None:
+    memory.write("p.md", "one\n")
+    memory.write("p.md", "two\n")
+    memory.rename("p.md", "q.md")
+    memory.delete("q.md")
+    ops = [(r.op, r.path, r.dest) for r in memory.history()]
+    assert ops == [("delete", "q.md", None), ("rename", "p.md", "q.md"), ("write", "p.md", None), ("write", "p.md", None)]
+    assert [r.seq for r in memory.history()] == [4, 3, 2, 1]
+    second = memory.history("p.md")[1]
+    assert b"one" in (second.old or b"") and b"two" in (second.new or b"")
+    assert second.actor == memory.actor
+    assert [r.op for r in memory.history("q.md")] == ["delete", "rename"]
+    assert [r.seq for r in memory.history(limit=2)] == [4, 3]
+
+
+def test_undo_restores_previous_content_with_a_new_version(memory: memdir.Memdir) -> None:
+    v1 = memory.write("p.md", "one\n").version
+    v2 = memory.write("p.md", "two\n").version
+    restored = memory.undo("p.md")
+    assert restored.body == "one\n" and restored.change == "restored"
+    assert restored.version not in (v1, v2)
+    with pytest.raises(Conflict):  # a stale compare-and-swap still fails
+        memory.write("p.md", "stale\n", expect=v1)
+    assert memory.undo("p.md").body == "two\n"  # undoing the undo redoes
+
+
+def test_undo_after_delete_after_create_and_of_a_rename(memory: memdir.Memdir) -> None:
+    memory.write("p.md", "keep me\n", description="kept")
+    memory.delete("p.md")
+    assert memory.undo("p.md").body == "keep me\n"
+    assert "kept" in memory.index()
+    memory.write("new.md", "fresh\n")
+    assert memory.undo("new.md").change == "deleted"
+    with pytest.raises(NotFound):
+        memory.read("new.md")
+    memory.write("a.md", "a\n")
+    memory.rename("a.md", "b.md")
+    assert memory.undo("b.md").path == "a.md"
+    assert [e.path for e in memory.list()] == ["a.md", "p.md"]
+    with pytest.raises(NotFound, match="no journaled change"):
+        memory.undo("never.md")
+
+
+# ---------------------------------------------------------------- index
+
+
+def test_index_lists_by_type_and_is_stored_as_memory_md(memory: memdir.Memdir) -> None:
+    memory.write("feedback/x.md", "x\n", type="feedback", description="no dark themes")
+    memory.write("project/flock.md", "y\n", type="project", description="route planner")
+    assert memory.index() == (
+        "# Memory Index\n\n## Feedback\n- [x](feedback/x.md) — no dark themes\n\n"
+        "## Project\n- [flock](project/flock.md) — route planner\n"
+    )
+    assert memory.store.get("MEMORY.md").data == memory.index().encode()  # type: ignore[union-attr]
+    assert memory.store.derived() == memory.history()[0].seq
+
+
+def test_index_collapses_big_folders_into_their_own_index(backend: Backend) -> None:
+    with backend.open(index_max_lines=12) as md:
+        for i in range(15):
+            md.write(f"big/n{i:02d}.md", f"fact {i}\n", description=f"fact {i}")
+        md.write("small.md", "s\n", description="small one")
+        top = md.index()
+        assert "big/MEMORY.md" in top and "small one" in top and "fact 3" not in top
+        sub = md.index("big")
+        assert "fact 14" in sub
+        assert md.store.get("big/MEMORY.md").data == sub.encode()  # type: ignore[union-attr]
+        assert "big/MEMORY.md" not in [p for p, _ in md.store.list()]
+        for i in range(12):
+            md.delete(f"big/n{i:02d}.md")
+        assert "fact 13" in md.index() and "big/MEMORY.md" not in md.index()
+        assert md.store.get("big/MEMORY.md") is None
+    with backend.open(index_max_lines=12) as md:
+        assert md.reconcile().clean
+
+
+# ---------------------------------------------------------------- tenancy
+
+
+def test_tenants_cannot_see_each_other(backend: Backend) -> None:
+    with backend.open("acme") as a, backend.open("globex") as b:
+        a.write("secret/plan.md", "acme's launch plan: webhook v2\n", description="acme secret", type="project")
+        assert b.list() == [] and b.store.list() == []
+        with pytest.raises(NotFound):
+            b.read("secret/plan.md")
+        assert b.store.get("secret/plan.md") is None
+        assert b.grep("webhook") == []
+        assert "acme" not in b.index()
+        assert b.history() == [] and b.history("secret/plan.md") == []
+        with pytest.raises(NotFound):
+            b.undo("secret/plan.md")
+        vb = b.write("secret/plan.md", "globex's own\n").version
+        assert a.read("secret/plan.md").body == "acme's launch plan: webhook v2\n"
+        assert b.read("secret/plan.md").version == vb
+        assert [r.actor for r in a.history()] == [a.actor]
+        b.delete("secret/plan.md")
+        assert a.read("secret/plan.md").body.startswith("acme")
+        assert "acme secret" in a.index()
+
+
+def test_tenant_ids_are_checked(backend: Backend) -> None:
+    for bad in ["", "Acme", "../x", "a/b", "x" * 64, "-x", "a b"]:
+        with pytest.raises(InvalidArgument, match="is not valid"):
+            memdir.open(backend.location, tenant=bad)
+
+
+# ---------------------------------------------------------------- recover
+
+CRASH = {
+    # backend: (what the child patches to die mid-commit, what survives)
+    "fs": ("from memdir.stores.fs import FileStore as S; S._apply = crash", "new"),
+    "sqlite": ("from memdir.stores.sql import SqlStore as S; S._catalog = crash", "old"),
+    "postgres": ("from memdir.stores.sql import SqlStore as S; S._catalog = crash", "old"),
+    "s3": ("from memdir.stores.s3 import S3Store as S; S._put_file = crash; S.lease_seconds = 1", "new"),
+}
+
+
+def test_a_writer_killed_mid_commit_leaves_old_or_new_and_a_clean_memory(backend: Backend) -> None:
+    with backend.open() as md:
+        md.write("p.md", "old\n", description="old one")
+    patch, survivor = CRASH[backend.name]
+    code = textwrap.dedent(f"""
+        import os, sys, memdir
+        def crash(*a, **k):
+            os._exit(9)
+        {patch}
+        memdir.open(sys.argv[1], tenant=sys.argv[2] or None).write("p.md", "new\\n", description="new one")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code, backend.location, backend.tenant() or ""],
+                          capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    if backend.name == "s3":
+        time.sleep(1.2)  # the dead writer's lease expires
+    with backend.open() as md:
+        assert md.read("p.md").body == f"{survivor}\n"
+        assert f"{survivor} one" in md.index()
+        assert len(md.history("p.md")) == (2 if survivor == "new" else 1)
+        if survivor == "new":
+            assert md.recovered and "p.md" in md.recovered[0]
+        assert md.reconcile().clean
+        md.write("p.md", "after\n", expect=md.read("p.md").version)
+        assert md.read("p.md").body == "after\n"
