@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ROOT ?= memory
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean services
 
 $(BIN)/memdir: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,15 +16,22 @@ install: $(BIN)/memdir
 run: install
 	$(BIN)/memdir --root $(ROOT) demo
 
-test: install lint
-	$(BIN)/python -m pytest -q
+# The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
+test: install lint services
+	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
+
+# System packages the tests need: the Debian PostgreSQL server (initdb, pg_ctl).
+services:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
-bench: install
+bench: install services
 	$(BIN)/python bench/core.py
+	$(BIN)/python bench/backends.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

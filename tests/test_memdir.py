@@ -27,17 +27,6 @@ def files(root: Path) -> dict[str, str]:
 # ---------------------------------------------------------------- write and read
 
 
-def test_write_then_read_round_trips_metadata_and_body(md: memdir.Memdir) -> None:
-    written = md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n",
-                       name="no dark themes", description="NEVER use dark themes", type="feedback", tags=["ui"])
-    assert written.change == "created"
-    got = md.read("feedback/no-dark-themes.md")
-    assert (got.name, got.description, got.type, got.tags) == ("no dark themes", "NEVER use dark themes", "feedback", ("ui",))
-    assert got.body == "Never propose dark themes.\n"
-    assert got.version == written.version
-    assert got.created == got.updated and got.created.endswith("Z")
-    assert got.text.startswith("---\nname: no dark themes\ndescription: NEVER use dark themes\ntype: feedback\ntags: [ui]\n")
-
 
 def test_body_may_carry_frontmatter_and_keywords_win(md: memdir.Memdir) -> None:
     md.write("p.md", "---\nname: from body\ntype: project\nowner: alice\n---\nhello\n", name="from keyword")
@@ -57,17 +46,6 @@ def test_rewrite_keeps_omitted_metadata_and_empty_clears_it(md: memdir.Memdir) -
     assert got.description == "v3"  # derived from the body again
 
 
-def test_identical_write_is_unchanged_and_keeps_version(md: memdir.Memdir) -> None:
-    a = md.write("p.md", "same\n", description="d")
-    b = md.write("p.md", "same\n")
-    assert b.change == "unchanged"
-    assert b.version == a.version
-    assert len(md.history("p.md")) == 1
-
-
-def test_read_missing_file_says_so(md: memdir.Memdir) -> None:
-    with pytest.raises(NotFound, match="nope.md does not exist"):
-        md.read("nope.md")
 
 
 def test_read_tolerates_hand_written_files(md: memdir.Memdir, root: Path) -> None:
@@ -161,70 +139,7 @@ def test_body_must_be_text(md: memdir.Memdir) -> None:
         md.write("p.md", b"bytes")  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- compare-and-swap
-
-
-def test_expect_none_creates_only(md: memdir.Memdir) -> None:
-    md.write("p.md", "one\n", expect=None)
-    with pytest.raises(Conflict, match="already exists"):
-        md.write("p.md", "two\n", expect=None)
-    assert md.read("p.md").body == "one\n"
-
-
-def test_expect_version_detects_a_concurrent_change(md: memdir.Memdir) -> None:
-    v1 = md.write("p.md", "one\n").version
-    v2 = md.write("p.md", "two\n", expect=v1).version
-    assert v2 != v1
-    with pytest.raises(Conflict, match=f"version {v1} is now {v2}"):
-        md.write("p.md", "stale\n", expect=v1)
-    with pytest.raises(Conflict):
-        md.delete("p.md", expect=v1)
-    assert md.read("p.md").body == "two\n"
-
-
-def test_versions_never_repeat_even_for_identical_content(md: memdir.Memdir) -> None:
-    seen = set()
-    for i in range(50):
-        seen.add(md.write("p.md", f"{i % 2}\n").version)
-    assert len(seen) == 50
-
-
-# ---------------------------------------------------------------- delete, rename, list, grep
-
-
-def test_delete_removes_the_file_and_its_index_line(md: memdir.Memdir, root: Path) -> None:
-    md.write("project/a.md", "a\n", description="alpha")
-    gone = md.delete("project/a.md")
-    assert gone.change == "deleted" and gone.body == "a\n"
-    assert not (root / "project").exists()
-    assert "alpha" not in md.index()
-    with pytest.raises(NotFound):
-        md.delete("project/a.md")
-
-
-def test_rename_moves_content_and_refuses_to_overwrite(md: memdir.Memdir) -> None:
-    md.write("a.md", "a\n", description="alpha")
-    md.write("b.md", "b\n")
-    with pytest.raises(Conflict, match="b.md already exists"):
-        md.rename("a.md", "b.md")
-    moved = md.rename("a.md", "archive/a.md")
-    assert moved.path == "archive/a.md" and moved.body == "a\n"
-    assert [e.path for e in md.list()] == ["archive/a.md", "b.md"]
-    with pytest.raises(NotFound):
-        md.read("a.md")
-    with pytest.raises(InvalidArgument):
-        md.rename("b.md", "./b.md")
-
-
-def test_list_by_folder_and_file(md: memdir.Memdir) -> None:
-    md.write("project/a.md", "a\nb\n", type="project", description="alpha")
-    md.write("project/sub/b.md", "b\n")
-    md.write("projects.md", "c\n")
-    assert [e.path for e in md.list("project")] == ["project/a.md", "project/sub/b.md"]
-    assert [e.path for e in md.list("project/a.md")] == ["project/a.md"]
-    entry = md.list("project/a.md")[0]
-    assert (entry.type, entry.description, entry.lines) == ("project", "alpha", 8)
-    assert md.list("nothing/") == []
+# ---------------------------------------------------------------- grep (more in tests/stores/test_conformance.py)
 
 
 def test_grep_finds_lines_case_insensitively(md: memdir.Memdir, root: Path) -> None:
@@ -242,48 +157,6 @@ def test_grep_finds_lines_case_insensitively(md: memdir.Memdir, root: Path) -> N
 
 
 # ---------------------------------------------------------------- journal and undo
-
-
-def test_history_records_every_change_with_previous_content(md: memdir.Memdir) -> None:
-    md.write("p.md", "one\n")
-    md.write("p.md", "two\n")
-    md.rename("p.md", "q.md")
-    md.delete("q.md")
-    ops = [(r.op, r.path, r.dest) for r in md.history()]
-    assert ops == [("delete", "q.md", None), ("rename", "p.md", "q.md"), ("write", "p.md", None), ("write", "p.md", None)]
-    second = md.history("p.md")[1]
-    assert b"one" in (second.old or b"") and b"two" in (second.new or b"")
-    assert second.actor == md.actor
-    assert [r.op for r in md.history("q.md")] == ["delete", "rename"]
-
-
-def test_undo_restores_previous_content_with_a_new_version(md: memdir.Memdir) -> None:
-    v1 = md.write("p.md", "one\n").version
-    v2 = md.write("p.md", "two\n").version
-    restored = md.undo("p.md")
-    assert restored.body == "one\n" and restored.change == "restored"
-    assert restored.version not in (v1, v2)
-    with pytest.raises(Conflict):  # a stale compare-and-swap still fails
-        md.write("p.md", "stale\n", expect=v1)
-    assert md.undo("p.md").body == "two\n"  # undoing the undo redoes
-
-
-def test_undo_after_delete_and_after_create(md: memdir.Memdir) -> None:
-    md.write("p.md", "keep me\n", description="kept")
-    md.delete("p.md")
-    assert md.undo("p.md").body == "keep me\n"
-    assert "kept" in md.index()
-    md.write("new.md", "fresh\n")
-    assert md.undo("new.md").change == "deleted"
-    with pytest.raises(NotFound):
-        md.read("new.md")
-
-
-def test_undo_rename_moves_it_back(md: memdir.Memdir) -> None:
-    md.write("a.md", "a\n")
-    md.rename("a.md", "b.md")
-    assert md.undo("b.md").path == "a.md"
-    assert [e.path for e in md.list()] == ["a.md"]
 
 
 def test_undo_refuses_when_the_file_changed_outside(md: memdir.Memdir, root: Path) -> None:

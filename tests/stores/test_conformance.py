@@ -13,11 +13,11 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from tests.conftest import Backend
 
 import memdir
 from memdir import Conflict, InvalidArgument, LimitExceeded, NotFound
 from memdir.stores.base import Change
-from tests.conftest import Backend
 
 # ---------------------------------------------------------------- write and read
 
@@ -194,6 +194,10 @@ def test_list_with_prefixes(memory: memdir.Memdir) -> None:
                                                     "projects.md", "z.md"]
     versions = dict(memory.store.list())
     assert versions["z.md"] == memory.read("z.md").version
+    memory.write("project/a.md", "a\nb\n", type="project", description="alpha")
+    entry = memory.list("project/a.md")[0]
+    assert (entry.type, entry.description, entry.lines, entry.version) == (
+        "project", "alpha", 8, memory.read("project/a.md").version)
 
 
 def test_grep_finds_lines(memory: memdir.Memdir) -> None:

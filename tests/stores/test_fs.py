@@ -139,27 +139,6 @@ def test_killed_writers_leave_old_or_new_files_never_a_mix(root: Path) -> None:
             assert md.reconcile().clean, md.reconcile().to_dict()
 
 
-def test_compare_and_swap_holds_across_processes(root: Path) -> None:
-    with memdir.open(root) as md:
-        md.write("counter.md", "0\n")
-    worker = textwrap.dedent("""
-        import sys, memdir
-        md = memdir.open(sys.argv[1])
-        done = 0
-        while done < 40:
-            cur = md.read("counter.md")
-            try:
-                md.write("counter.md", f"{int(cur.body) + 1}\\n", expect=cur.version)
-                done += 1
-            except memdir.Conflict:
-                pass
-    """)
-    procs = [subprocess.Popen([sys.executable, "-c", worker, str(root)]) for _ in range(4)]
-    assert [p.wait() for p in procs] == [0, 0, 0, 0]
-    with memdir.open(root) as md:
-        assert md.read("counter.md").body == "160\n"
-        assert len(md.history("counter.md")) == 161
-
 
 def test_readers_never_see_half_a_file(root: Path) -> None:
     a, b = "A" * 20_000 + "\n", "B" * 20_000 + "\n"

@@ -79,6 +79,10 @@ def _foreign_version(etag: str, modified: Any) -> str:
     return "x" + hashlib.blake2b(f"{etag}:{modified}".encode(), digest_size=8).hexdigest()[1:]
 
 
+def _is_index(path: str) -> bool:
+    return path == INDEX_NAME or path.endswith("/" + INDEX_NAME)
+
+
 def parse_url(url: str) -> tuple[str, str]:
     """(bucket, prefix without slashes) of `s3://bucket/prefix`."""
     rest = url.split("://", 1)[1]
@@ -128,6 +132,10 @@ class S3Store:
         self._record_only: set[int] = set()  # seqs that journaled a change made outside memdir
         self._complete_from = 1  # every journal record with seq >= this is in _records
         self._snapshot_seq = 0
+        self._fresh = False  # pulled since the lease was taken
+        self._seen: dict[str, tuple[str, str] | None] = {}  # (version, ETag) read under the lease
+        self._dirty = False  # a commit of ours is journaled but not fully applied
+        self._looked = 0.0  # when we last read another writer's lease
         try:
             self._call(self.s3.head_bucket, Bucket=self.bucket)
         except _Missing:
@@ -202,12 +210,16 @@ class S3Store:
     def get(self, path: str) -> Blob | None:
         got = self._read("files/" + path)
         if got is None:
-            return None
-        data, meta = got
-        version = meta.get("Metadata", {}).get(VERSION_KEY)
-        if not version:
-            version = _foreign_version(str(meta["ETag"]).strip('"'), meta.get("LastModified"))
-        return Blob(data, str(version))
+            blob, seen = None, None
+        else:
+            data, meta = got
+            etag = str(meta["ETag"]).strip('"')
+            version = str(meta.get("Metadata", {}).get(VERSION_KEY) or _foreign_version(etag, meta.get("LastModified")))
+            blob, seen = Blob(data, version), (version, etag)
+        with self._mutex:
+            if self._depth and not _is_index(path):
+                self._seen[path] = seen  # under the lease nobody else writes: commit need not ask again
+        return blob
 
     def list(self, prefix: str = "") -> builtins.list[tuple[str, str]]:
         with self._mutex:
@@ -259,12 +271,13 @@ class S3Store:
     def _pull(self) -> None:
         """Fold in journal objects written since we last looked (by any process)."""
         self._load()
+        if self._depth and self._fresh:
+            return  # we hold the lease and have looked since taking it: nothing new can be there
         keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
-        if not keys:
-            return
-        bodies = self._fetch(keys)
+        bodies = self._fetch(keys) if keys else []
         for key, body in zip(keys, bodies, strict=True):
             self._fold(key, body)
+        self._fresh = bool(self._depth)
 
     def _fetch(self, keys: Sequence[str]) -> builtins.list[builtins.list[dict[str, Any]]]:
         def one(key: str) -> builtins.list[dict[str, Any]]:
@@ -274,7 +287,7 @@ class S3Store:
             records: builtins.list[dict[str, Any]] = json.loads(got[0])["records"]
             return records
 
-        if len(keys) < 4:
+        if len(keys) < 2:
             return [one(k) for k in keys]
         with ThreadPoolExecutor(16) as pool:
             return builtins.list(pool.map(one, keys))
@@ -350,14 +363,18 @@ class S3Store:
     def lock(self) -> Iterator[None]:
         with self._mutex:
             if self._depth == 0:
-                self._acquire(wait=True)
+                took_over = self._acquire(wait=True)
+                self._depth += 1
                 try:
-                    self._pull()
-                    self._settle()
+                    if took_over:
+                        self._pull()
+                        self._settle()
                 except BaseException:
+                    self._depth -= 1
                     self._release()
                     raise
-            self._depth += 1
+            else:
+                self._depth += 1
             try:
                 yield
             finally:
@@ -369,35 +386,40 @@ class S3Store:
         self._lease_until = time.time() + self.lease_seconds
         return json.dumps({"owner": self._owner, "expires": self._lease_until}).encode()
 
-    def _acquire(self, wait: bool) -> bool:
+    def _acquire(self, wait: bool) -> bool | None:
+        """Take the lease: False if it was free, True if taken over from a dead holder, None if busy (no wait)."""
         deadline = time.monotonic() + self.wait_seconds
-        pause = 0.002
+        pause = 0.004
         while True:
             try:
                 self._lease = self._put("lock", self._lease_body(), IfNoneMatch="*")
-                break
+                return False
             except _Condition:
                 pass
-            got = self._read("lock")
-            if got is not None:
-                holder = json.loads(got[0])
-                if float(holder.get("expires", 0)) < time.time():  # its holder died: take it over
-                    try:
-                        etag = str(got[1]["ETag"]).strip('"')
-                        self._lease = self._put("lock", self._lease_body(), IfMatch=etag)
-                        break
-                    except (_Condition, _Missing):
-                        pass
+            if not wait or time.monotonic() - self._looked > self.lease_seconds / 10:
+                self._looked = time.monotonic()
+                if self._take_over():
+                    return True
             if not wait:
-                return False
+                return None
             if time.monotonic() > deadline:
                 raise StoreError(
                     f"{self.where}: another writer has held the lock for over {self.wait_seconds:.0f} s; "
                     f"if no memdir process is writing, it expires by itself within {self.lease_seconds:.0f} s"
                 )
             time.sleep(random.uniform(pause / 2, pause))
-            pause = min(pause * 2, 0.1)
-        return True
+            pause = min(pause * 1.5, 0.15)
+
+    def _take_over(self) -> bool:
+        """Take the lease if its holder let it expire (If-Match: only one taker wins)."""
+        got = self._read("lock")
+        if got is None or float(json.loads(got[0]).get("expires", 0)) >= time.time():
+            return False
+        try:
+            self._lease = self._put("lock", self._lease_body(), IfMatch=str(got[1]["ETag"]).strip('"'))
+            return True
+        except (_Condition, _Missing):
+            return False
 
     def _renew(self) -> None:
         """Extend the lease if half of it has gone, so a long commit keeps it."""
@@ -409,6 +431,17 @@ class S3Store:
             raise StoreError(f"{self.where}: the write lock expired and another writer took it; retry") from None
 
     def _release(self) -> None:
+        """Give the lease back, but only once our journal is applied: a lease left to expire means repair."""
+        self._fresh = False
+        self._seen.clear()
+        if self._dirty:
+            try:
+                self._settled = ""
+                self._settle()
+                self._dirty = False
+            except Exception:
+                self._lease = None  # let it expire: the writer that takes it over completes the commit
+                return
         etag, self._lease = self._lease, None
         if etag is None:
             return
@@ -427,13 +460,14 @@ class S3Store:
 
             def now(path: str) -> tuple[str, str] | None:
                 if path not in current:
-                    current[path] = self._head_object("files/" + path)
+                    current[path] = self._seen[path] if path in self._seen else self._head_object("files/" + path)
                 return current[path]
 
             for change in changes:
                 here = now(change.path)
                 check_change(change, None if here is None else here[0],
                              change.dest is not None and now(change.dest) is not None)
+            self._pull()
             first = self._head + 1
             raws: builtins.list[dict[str, Any]] = []
             for i, change in enumerate(changes):
@@ -459,10 +493,13 @@ class S3Store:
                     f"another writer committed to {self.where} at the same time; read again and retry"
                 ) from None
             self._fold(key, raws)
+            self._dirty = True
             for raw in raws:
                 if not raw["record_only"]:
                     self._apply(raw, current)
+            self._dirty = False
             self._settled = key
+            self._seen.update(current)
             return [self._records[raw["seq"]] for raw in raws]
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
@@ -526,9 +563,11 @@ class S3Store:
             for path, data in files.items():
                 if data is None:
                     self._delete("files/" + path)
-                else:
-                    self._put("files/" + path, data, ContentType="text/markdown; charset=utf-8")
-            self._put("state.json", json.dumps({"derived_seq": seq}).encode())
+                else:  # the root index carries the seq it reflects, which saves writing state.json
+                    meta = {"Metadata": {"memdir-derived": str(seq)}} if path == INDEX_NAME else {}
+                    self._put("files/" + path, data, ContentType="text/markdown; charset=utf-8", **meta)
+            if INDEX_NAME not in files:
+                self._put("state.json", json.dumps({"derived_seq": seq}).encode())
             if self._head - self._snapshot_seq >= SNAPSHOT_EVERY:
                 self._snapshot()
 
@@ -547,21 +586,22 @@ class S3Store:
 
     def derived(self) -> int:
         got = self._read("state.json")
-        return 0 if got is None else int(json.loads(got[0])["derived_seq"])
+        state = 0 if got is None else int(json.loads(got[0])["derived_seq"])
+        try:
+            head = self._call(self.s3.head_object, Bucket=self.bucket, Key=self.base + "files/" + INDEX_NAME)
+        except _Missing:
+            return state
+        return max(state, int(head.get("Metadata", {}).get("memdir-derived", 0)))
 
     def recover(self) -> builtins.list[str]:
-        """Finish a commit whose writer died before its files were written (if no writer is active)."""
+        """Finish the newest commit if its writer died holding the lease (one GET when there is none)."""
         with self._mutex:
-            if self._depth:
-                return []
-            self._load()
-            if not self._head_key or self._head_key == self._settled:
-                return []
-            if not self._acquire(wait=False):
-                return []  # a writer is active: it settles the journal itself
+            if self._depth or not self._take_over():
+                return []  # no lease left behind (the last writer finished), or a live writer holds it
             self._depth += 1
             try:
                 self._pull()
+                self._settled = ""  # the holder died: its newest commit may be half applied
                 return self._settle()
             finally:
                 self._depth -= 1
