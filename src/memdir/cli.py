@@ -75,11 +75,12 @@ class Group(click.Group):
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--root",
-    envvar="MEMDIR_ROOT",
+    envvar=["MEMDIR_URL", "MEMDIR_ROOT"],
     default=DEFAULT_ROOT,
     show_default=True,
-    metavar="DIR",
-    help="The memory folder (or file:// URL). Env: MEMDIR_ROOT.",
+    metavar="LOCATION",
+    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL. "
+    "Env: MEMDIR_URL (or MEMDIR_ROOT).",
 )
 @click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
 @click.version_option(package_name="memdir")
@@ -351,6 +352,71 @@ def import_(obj: Context, source: str, overwrite: bool, as_json: bool) -> None:
         emit(result.to_dict())
         return
     click.echo(result.summary())
+
+
+# ---------------------------------------------------------------- backends
+
+
+@main.command("copy")
+@click.argument("source")
+@click.argument("destination")
+@click.option("--tenant", "tenant", default=None, help="The tenant to copy (default: the global --tenant).")
+@json_option
+@click.pass_obj
+def copy_cmd(obj: Context, source: str, destination: str, tenant: str | None, as_json: bool) -> None:
+    """Copy a whole tenant (files, catalog, journal) from SOURCE to DESTINATION, any two locations.
+
+    Resumable: run it again after an interruption. Verified: file counts and
+    SHA-256 hashes of both sides are compared at the end. Progress goes to stderr.
+
+    \b
+    memdir copy memory sqlite:///memory.db --tenant acme
+    """
+    from .copy import copy_tenant
+
+    def progress(what: str, done: int, total: int) -> None:
+        if total:
+            click.echo(f"copy: {what} {done}/{total}", err=True)
+
+    report = copy_tenant(source, destination, tenant or obj.tenant, progress=progress)
+    if as_json:
+        emit(report.to_dict())
+    else:
+        click.echo(report.summary())
+    if not report.verified:
+        fail(f"the copy in {destination} does not match {source}; run the copy again")
+
+
+@main.group()
+def db() -> None:
+    """Schemas of sqlite:// and postgresql:// locations."""
+
+
+@db.command("migrate")
+@click.argument("url", required=False)
+@click.option("--check", is_flag=True, help="Only report pending migrations (exit 1 if any); never writes.")
+@click.option("--grant", metavar="ROLE", help="PostgreSQL: let ROLE (what memdir connects as) use the tables.")
+@json_option
+@click.pass_obj
+def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as_json: bool) -> None:
+    """Create or upgrade memdir's tables at URL (default: --root); safe to run again.
+
+    Run it as the database owner. On PostgreSQL, memdir itself must connect as
+    another role (row-level security binds it); --grant ROLE gives that role
+    what it needs.
+    """
+    from .locations import migrate
+
+    report = migrate(url or obj.root, check=check, grant=grant)
+    if as_json:
+        emit(report.to_dict())
+    elif check:
+        click.echo(f"pending: {', '.join(report.pending)}" if report.pending else f"up to date: {report.location}")
+    else:
+        done = f"applied {', '.join(report.applied)}" if report.applied else "already up to date"
+        click.echo(f"{report.location}: {done}" + (f"; granted to {report.granted}" if report.granted else ""))
+    if check and report.pending:
+        sys.exit(1)
 
 
 @main.command()

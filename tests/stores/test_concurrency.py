@@ -7,7 +7,6 @@ import sys
 import textwrap
 
 import pytest
-
 from tests.conftest import Backend
 
 INCREMENT = textwrap.dedent("""

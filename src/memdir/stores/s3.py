@@ -403,6 +403,8 @@ class S3Store:
             if not wait:
                 return None
             if time.monotonic() > deadline:
+                if self._take_over():
+                    return True
                 raise StoreError(
                     f"{self.where}: another writer has held the lock for over {self.wait_seconds:.0f} s; "
                     f"if no memdir process is writing, it expires by itself within {self.lease_seconds:.0f} s"

@@ -90,6 +90,8 @@ def database_path(location: str) -> Path:
     rest = rest.split("?", 1)[0]
     if not rest or rest.endswith("/"):
         raise StoreError(f"{location!r} names no database file; use sqlite:///path/to/memory.db")
+    if rest.startswith("/"):
+        rest = "/" + rest.lstrip("/")  # sqlite:////abs/path.db (four slashes) means the same file
     return Path(rest).expanduser().absolute()
 
 

@@ -1,0 +1,113 @@
+"""S3 specifics: the bucket layout, objects written by other tools, the lease, snapshots and errors."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from tests.conftest import BUCKET
+from tests.services import S3, free_port
+
+import memdir
+from memdir import NotFound, StoreError
+from memdir.stores import s3 as s3_store
+
+
+@pytest.fixture
+def s3(s3_server: S3) -> Iterator[tuple[str, object]]:
+    client = boto3.client("s3")
+    prefix = f"s3test{time.monotonic_ns()}"
+    yield f"s3://{BUCKET}/{prefix}", client
+
+
+def keys(client: object, prefix: str) -> list[str]:
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)  # type: ignore[attr-defined]
+    return sorted(o["Key"] for page in pages for o in page.get("Contents", []))
+
+
+def test_layout_is_plain_objects_under_the_tenant_prefix(s3: tuple[str, object]) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    with memdir.open(url, tenant="acme") as md:
+        md.write("project/flock.md", "Launch date: 2026-12-15.\n", description="flock")
+    assert keys(client, prefix) == [
+        f"{prefix}/tenants/acme/files/MEMORY.md",
+        f"{prefix}/tenants/acme/files/project/flock.md",
+        f"{prefix}/tenants/acme/journal/000000000001.json",
+    ]
+    body = client.get_object(Bucket=BUCKET, Key=f"{prefix}/tenants/acme/files/project/flock.md")  # type: ignore[attr-defined]
+    assert body["Body"].read().decode().endswith("Launch date: 2026-12-15.\n")
+    assert body["Metadata"] == {"memdir-version": "0000000000000001"}
+    with memdir.open(url) as md:  # tenant None is the tenant named 'default'
+        md.write("x.md", "x\n")
+    assert f"{prefix}/tenants/default/files/x.md" in keys(client, prefix)
+
+
+def test_objects_put_there_by_other_tools_are_found_and_journaled(s3: tuple[str, object]) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    with memdir.open(url, tenant="t") as md:
+        md.write("mine.md", "mine\n")
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/tenants/t/files/dropped/by-hand.md",  # type: ignore[attr-defined]
+                          Body=b"# Dropped in by aws s3 cp\nwebhook notes\n")
+        assert [h.path for h in md.grep("webhook")] == ["dropped/by-hand.md"]
+        found = md.reconcile()
+        assert [(f.kind, f.path) for f in found.findings] == [("new", "dropped/by-hand.md")]
+        md.reconcile(fix=True)
+        assert "Dropped in by aws s3 cp" in md.index()
+        assert md.history("dropped/by-hand.md")[0].op == "external"
+        version = md.read("dropped/by-hand.md").version
+        assert version.startswith("x") and len(version) == 16
+        md.write("dropped/by-hand.md", "now memdir's\n", expect=version)
+        assert md.reconcile().clean
+
+
+def test_a_live_lease_makes_writers_wait_and_an_expired_one_is_taken_over(s3: tuple[str, object]) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    lock = f"{prefix}/tenants/t/lock"
+    with memdir.open(url, tenant="t") as md:
+        md.write("p.md", "one\n")
+        store = md.store
+        assert isinstance(store, s3_store.S3Store)
+        client.put_object(Bucket=BUCKET, Key=lock,  # type: ignore[attr-defined]
+                          Body=json.dumps({"owner": "someone", "expires": time.time() + 60}).encode())
+        store.wait_seconds = 0.3
+        with pytest.raises(StoreError, match="another writer has held the lock for over 0 s"):
+            md.write("p.md", "two\n")
+        assert md.read("p.md").body == "one\n"
+        client.put_object(Bucket=BUCKET, Key=lock,  # type: ignore[attr-defined]
+                          Body=json.dumps({"owner": "someone", "expires": time.time() - 1}).encode())
+        md.write("p.md", "two\n")
+        assert md.read("p.md").body == "two\n"
+    assert lock not in keys(client, prefix)  # released
+
+
+def test_a_new_process_reads_the_catalog_snapshot_and_still_has_all_history(
+    s3: tuple[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    monkeypatch.setattr(s3_store, "SNAPSHOT_EVERY", 5)
+    with memdir.open(url, tenant="t") as md:
+        for i in range(12):
+            md.write(f"n{i}.md", f"{i}\n", description=f"note {i}")
+        md.delete("n0.md")
+    assert f"{prefix}/tenants/t/catalog.json" in keys(client, prefix)
+    with memdir.open(url, tenant="t") as md:
+        assert [e.path for e in md.list()] == sorted(f"n{i}.md" for i in range(1, 12))
+        assert "note 11" in md.index() and "note 0" not in md.index()
+        assert [r.seq for r in md.history()] == list(range(13, 0, -1))
+        assert md.undo("n0.md").body == "0\n"
+
+
+def test_s3_errors_say_what_to_check(s3_server: S3, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(NotFound, match="bucket 'no-such-bucket' does not exist at http://127.0.0.1"):
+        memdir.open("s3://no-such-bucket/x")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    with pytest.raises(StoreError, match="cannot connect to S3 at http://127.0.0.1:.*is the server running"):
+        memdir.open(f"s3://{BUCKET}/x")

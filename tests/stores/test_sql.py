@@ -1,0 +1,172 @@
+"""SQLite and PostgreSQL specifics: migrations, the append-only journal, row-level security, roles, errors."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+from tests.services import Postgres
+
+import memdir
+from memdir import NotFound, StoreError
+from memdir.locations import migrate
+from memdir.stores import postgres as pg_store
+from memdir.stores import sqlite as sqlite_store
+
+# ---------------------------------------------------------------- SQLite
+
+
+def test_sqlite_migrate_is_named_recorded_idempotent_and_check_never_writes(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'm.db'}"
+    report = migrate(url, check=True)
+    assert report.pending == ("0001_tables",) and report.applied == ()
+    assert not (tmp_path / "m.db").exists()
+    assert migrate(url).applied == ("0001_tables",)
+    again = migrate(url)
+    assert again.applied == () and again.current == ("0001_tables",)
+    assert migrate(url, check=True).pending == ()
+    names = sqlite3.connect(tmp_path / "m.db").execute("SELECT name FROM memdir_migrations").fetchall()
+    assert names == [("0001_tables",)]
+
+
+def test_sqlite_url_forms_name_the_same_file(tmp_path: Path) -> None:
+    with memdir.open(f"sqlite://{tmp_path}/m.db", tenant="acme") as md:
+        md.write("a.md", "a\n")
+    with memdir.open(f"sqlite:///{tmp_path}/m.db", tenant="acme") as md:
+        assert md.read("a.md").body == "a\n"
+    assert sqlite_store.database_path(f"sqlite:////{tmp_path}/m.db") == tmp_path / "m.db"
+
+
+def test_sqlite_journal_is_append_only(tmp_path: Path) -> None:
+    with memdir.open(f"sqlite://{tmp_path / 'm.db'}") as md:
+        md.write("p.md", "x\n")
+    db = sqlite3.connect(tmp_path / "m.db")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM memdir_journal")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE memdir_journal SET op = 'x'")
+
+
+def test_sqlite_default_tenant_is_named_default(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'm.db'}"
+    with memdir.open(url) as md:
+        md.write("p.md", "mine\n")
+    with memdir.open(url, tenant="default") as md:
+        assert md.read("p.md").body == "mine\n"
+    with memdir.open(url, tenant="other") as md:
+        assert md.list() == []
+
+
+def test_sqlite_errors_are_one_actionable_line(tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match="no memdir database at .*missing.db: create it with `memdir --root sqlite://"):
+        memdir.open(f"sqlite://{tmp_path / 'missing.db'}", create=False)
+    (tmp_path / "junk.db").write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(StoreError, match="file is not a database; is this a memdir database?") as err:
+        memdir.open(f"sqlite://{tmp_path / 'junk.db'}")
+    assert "\n" not in str(err.value)
+    with pytest.raises(StoreError, match="names no database file"):
+        memdir.open("sqlite://")
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+
+def test_row_level_security_keeps_raw_sql_inside_its_tenant(postgres: Postgres) -> None:
+    with memdir.open(postgres.app_url, tenant="rls-a") as a, memdir.open(postgres.app_url, tenant="rls-b") as b:
+        a.write("a.md", "tenant a\n")
+        b.write("b.md", "tenant b\n", description="b's")
+        conn = a.store.db  # type: ignore[attr-defined]  # memdir's own connection, set for tenant rls-a
+        for table in pg_store.TABLES:
+            tenants = {row[0] for row in conn.execute(f"SELECT tenant_id FROM {table}").fetchall()}
+            assert tenants <= {"rls-a"}, table
+        assert conn.execute("SELECT count(*) FROM memdir_files WHERE tenant_id = 'rls-b'").fetchone() == (0,)
+        assert conn.execute("UPDATE memdir_files SET data = 'x' WHERE tenant_id = 'rls-b'").rowcount == 0
+        assert conn.execute("DELETE FROM memdir_files WHERE tenant_id = 'rls-b'").rowcount == 0
+        assert conn.execute("DELETE FROM memdir_catalog WHERE tenant_id = 'rls-b'").rowcount == 0
+        assert conn.execute("UPDATE memdir_files SET tenant_id = 'rls-b' WHERE path = 'nothing'").rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute("INSERT INTO memdir_files VALUES ('rls-b', 'evil.md', 'x', 'v')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute("UPDATE memdir_files SET tenant_id = 'rls-b' WHERE tenant_id = 'rls-a'")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("ALTER TABLE memdir_files NO FORCE ROW LEVEL SECURITY")
+        assert b.read("b.md").body == "tenant b\n"
+        assert [e.path for e in b.list()] == ["b.md"] and "b's" in b.index()
+        assert [p for p, _ in b.store.list()] == ["b.md"]
+
+
+def test_postgres_journal_is_append_only(postgres: Postgres) -> None:
+    with memdir.open(postgres.app_url, tenant="append") as md:
+        md.write("p.md", "x\n")
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+            conn.execute("DELETE FROM memdir_journal WHERE tenant_id = 'append'")
+        with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+            conn.execute("UPDATE memdir_journal SET op = 'x'")
+
+
+def test_memdir_refuses_roles_that_could_bypass_row_level_security(postgres: Postgres) -> None:
+    with pytest.raises(StoreError, match="role 'memdir_admin' is a superuser") as err:
+        memdir.open(postgres.admin_url, tenant="x")
+    assert "--grant ROLE" in str(err.value)
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS memdir_owner")
+        conn.execute("DROP DATABASE IF EXISTS owned")
+        conn.execute("CREATE ROLE memdir_owner LOGIN")
+        conn.execute("CREATE DATABASE owned OWNER memdir_owner")
+    owner_url = postgres.url("memdir_owner", "owned")
+    migrate(owner_url)  # the owner makes the tables ...
+    with pytest.raises(StoreError, match="role 'memdir_owner' owns the memdir tables"):
+        memdir.open(owner_url, tenant="x")  # ... but may not use them through memdir
+
+
+def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(postgres: Postgres) -> None:
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS migrations")
+        conn.execute("CREATE DATABASE migrations")
+    url = postgres.url("memdir_admin", "migrations")
+    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security")
+    assert migrate(url, check=True).pending == names
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)
+    with pytest.raises(StoreError, match=r"lacks memdir's schema .*run `memdir db migrate postgresql://"):
+        memdir.open(postgres.url("memdir_app", "migrations"), tenant="x")
+    first = migrate(url, grant="memdir_app")
+    assert (first.applied, first.granted) == (names, "memdir_app")
+    assert migrate(url).applied == ()
+    assert migrate(url, check=True).pending == ()
+    with psycopg.connect(url) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM memdir_migrations ORDER BY name")] == list(names)
+    with memdir.open(postgres.url("memdir_app", "migrations")) as md:  # tenant None: the tenant 'default'
+        md.write("p.md", "x\n")
+    with memdir.open(postgres.url("memdir_app", "migrations"), tenant="default") as md:
+        assert md.read("p.md").body == "x\n"
+
+
+def test_postgres_connection_errors_say_what_to_check(postgres: Postgres) -> None:
+    from tests.services import free_port
+
+    url = f"postgresql://app:s3cret@127.0.0.1:{free_port()}/app"
+    with pytest.raises(StoreError) as err:
+        memdir.open(url, tenant="x")
+    message = str(err.value)
+    assert message.startswith(f"cannot connect to postgresql://app:***@127.0.0.1:{url.split(':')[3]}")
+    assert message.endswith("is the server running? check the URL")
+    assert "s3cret" not in message and "\n" not in message
+    with pytest.raises(memdir.InvalidArgument, match="is not a role name"):
+        migrate(postgres.admin_url, grant="x; DROP TABLE memdir_files")
+
+
+def test_postgres_reads_use_an_index_whatever_the_other_tenants_hold(postgres: Postgres) -> None:
+    with memdir.open(postgres.app_url, tenant="plan") as md:
+        md.write("p.md", "x\n")
+        plan = md.store.db.execute(  # type: ignore[attr-defined]
+            "EXPLAIN SELECT path, entry, seq FROM memdir_catalog WHERE tenant_id = 'plan' AND seq > 5"
+        ).fetchall()
+        files = md.store.db.execute(  # type: ignore[attr-defined]
+            "EXPLAIN SELECT data FROM memdir_files WHERE tenant_id = 'plan' AND path = 'p.md'"
+        ).fetchall()
+    assert any("memdir_catalog_seq" in row[0] or "Index" in row[0] for row in plan)
+    assert any("Index" in row[0] for row in files)
