@@ -185,6 +185,20 @@ def test_power_loss_after_reboot_is_repaired_from_the_journal(seeded: Path) -> N
         assert md.read("q.md").body == "kept\n"
 
 
+def test_a_reboot_after_a_rename_does_not_bring_the_old_name_back(seeded: Path) -> None:
+    with memdir.open(seeded) as md:
+        md.rename("p.md", "moved/q.md")
+    db = sqlite3.connect(seeded / ".memdir" / "memdir.db")
+    db.execute("UPDATE state SET value = 'another-boot' WHERE key = 'boot_id'")
+    db.execute("UPDATE state SET value = '0' WHERE key = 'verified_seq'")
+    db.commit()
+    db.close()
+    with memdir.open(seeded) as md:
+        assert not (seeded / "p.md").exists()
+        assert [e.path for e in md.list()] == ["moved/q.md"]
+        assert md.reconcile().clean
+
+
 def test_hand_edit_after_a_reboot_is_kept(seeded: Path) -> None:
     (seeded / "p.md").write_text("edited by a person\n")
     db = sqlite3.connect(seeded / ".memdir" / "memdir.db")

@@ -437,12 +437,15 @@ class FileStore:
         the change replaced; anything else is an edit made since, and is kept.
         """
         notes = []
-        rows = self.db.execute(
-            "SELECT j.seq, j.path, j.dest, j.old, j.new FROM journal j JOIN "
-            "(SELECT coalesce(dest, path) AS p, max(seq) AS s FROM journal WHERE seq > ? GROUP BY p) t ON j.seq = t.s",
-            (seq,),
+        rows = self.db.execute(  # the newest change touching each path, as its source or its target
+            "SELECT t.p, j.seq, j.path, j.dest, j.old, j.new FROM journal j JOIN "
+            "(SELECT p, max(s) AS s FROM (SELECT path AS p, seq AS s FROM journal WHERE seq > ? "
+            "UNION ALL SELECT dest, seq FROM journal WHERE seq > ? AND dest IS NOT NULL) GROUP BY p) t ON j.seq = t.s",
+            (seq, seq),
         ).fetchall()
-        for seq_, path, dest, old, new in rows:
+        for p, seq_, path, dest, old, new in rows:
+            if dest is not None and p == path:
+                continue  # renamed away: never bring the old name back (the new name's row restores it)
             target = dest or path
             blob = self.get(target)
             current = None if blob is None else blob.data
