@@ -135,8 +135,10 @@ def copy_tenant(
                     )
             extra = have[len(records):]
             if any(r.actor != ACTOR or r.op != "external" for r in extra):
+                n = len(extra)
                 raise Conflict(
-                    f"the destination has {len(extra)} journal records the source lacks; copy into an empty tenant"
+                    f"the destination has {n} journal record{'s' if n != 1 else ''} that the source lacks "
+                    "(written after an earlier copy?); copy into an empty tenant"
                 )
             todo = records[len(have):]
             versions = dict(dst_store.list())
