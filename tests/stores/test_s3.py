@@ -36,6 +36,7 @@ def test_layout_is_plain_objects_under_the_tenant_prefix(s3: tuple[str, object])
     assert keys(client, prefix) == [
         f"{prefix}/tenants/acme/files/MEMORY.md",
         f"{prefix}/tenants/acme/files/project/flock.md",
+        f"{prefix}/tenants/acme/head.json",
         f"{prefix}/tenants/acme/journal/000000000001.json",
     ]
     body = client.get_object(Bucket=BUCKET, Key=f"{prefix}/tenants/acme/files/project/flock.md")  # type: ignore[attr-defined]

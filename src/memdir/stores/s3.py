@@ -6,6 +6,7 @@ Layout (keys relative to the tenant's folder):
     files/<dir>/MEMORY.md   derived indexes (never listed as topic files)
     journal/<seq>.json      one object per commit: its records, with old and new content and catalog entries
     catalog.json            a snapshot of the catalog as of one journal object (a cache, rebuilt from the journal)
+    head.json               the newest applied commit: a hint that spares readers a LIST
     state.json              the journal seq the MEMORY.md files reflect
     lock                    the writers' lease
 
@@ -21,10 +22,15 @@ S3 has no transactions, so a change is ordered by conditional writes:
    (Conflict), so even a writer whose lease lapsed cannot fork the journal.
 3. **Apply.** The content objects are then written (If-Match on the ETag
    checked in step 2, or If-None-Match for new files) and deleted.
-4. **Roll forward.** A writer that takes the lease, and `recover()`, verify
-   the newest journal object not known to be applied and finish it: a crash
-   between 2 and 3 leaves the journal ahead of the files for at most one
-   commit, which the next writer completes.
+4. **Roll forward.** The lease is deleted only once the files match the
+   journal. A writer that takes over an expired lease, and `recover()`, verify
+   the newest journal object and finish it: a crash between 2 and 3 leaves
+   the journal ahead of the files for at most one commit, which the next
+   writer completes.
+5. **Head.** After applying, the writer puts `head.json` (the newest seq).
+   Readers read it (one GET) and list the journal only when it moved;
+   writers always list it. A reader's catalog thus shows a commit once its
+   writer has applied it.
 
 Versions are the journal seq that wrote the content (kept in the object's
 metadata), never an ETag: an ETag is a hash of the bytes and would repeat
@@ -273,6 +279,10 @@ class S3Store:
         self._load()
         if self._depth and self._fresh:
             return  # we hold the lease and have looked since taking it: nothing new can be there
+        if not self._depth and self._head_key:
+            hint = self._read("head.json")  # one small GET instead of a LIST for readers
+            if hint is not None and int(json.loads(hint[0])["seq"]) <= self._head:
+                return
         keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
         bodies = self._fetch(keys) if keys else []
         for key, body in zip(keys, bodies, strict=True):
@@ -502,6 +512,7 @@ class S3Store:
             self._dirty = False
             self._settled = key
             self._seen.update(current)
+            self._put_head()
             return [self._records[raw["seq"]] for raw in raws]
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
@@ -556,7 +567,12 @@ class S3Store:
                 self._put_file(path, data, version, {})
             notes.append(f"completed interrupted change #{seq} to {path} from the journal")
         self._settled = self._head_key
+        self._put_head()
         return notes
+
+    def _put_head(self) -> None:
+        """Tell readers the newest applied commit, so they need not list the journal to know."""
+        self._put("head.json", json.dumps({"seq": self._head, "key": self._head_key}).encode())
 
     # ------------------------------------------------------------ derived files
 
