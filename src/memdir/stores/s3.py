@@ -592,12 +592,15 @@ class S3Store:
     def _snapshot(self) -> None:
         """Save the catalog so a new process reads one object instead of the whole journal."""
         entries: dict[str, Any] = {}
+        latest: dict[str, tuple[int, str, Entry | None]] = {}
         for seq, path, entry in self._log:
+            latest[path] = (seq, path, entry)
             if entry is None:
                 entries.pop(path, None)
             else:
                 known = self._known.get(path)
                 entries[path] = [seq, entry.to_dict(), *(known if known else (None, None))]
+        self._log = sorted(latest.values(), key=lambda row: row[0])  # the latest row per path is all changes() needs
         body = {"seq": self._head, "key": self._head_key, "entries": entries}
         self._put("catalog.json", json.dumps(body, ensure_ascii=False).encode())
         self._snapshot_seq = self._head
