@@ -30,6 +30,7 @@ from .errors import (
 from .limits import Limits
 from .memdir import ANY, Finding, Hit, Memdir, Report
 from .model import Entry, Memory
+from .scope import Scope
 from .stores.base import Record
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "RateLimited",
     "Record",
     "Report",
+    "Scope",
     "StoreError",
     "open",
 ]

@@ -8,19 +8,21 @@ together) under the store's lock, then the derived indexes.
 from __future__ import annotations
 
 import builtins
+import copy
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import guard, index, model, paths
 from . import limits as limits_mod
 from .catalog import Catalog
-from .errors import Conflict, InvalidArgument, InvalidMemory, MemdirError, NotFound
+from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
 from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
+from .scope import Scope
 from .stores.base import Blob, Change, Record, Store
 
 
@@ -72,6 +74,14 @@ class Report:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
 
 
+class _State:
+    """What every view of one memory shares: the catalog and the index files on disk."""
+
+    def __init__(self) -> None:
+        self.catalog: Catalog | None = None
+        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+
+
 class Memdir:
     """One tenant's memory. Use `memdir.open()` to get one."""
 
@@ -80,9 +90,10 @@ class Memdir:
         self.limits = limits
         self.actor = actor
         self._lock = threading.RLock()
-        self._catalog: Catalog | None = None
-        self._written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
-        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text)
+        self._state = _State()
+        self._scope: Scope | None = None
+        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text) for this view
+        self._scoped: Catalog | None = None  # the catalog filtered by the scope
         self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
@@ -92,7 +103,35 @@ class Memdir:
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        self._store.close()
+        """Close the store (a scoped view leaves it open for its parent)."""
+        if self._scope is None:
+            self._store.close()
+
+    def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
+        """A view for one principal: it sees only `read` (and `write`) folders and writes only `write`.
+
+        `md.scope(read=["household/"], write=["people/alice/"])`. A view of a
+        view gets the intersection. Views share the store and the catalog.
+        """
+        wanted = Scope.of(read, write)
+        view = copy.copy(self)
+        view._scope = wanted if self._scope is None else self._scope.narrow(wanted)
+        view._views = {}
+        view._scoped = None
+        return view
+
+    @property
+    def principal(self) -> Scope | None:
+        """The scope of this view, or None for the whole tenant."""
+        return self._scope
+
+    def _readable(self, path: str) -> bool:
+        return self._scope is None or self._scope.can_read(path)
+
+    def _writable(self, *targets: str) -> None:
+        if self._scope is not None:
+            for path in targets:
+                self._scope.check_write(path)
 
     def __enter__(self) -> Memdir:
         return self
@@ -109,7 +148,7 @@ class Memdir:
     def read(self, path: str) -> Memory:
         """The topic file at `path`, with its version for a later `expect=`."""
         p = paths.topic_path(path)
-        blob = self._store.get(p)
+        blob = self._store.get(p) if self._readable(p) else None
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
         return self._memory(p, blob)
@@ -124,7 +163,7 @@ class Memdir:
     def list(self, prefix: str = "") -> list[Entry]:
         """Catalog entries under a folder (or the one file), sorted by path."""
         with self._lock:
-            cat = self._sync_catalog()
+            cat = self._view_catalog()
             if prefix.endswith(".md"):
                 e = cat.get(paths.topic_path(prefix))
                 return [e] if e else []
@@ -134,7 +173,7 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
-            cat = self._sync_catalog()
+            cat = self._view_catalog()
             view = self._views.get(f)
             if view is not None and view[0] == cat.seq:
                 return view[1]
@@ -155,6 +194,8 @@ class Memdir:
             ) from None
         hits: builtins.list[Hit] = []
         for path, _ in self._store.list(paths.folder(prefix)):
+            if not self._readable(path):
+                continue
             blob = self._store.get(path)
             if blob is None:
                 continue
@@ -169,7 +210,12 @@ class Memdir:
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
         p = None if path is None else paths.topic_path(path)
-        return self._store.journal(p, limit=limit)
+        if self._scope is None:
+            return self._store.journal(p, limit=limit)
+        if p is not None and not self._readable(p):
+            return []
+        seen = [r for r in self._store.journal(p) if self._readable(r.path) or (r.dest and self._readable(r.dest))]
+        return seen if limit is None else seen[:limit]
 
     # ------------------------------------------------------------ writing
 
@@ -191,6 +237,7 @@ class Memdir:
         p = paths.topic_path(path)
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
+        self._writable(p)
         given, text_body = model.parse(body, path=p, strict=True)
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
@@ -232,6 +279,7 @@ class Memdir:
     def delete(self, path: str, *, expect: Any = ANY) -> Memory:
         """Delete a topic file; returns what was deleted (undo brings it back)."""
         p = paths.topic_path(path)
+        self._writable(p)
         with self._lock, self._store.lock():
             cur = self._store.get(p)
             if cur is None:
@@ -245,6 +293,7 @@ class Memdir:
     def rename(self, old: str, new: str) -> Memory:
         """Move a topic file to a new path; the target must not exist."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
+        self._writable(src, dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
         with self._lock, self._store.lock():
@@ -271,6 +320,7 @@ class Memdir:
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
             rec = records[0]
+            self._writable(*[p for p in (rec.path, rec.dest) if p])
             now = model.now_stamp()
             if rec.dest is not None:  # a rename: move it back
                 cur = self._store.get(rec.dest)
@@ -341,9 +391,23 @@ class Memdir:
     def _sync_catalog(self) -> Catalog:
         return self._sync()[0]
 
+    def _view_catalog(self) -> Catalog:
+        """The catalog as this view sees it: the whole one, or only what the scope can read."""
+        cat = self._sync_catalog()
+        if self._scope is None:
+            return cat
+        if self._scoped is None or self._scoped.seq != cat.seq:
+            view = Catalog(index.label)
+            for prefix in self._scope.read:
+                for entry in cat.walk(prefix):
+                    view.put(entry)
+            view.seq = cat.seq
+            self._scoped = view
+        return self._scoped
+
     def _sync(self) -> tuple[Catalog, set[str] | None]:
         """Load or catch up the catalog; returns it and the paths changed (None: all)."""
-        cat = self._catalog
+        cat = self._state.catalog
         if cat is None:
             cat = Catalog(index.label)
             seq, changes = self._store.changes(0)
@@ -351,7 +415,7 @@ class Memdir:
                 if entry is not None:
                     cat.put(entry)
             cat.seq = seq
-            self._catalog = cat
+            self._state.catalog = cat
             if self._store.derived() < seq or self.recovered:
                 with self._store.lock():
                     self._refresh(full=True)
@@ -375,23 +439,24 @@ class Memdir:
         stack = [""]
         while stack:
             f = stack.pop()
-            prev = self._written.get(f)
+            prev = self._state.written.get(f)
             if touched is None or prev is None or f in touched:
                 prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
             rendered[f] = prev
-            self._views[f] = (cat.seq, prev[0])
+            if self._scope is None:
+                self._views[f] = (cat.seq, prev[0])
             stack.extend(prev[1])
         files: dict[str, bytes | None] = {}
         for f, (text, _) in rendered.items():
-            if touched is None or self._written.get(f, ("",))[0] != text:
+            if touched is None or self._state.written.get(f, ("",))[0] != text:
                 files[f + INDEX_NAME] = text.encode()
-        for f in self._written.keys() - rendered.keys():
+        for f in self._state.written.keys() - rendered.keys():
             files[f + INDEX_NAME] = None
         if full:
             for f in cat.folders.keys() - rendered.keys():
                 if self._store.get(f + INDEX_NAME) is not None:
                     files[f + INDEX_NAME] = None
-        self._written = rendered
+        self._state.written = rendered
         self._store.derive(files, cat.seq)
 
     # ------------------------------------------------------------ reconcile
@@ -403,6 +468,8 @@ class Memdir:
         'external' when fixed), a stale MEMORY.md, and files that break the
         limits or do not parse (reported only: fixing those needs a person).
         """
+        if self._scope is not None:
+            raise Forbidden("reconcile works on the whole memory; run it without a scope")
         report = Report(fixed=fix)
         with self._lock, self._store.lock():
             if fix:
@@ -449,7 +516,7 @@ class Memdir:
             if self._store.derived() < cat.seq or self._index_stale(cat):
                 report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
-                self._written = {}
+                self._state.written = {}
                 self._refresh(full=True)
         return report
 
