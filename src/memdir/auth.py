@@ -32,6 +32,7 @@ from .errors import InvalidArgument
 from .memdir import Memdir
 
 MIN_TOKEN_CHARS = 16
+PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
 MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 _KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
 
@@ -236,11 +237,7 @@ class Memories:
     def _open_for(self, principal: Principal) -> Memdir:
         from . import open as open_memdir
 
-        # TODO(lead): use open(..., agent=True) once it is in main; until then the agent default by hand.
-        options: dict[str, Any] = {}
-        if not _rate_configured(self.root):
-            options["writes_per_minute"] = 60
-        md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), **options)
+        md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
         if principal.scoped:
             md = md.scope(read=principal.read or (), write=principal.write or ())
         return md
@@ -250,14 +247,3 @@ class Memories:
             md.store.close()  # a scoped view's close() leaves the store open; the server owns it
         self._open.clear()
 
-
-def _rate_configured(root: str | os.PathLike[str]) -> bool:
-    if "MEMDIR_WRITES_PER_MINUTE" in os.environ:
-        return True
-    cfg = Path(os.fspath(root)).expanduser() / "memdir.toml"
-    try:
-        data = tomllib.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-    limits = data.get("limits", data)
-    return isinstance(limits, dict) and "writes_per_minute" in limits

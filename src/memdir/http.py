@@ -30,14 +30,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from . import errors
-from .auth import Memories, Principal, Principals, is_loopback
+from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
 from .memdir import ANY, Memdir
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
-PRINCIPAL = "memdir.principal"  # the ASGI scope key the guard sets
 MARKDOWN = "text/markdown; charset=utf-8"
 
 STATUS: dict[type[errors.MemdirError], int] = {
@@ -372,7 +371,8 @@ def _loopback_host(host: str) -> bool:
 async def _not_found(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
-        return error(405, "MethodNotAllowed", f"{request.method} is not served on {request.url.path}; see /openapi.json", exc.headers)
+        return error(405, "MethodNotAllowed", f"{request.method} is not served on {request.url.path}; see /openapi.json",
+                     dict(exc.headers or {}))
     return error(exc.status_code, "NotFound" if exc.status_code == 404 else "HTTPError",
                  f"no route {request.method} {request.url.path}; see /openapi.json for the routes")
 
@@ -426,3 +426,12 @@ def run(app: ASGIApp, sock: socket.socket, banner: Callable[[str], str]) -> None
         pass
     finally:
         sys.stdout.flush()
+
+
+def banner(url: str, root: str, token: bool) -> str:
+    """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
+    header = " --header 'Authorization: Bearer <token>'" if token else ""
+    return (
+        f"memdir: serving {root} - MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
+    )
