@@ -16,6 +16,7 @@ The SDK is imported only when a server is built, so `memdir --help` stays fast.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -32,6 +33,8 @@ FILE_TEMPLATE = FILE_PREFIX + "{path}"
 PROMPT_NAME = "memory_conventions"
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
 PAGE = 500  # resources per resources/list page
+
+logger = logging.getLogger(__name__)
 
 
 class Sessions:
@@ -108,7 +111,11 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = sessions.session(ctx)
-        result = await anyio.to_thread.run_sync(session.handle, params.name, params.arguments or {})
+        try:
+            result = await anyio.to_thread.run_sync(session.handle, params.name, params.arguments or {})
+        except Exception as e:  # a bug, not a refusal: still a tool error, so the agent loop goes on
+            logger.exception("tool %s failed", params.name)
+            result = tools.Result(f"{params.name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             structured_content=result.data,

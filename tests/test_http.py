@@ -1,0 +1,307 @@
+"""The HTTP API (/v1): a real server on loopback, called as an app would call it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from openapi_spec_validator import validate
+from serving import Running, call
+
+import memdir
+from memdir import InvalidArgument
+from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
+from memdir.cli import main
+from memdir.http import Api
+
+ALICE, BOB, ADMIN = "alice-token-0123456789", "bob-token-0123456789ab", "admin-token-0123456789"
+NOTE = {"body": "Launch date: 2026-12-15.\n", "description": "Flock: route planner", "type": "project"}
+
+
+@pytest.fixture
+def server(root: Path) -> Iterator[Running]:
+    with Running(root) as s:
+        yield s
+
+
+def test_write_then_read_as_json_and_as_markdown(server: Running) -> None:
+    url = f"{server.url}/v1/files/project/flock.md"
+    put = call("PUT", url, NOTE)
+    assert put.status == 201
+    assert put.json == {"path": "project/flock.md", "change": "created", "version": put.json["version"], "lines": 7,
+                        "size": put.json["size"]}
+    assert put.headers["etag"] == f'"{put.json["version"]}"'
+
+    got = call("GET", url)
+    assert got.status == 200 and got.headers["etag"] == put.headers["etag"]
+    assert {k: got.json[k] for k in ("path", "description", "type", "body", "version")} == {
+        "path": "project/flock.md", "description": "Flock: route planner", "type": "project",
+        "body": "Launch date: 2026-12-15.\n", "version": put.json["version"],
+    }
+    raw = call("GET", url, headers={"Accept": "text/markdown"})
+    assert raw.headers["content-type"].startswith("text/markdown")
+    assert raw.text == got.json["text"] and raw.text.startswith("---\ndescription: 'Flock: route planner'\n")
+
+    again = call("PUT", url, NOTE)
+    assert (again.status, again.json["change"]) == (200, "unchanged")
+    replaced = call("PUT", url, "---\ndescription: Flock, moved\n---\nLaunch moved to 2027-01-10.\n")
+    assert (replaced.status, replaced.json["change"]) == (200, "updated")
+    assert call("GET", url).json["description"] == "Flock, moved"
+
+
+def test_etags_make_writes_compare_and_swap(server: Running) -> None:
+    url = f"{server.url}/v1/files/project/flock.md"
+    first = call("PUT", url, NOTE, headers={"If-None-Match": "*"})
+    assert first.status == 201
+    tag = first.headers["etag"]
+    taken = call("PUT", url, NOTE, headers={"If-None-Match": "*"})
+    assert taken.status == 412 and taken.error[0] == "Conflict" and "already exists" in taken.error[1]
+
+    second = call("PUT", url, {"body": "Beta users: 40.\n"}, headers={"If-Match": tag})
+    assert second.status == 200
+    stale = call("PUT", url, {"body": "Lost update.\n"}, headers={"If-Match": tag})
+    assert stale.status == 412
+    assert stale.error == ("Conflict", f"project/flock.md changed since it was read (version {tag.strip(chr(34))} is now "
+                                       f"{second.json['version']}); read it again and retry")
+    assert call("GET", url).json["body"] == "Beta users: 40.\n"
+
+    assert call("GET", url, headers={"If-None-Match": second.headers["etag"]}).status == 304
+    assert call("DELETE", url, headers={"If-Match": tag}).status == 412
+    assert call("PUT", f"{server.url}/v1/files/new.md", NOTE, headers={"If-Match": "*"}).status == 412
+    assert call("DELETE", url, headers={"If-Match": second.headers["etag"]}).status == 200
+
+
+def test_delete_history_and_undo(server: Running) -> None:
+    url = f"{server.url}/v1/files/project/flock.md"
+    call("PUT", url, NOTE)
+    gone = call("DELETE", url)
+    assert gone.json == {"path": "project/flock.md", "change": "deleted", "lines": 7, "undo": "POST /v1/undo/project/flock.md"}
+    assert call("GET", url).error[0] == "NotFound"
+    assert call("GET", url).status == 404
+    back = call("POST", f"{server.url}/v1/undo/project/flock.md")
+    assert (back.status, back.json["change"]) == (200, "restored")
+    assert call("GET", url).json["body"] == NOTE["body"]
+
+    records = call("GET", f"{server.url}/v1/history/project/flock.md").json["records"]
+    assert [r["op"] for r in records] == ["undo", "delete", "write"]
+    assert {r["actor"] for r in records} == {records[0]["actor"]} and records[0]["actor"].startswith("http:")
+    with_content = call("GET", f"{server.url}/v1/history/project/flock.md?limit=1&content=true").json["records"]
+    assert len(with_content) == 1 and with_content[0]["new"].endswith(NOTE["body"])
+    assert len(call("GET", f"{server.url}/v1/history").json["records"]) == 3
+
+
+def test_index_and_listing(server: Running) -> None:
+    call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
+    call("PUT", f"{server.url}/v1/files/user/profile.md", {"body": "Prefers metric units.\n", "type": "user"})
+    index = call("GET", f"{server.url}/v1/index")
+    assert index.json["folder"] == "" and "[flock](project/flock.md) — Flock: route planner" in index.json["text"]
+    raw = call("GET", f"{server.url}/v1/index", headers={"Accept": "text/markdown"})
+    assert raw.text == index.json["text"]
+    assert "profile" not in call("GET", f"{server.url}/v1/index?folder=project/").json["text"]
+    listed = call("GET", f"{server.url}/v1/files?folder=user/").json
+    assert [f["path"] for f in listed["files"]] == ["user/profile.md"]
+    assert [f["path"] for f in call("GET", f"{server.url}/v1/files").json["files"]] == ["project/flock.md", "user/profile.md"]
+
+
+def test_search(server: Running) -> None:
+    call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
+    found = call("GET", f"{server.url}/v1/search?q=launch&k=5")
+    if not hasattr(memdir.Memdir, "search"):
+        assert found.status == 501 and found.error[0] == "NotImplemented"
+        return
+    assert found.status == 200
+    assert [h["path"] for h in found.json["hits"]] == ["project/flock.md"]
+    assert call("GET", f"{server.url}/v1/search?q=").status == 400
+    assert call("GET", f"{server.url}/v1/search?q=x&k=0").status == 400
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "headers", "status", "kind"),
+    [
+        ("GET", "/v1/files/../etc/passwd.md", None, {}, 400, "InvalidPath"),
+        ("GET", "/v1/files/project/notes.txt", None, {}, 400, "InvalidPath"),
+        ("PUT", "/v1/files/MEMORY.md", NOTE, {}, 400, "InvalidPath"),
+        ("PUT", "/v1/files/a.md", {"body": "x\n" * 300}, {}, 413, "LimitExceeded"),
+        ("PUT", "/v1/files/a.md", {"body": "x", "type": "gossip"}, {}, 400, "InvalidMemory"),
+        ("PUT", "/v1/files/a.md", {"text": "x"}, {}, 400, "BadRequest"),
+        ("PUT", "/v1/files/a.md", {"body": 3}, {}, 400, "BadRequest"),
+        ("PUT", "/v1/files/a.md", b"{not json", {"Content-Type": "application/json"}, 400, "BadRequest"),
+        ("PUT", "/v1/files/a.md", b"x", {"Content-Type": "application/xml"}, 415, "UnsupportedMediaType"),
+        ("PUT", "/v1/files/a.md", b"x" * (1024 * 1024 + 1), {"Content-Type": "text/markdown"}, 413, "LimitExceeded"),
+        ("PUT", "/v1/files/a.md", {"body": "key: AKIAIOSFODNN7EXAMPLE\n"}, {}, 400, "InvalidMemory"),
+        ("PUT", "/v1/files/a.md", NOTE, {"If-Match": 'W/"abc"'}, 400, "BadRequest"),
+        ("DELETE", "/v1/files/a.md", None, {}, 404, "NotFound"),
+        ("POST", "/v1/undo/a.md", None, {}, 404, "NotFound"),
+        ("GET", "/v1/history?limit=0", None, {}, 400, "BadRequest"),
+        ("GET", "/v1/nothing", None, {}, 404, "NotFound"),
+        ("POST", "/v1/index", None, {}, 405, "MethodNotAllowed"),
+    ],
+)
+def test_refusals_are_json_with_a_fitting_status(
+    server: Running, method: str, path: str, body: object, headers: dict[str, str], status: int, kind: str
+) -> None:
+    reply = call(method, server.url + path, body, headers)
+    assert (reply.status, reply.error[0]) == (status, kind), reply.body
+    assert "\n" not in reply.error[1]
+
+
+def test_the_secret_guard_refuses_credentials_without_echoing_them(server: Running) -> None:
+    reply = call("PUT", f"{server.url}/v1/files/a.md", {"body": "key: AKIAIOSFODNN7EXAMPLE\n"})
+    assert reply.status == 400
+    assert "memories must not hold credentials" in reply.error[1] and "AKIA" not in reply.error[1]
+    assert call("GET", f"{server.url}/v1/files/a.md").status == 404
+
+
+def test_writes_are_rate_limited_per_tenant(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_WRITES_PER_MINUTE", "2")
+    with Running(root) as s:
+        assert [call("PUT", f"{s.url}/v1/files/n{i}.md", {"body": "x"}).status for i in range(2)] == [201, 201]
+        limited = call("PUT", f"{s.url}/v1/files/n2.md", {"body": "x"})
+        assert limited.status == 429 and limited.error[0] == "RateLimited"
+        assert 1 <= int(limited.headers["retry-after"]) <= 30
+        assert "more than 2 writes per minute" in limited.error[1]
+
+
+def test_the_agent_default_is_sixty_writes_a_minute(root: Path) -> None:
+    memories = Memories(root, transport="http")
+    try:
+        assert memories.of(Principal("default")).limits.writes_per_minute == 60
+    finally:
+        memories.close()
+
+
+# ---------------------------------------------------------------- auth and scopes
+
+
+def household(tmp_path: Path) -> Principals:
+    auth = tmp_path / "auth.toml"
+    auth.write_text(f"""
+[tokens.alice]
+token = "{ALICE}"
+scope-read = ["household/"]
+scope-write = ["people/alice/"]
+
+[tokens.bob]
+token_sha256 = "{digest(BOB).hex()}"
+scope-read = ["household/"]
+scope-write = ["people/bob/"]
+
+[tokens.admin]
+token = "{ADMIN}"
+""")
+    principals = Principals(Principal("default"))
+    principals.load(auth)
+    return principals
+
+
+def test_a_token_is_required_when_configured(root: Path) -> None:
+    principals = Principals(Principal("default"))
+    principals.add_token(ADMIN)
+    with Running(root, principals) as s:
+        missing = call("GET", f"{s.url}/v1/index")
+        assert missing.status == 401 and missing.headers["www-authenticate"].startswith("Bearer")
+        assert missing.error == ("Unauthorized", "this server needs a bearer token: send the header 'Authorization: Bearer <token>'")
+        assert call("GET", f"{s.url}/v1/index", token=ALICE).status == 401
+        assert call("GET", f"{s.url}/v1/index", headers={"Authorization": f"Basic {ADMIN}"}).status == 401
+        assert call("GET", f"{s.url}/openapi.json").status == 401
+        assert call("GET", f"{s.url}/v1/index", token=ADMIN).status == 200
+
+
+def test_tokens_map_to_scoped_principals(root: Path, tmp_path: Path) -> None:
+    with Running(root, household(tmp_path)) as s:
+        files = f"{s.url}/v1/files"
+        assert call("PUT", f"{files}/household/groceries.md", NOTE, token=ADMIN).status == 201
+        assert call("PUT", f"{files}/people/bob/gifts.md", {"body": "A bike for alice.\n"}, token=BOB).status == 201
+        assert call("PUT", f"{files}/people/alice/health.md", {"body": "Penicillin allergy.\n"}, token=ALICE).status == 201
+
+        hidden = call("GET", f"{files}/people/bob/gifts.md", token=ALICE)
+        assert hidden.status == 404 and hidden.error[0] == "NotFound"  # not 403: a scope does not reveal what exists
+        outside = call("PUT", f"{files}/people/bob/gifts.md", {"body": "x"}, token=ALICE)
+        assert outside.status == 403 and outside.error[0] == "Forbidden"
+        assert call("PUT", f"{files}/household/groceries.md", {"body": "x"}, token=ALICE).status == 403
+        assert call("DELETE", f"{files}/people/bob/gifts.md", token=ALICE).status == 403
+
+        assert [f["path"] for f in call("GET", files, token=ALICE).json["files"]] == [
+            "household/groceries.md", "people/alice/health.md"]
+        assert "bob" not in call("GET", f"{s.url}/v1/index", token=ALICE).json["text"]
+        assert call("GET", f"{s.url}/v1/history/people/bob/gifts.md", token=ALICE).json["records"] == []
+        assert call("GET", f"{files}/people/bob/gifts.md", token=ADMIN).status == 200
+
+        actors = {r["path"]: r["actor"] for r in call("GET", f"{s.url}/v1/history", token=ADMIN).json["records"]}
+        assert actors == {"household/groceries.md": "http:admin", "people/bob/gifts.md": "http:bob",
+                          "people/alice/health.md": "http:alice"}
+
+
+def test_a_loopback_server_refuses_foreign_host_names(server: Running) -> None:
+    reply = call("GET", f"{server.url}/v1/index", headers={"Host": "attacker.example"})
+    assert reply.status == 421
+    assert call("GET", f"{server.url}/v1/index", headers={"Host": "localhost"}).status == 200
+
+
+def test_binding_beyond_loopback_needs_a_token(root: Path) -> None:
+    open_door = Principals(Principal("default"))
+    with pytest.raises(InvalidArgument, match="refusing to serve on 0.0.0.0 without a token"):
+        check_bind("0.0.0.0", open_door)
+    check_bind("127.0.0.1", open_door)
+    check_bind("::1", open_door)
+    guarded = Principals(Principal("default"))
+    guarded.add_token(ADMIN)
+    check_bind("0.0.0.0", guarded)
+
+    result = CliRunner().invoke(main, ["--root", str(root), "serve", "--http", "0.0.0.0:0"])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: refusing to serve on 0.0.0.0 without a token")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[tokens.a]\ntoken = "short"\n', "the token is 5 characters; use at least 16"),
+        (f'[tokens.a]\ntoken = "{ALICE}"\ncolour = "red"\n', "unknown key 'colour'"),
+        (f'[tokens.a]\ntoken = "{ALICE}"\n[tokens.b]\ntoken = "{ALICE}"\n', "b has the same token as a"),
+        ('[tokens.a]\ntoken_sha256 = "abc"\n', "token_sha256 must be 64 hex digits"),
+        (f'[tokens.a]\ntoken = "{ALICE}"\nscope-read = "household/"\n', "scope-read must be a list"),
+        (f'[tokens.a]\ntoken = "{ALICE}"\ntenant = "Not OK"\n', "tenant 'Not OK' is not valid"),
+        ("[people]\n", "expected only [tokens.NAME] tables"),
+        ("tokens = [", "is not valid TOML"),
+    ],
+)
+def test_auth_file_mistakes_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
+    auth = tmp_path / "auth.toml"
+    auth.write_text(text)
+    with pytest.raises(InvalidArgument, match=re.escape(message)):
+        Principals(Principal("default")).load(auth)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("8765", ("127.0.0.1", 8765)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9000", ("::1", 9000)),
+     ("localhost:1", ("localhost", 1))],
+)
+def test_bind_addresses(value: str, expected: tuple[str, int]) -> None:
+    assert parse_bind(value) == expected
+
+
+def test_a_bad_bind_address_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="expected \\[HOST:\\]PORT"):
+        parse_bind("localhost:http")
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+
+def test_openapi_document_is_valid_and_matches_the_routes(server: Running) -> None:
+    doc = call("GET", f"{server.url}/openapi.json").json
+    validate(doc)
+    assert doc["openapi"].startswith("3.1")
+    documented = {(path, method.upper()) for path, item in doc["paths"].items() for method in item if method != "parameters"}
+    served = {
+        (route.path.replace("{path:path}", "{path}"), method)
+        for route in Api(Memories(".", transport="http")).routes()
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+    assert documented == served
