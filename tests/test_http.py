@@ -305,3 +305,23 @@ def test_openapi_document_is_valid_and_matches_the_routes(server: Running) -> No
         if method != "HEAD"
     }
     assert documented == served
+
+
+def test_keep_alive_requests_are_not_held_back_by_nagle(server: Running) -> None:
+    """The listening socket is TCP by number, so asyncio sets TCP_NODELAY on each connection (else ~40 ms a request)."""
+    import http.client
+    import socket
+    import time
+
+    from memdir.http import listen
+
+    sock = listen("127.0.0.1", 0)
+    assert sock.proto == socket.IPPROTO_TCP
+    sock.close()
+    conn = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]))
+    start = time.perf_counter()
+    for _ in range(10):
+        conn.request("GET", "/v1/index")
+        assert conn.getresponse().read()
+    conn.close()
+    assert time.perf_counter() - start < 0.3  # with Nagle and delayed ACKs: over 0.4 s

@@ -391,7 +391,7 @@ def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = N
 def listen(host: str, port: int) -> socket.socket:
     """Bind the listening socket (so a busy port is a clear error, and port 0 picks a free one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP by number: asyncio then sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
