@@ -1,10 +1,11 @@
-# memdir: `make run` for the guided tour, `make test` for the whole suite.
+# memdir: `make run` serves ./memory to agents (MCP and HTTP), `make demo` is the guided tour, `make test` the whole suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 ROOT ?= memory
+PORT ?= 8765
 
-.PHONY: install run test lint bench clean
+.PHONY: install run demo test lint bench clean
 
 $(BIN)/memdir: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +15,9 @@ $(BIN)/memdir: pyproject.toml
 install: $(BIN)/memdir
 
 run: install
+	$(BIN)/memdir --root $(ROOT) serve --http $(PORT)
+
+demo: install
 	$(BIN)/memdir --root $(ROOT) demo
 
 test: install lint
@@ -25,6 +29,7 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/core.py
+	$(BIN)/python bench/mcp.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

@@ -353,3 +353,12 @@ def test_help_does_not_load_the_sdk() -> None:
     assert proc.returncode == 0
     loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert not {m for m in loaded if m.split(".")[0] in {"mcp", "starlette", "uvicorn", "pydantic", "anthropic", "openai"}}
+
+
+def test_serve_has_help_with_the_client_snippets() -> None:
+    proc = subprocess.run([sys.executable, "-m", "memdir", "serve", "--help"], capture_output=True, text=True,
+                          env=env_without_memdir(), timeout=30)
+    assert proc.returncode == 0
+    for option in ("--http", "--tenant", "--scope-read", "--scope-write", "--token", "--token-file", "--auth"):
+        assert option in proc.stdout
+    assert "claude mcp add --transport stdio memdir -- memdir --root /path/to/memory serve" in proc.stdout
