@@ -362,3 +362,22 @@ def test_serve_has_help_with_the_client_snippets() -> None:
     for option in ("--http", "--tenant", "--scope-read", "--scope-write", "--token", "--token-file", "--auth"):
         assert option in proc.stdout
     assert "claude mcp add --transport stdio memdir -- memdir --root /path/to/memory serve" in proc.stdout
+
+
+def test_the_library_does_not_import_the_servers() -> None:
+    """Interfaces sit on top: the library, stores and tools never import the servers or the SDK."""
+    import ast
+
+    src = Path(memdir.__file__).parent
+    servers = {"mcp", "http", "auth", "openapi", "starlette", "uvicorn"}
+    for path in [*src.glob("*.py"), *src.glob("stores/*.py")]:
+        if path.stem in {"mcp", "http", "auth", "openapi", "cli"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = {node.module or ""} | {a.name for a in node.names if not node.module}
+            elif isinstance(node, ast.Import):
+                names = {a.name for a in node.names}
+            else:
+                continue
+            assert not {n.split(".")[0] for n in names} & servers, (path.name, names)
