@@ -266,6 +266,8 @@ def test_binding_beyond_loopback_needs_a_token(root: Path) -> None:
         (f'[tokens.a]\ntoken = "{ALICE}"\nscope-read = "household/"\n', "scope-read must be a list"),
         (f'[tokens.a]\ntoken = "{ALICE}"\ntenant = "Not OK"\n', "tenant 'Not OK' is not valid"),
         ("[people]\n", "expected only [tokens.NAME] tables"),
+        (f'[tokens.default]\ntoken = "{ALICE}"\n', "name 'default' is not usable"),
+        (f'[tokens."a b"]\ntoken = "{ALICE}"\n', "name 'a b' is not usable"),
         ("tokens = [", "is not valid TOML"),
     ],
 )
@@ -325,3 +327,11 @@ def test_keep_alive_requests_are_not_held_back_by_nagle(server: Running) -> None
         assert conn.getresponse().read()
     conn.close()
     assert time.perf_counter() - start < 0.3  # with Nagle and delayed ACKs: over 0.4 s
+
+
+def test_serve_reports_a_bad_auth_file_in_one_line(root: Path, tmp_path: Path) -> None:
+    auth = tmp_path / "auth.toml"
+    auth.write_text('[tokens.alice]\ntoken = "short"\n')
+    result = CliRunner().invoke(main, ["--root", str(root), "serve", "--http", "127.0.0.1:0", "--auth", str(auth)])
+    assert result.exit_code == 1
+    assert result.output == f"error: auth file {str(auth)!r} [tokens.alice]: the token is 5 characters; use at least 16 random characters, e.g. from python -c 'import secrets; print(secrets.token_urlsafe(32))'\n"

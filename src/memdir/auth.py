@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import ipaddress
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ MIN_TOKEN_CHARS = 16
 PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
 MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 _KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,11 @@ class Principals:
     def _load_entry(self, name: str, entry: Any, where: str) -> None:
         from . import check_tenant
 
+        if not _NAME.match(name) or name == "default":
+            raise InvalidArgument(
+                f"{where}: name {name!r} is not usable; use up to 64 letters, digits, '_', '.', '@' or '-' "
+                "('default' is the server's own principal)"
+            )
         if not isinstance(entry, dict):
             raise InvalidArgument(f"{where}: expected a table with token, tenant, scope-read, scope-write")
         unknown = sorted(set(entry) - _KEYS)
@@ -219,7 +226,7 @@ class Memories:
     def __init__(self, root: str | os.PathLike[str], *, transport: str) -> None:
         self.root = root
         self.transport = transport
-        self._open: dict[str, Memdir] = {}
+        self._open: dict[Principal, Memdir] = {}
 
     def actor(self, principal: Principal) -> str:
         from . import _actor
@@ -229,9 +236,9 @@ class Memories:
         return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{_actor()}"
 
     def of(self, principal: Principal) -> Memdir:
-        md = self._open.get(principal.name)
+        md = self._open.get(principal)
         if md is None:
-            md = self._open[principal.name] = self._open_for(principal)
+            md = self._open[principal] = self._open_for(principal)
         return md
 
     def _open_for(self, principal: Principal) -> Memdir:

@@ -66,7 +66,7 @@ class Sessions:
         state = self.shared
         if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             state = connection.state
-        key = ("memdir.session", principal.name)
+        key = ("memdir.session", principal)
         found = state.get(key)
         if found is None:
             found = state[key] = tools.Session(self.memories.of(principal))
