@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import datetime as dt
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -250,30 +251,97 @@ class Memdir:
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            meta = {**old_meta, **given}
-            for key in model.KNOWN_KEYS:
-                if key in meta and meta[key] in _CLEARS:
-                    del meta[key]
-            now = model.now_stamp()
-            meta["created"] = old_meta.get("created") or given.get("created") or now
-            meta.pop("updated", None)
+            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body)
+
+    def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
+
+        Lets an agent change a line without rewriting the whole file. Fails if
+        `old` is absent or appears more than once (with the lines where it does),
+        so a replacement never lands in the wrong place.
+        """
+        p = paths.topic_path(path)
+        for what, value in (("old", old), ("new", new)):
+            if not isinstance(value, str):
+                raise InvalidArgument(f"{p}: {what} must be text, got {type_name(value)}")
+        if not old:
+            raise InvalidArgument(f"{p}: the text to replace is empty; give the exact text that is in the file now")
+        self._writable(p)
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            if cur is None:
+                raise NotFound(f"{p} does not exist; create it with a write first", path=p)
+            self._check_expect(p, cur, expect)
+            text = self._memory(p, cur).text
+            starts = _occurrences(text, old)
+            if not starts:
+                raise InvalidArgument(
+                    f"{p} does not contain {_shown(old)}; read the file and copy the exact text to replace", path=p
+                )
+            if len(starts) > 1:
+                lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
+                raise InvalidArgument(
+                    f"{p} contains {_shown(old)} {len(starts)} times (lines {lines}); include more of the surrounding text so it is unique",
+                    path=p,
+                )
+            at = starts[0]
+            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
+            old_meta, _ = model.parse(text, path=p, strict=False)
+            return self._put(p, cur, old_meta, meta, body)
+
+    def append(self, path: str, line: str) -> Memory:
+        """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.
+
+        The cheap, append-only way to capture a fact: no read, no rewrite, no
+        chance of clobbering what another writer added meanwhile.
+        """
+        p = paths.topic_path(path)
+        if not isinstance(line, str):
+            raise InvalidArgument(f"{p}: line must be text, got {type_name(line)}")
+        count = len(line.strip().splitlines())
+        if count > 1:
+            raise InvalidArgument(f"{p}: append takes one line, got {count}; append each line separately or use write")
+        text = " ".join(line.split())
+        if not text:
+            raise InvalidArgument(f"{p}: the line to append is empty; give the fact to record")
+        self._writable(p)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+        entry = f"- [{stamp}] {text}\n"
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            old_meta: dict[str, Any] = {}
+            body = ""
             if cur is not None:
-                same = dict(meta)
-                if "updated" in old_meta:
-                    same["updated"] = old_meta["updated"]
-                if model.render(same, text_body).encode() == cur.data:
-                    return self._memory(p, cur, change="unchanged")
-            meta["updated"] = now
-            text = model.render(meta, text_body)
-            self._validate(p, meta, text)
-            self._take(p)
-            data = text.encode()
-            mem = model.memory(p, text, "", self.limits.types)
-            change = Change(
-                op="write", path=p, data=data, expect=None if cur is None else cur.version,
-                old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
-            )
-            rec = self._commit([change])[0]
+                old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
+                if body and not body.endswith("\n"):
+                    body += "\n"
+            return self._put(p, cur, old_meta, dict(old_meta), body + entry)
+
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str) -> Memory:
+        """Render, check and commit one file (store lock held): the write path every change shares."""
+        for key in model.KNOWN_KEYS:
+            if key in meta and meta[key] in _CLEARS:
+                del meta[key]
+        now = model.now_stamp()
+        meta["created"] = old_meta.get("created") or meta.get("created") or now
+        meta.pop("updated", None)
+        if cur is not None:
+            same = dict(meta)
+            if "updated" in old_meta:
+                same["updated"] = old_meta["updated"]
+            if model.render(same, text_body).encode() == cur.data:
+                return self._memory(p, cur, change="unchanged")
+        meta["updated"] = now
+        text = model.render(meta, text_body)
+        self._validate(p, meta, text)
+        self._take(p)
+        data = text.encode()
+        mem = model.memory(p, text, "", self.limits.types)
+        change = Change(
+            op="write", path=p, data=data, expect=None if cur is None else cur.version,
+            old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
+        )
+        rec = self._commit([change])[0]
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
 
     def delete(self, path: str, *, expect: Any = ANY) -> Memory:
@@ -541,3 +609,19 @@ class Memdir:
 
 def type_name(value: object) -> str:
     return type(value).__name__
+
+
+def _occurrences(text: str, needle: str) -> builtins.list[int]:
+    """Start offsets of every (possibly overlapping) occurrence of `needle`."""
+    out = []
+    at = text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A quoted, one-line preview of text for an error message."""
+    one = text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(one)
