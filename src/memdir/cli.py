@@ -272,6 +272,28 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 
 
 @main.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
+@click.option("--prefix", default="", help="Only search under this folder.")
+@json_option
+@click.pass_obj
+def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
+    """Rank topic files by the words of QUERY (full text, BM25): path, best line, description.
+
+    \b
+    memdir search "when does flock launch"
+    """
+    hits = obj.memdir().search(query, k, prefix=prefix)
+    if as_json:
+        emit([h.to_dict() for h in hits])
+        return
+    for h in hits:
+        click.echo(f"{h.path}:{h.line}: {h.snippet}")
+    if not hits:
+        click.echo("no matches", err=True)
+
+
+@main.command()
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")

@@ -24,6 +24,7 @@ from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
 from .scope import Scope
+from .search import SearchHit, SearchIndex
 from .stores.base import Blob, Change, Record, Store
 
 
@@ -81,6 +82,7 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self.search: SearchIndex | None = None  # built on the first search
 
 
 class Memdir:
@@ -207,6 +209,52 @@ class Memdir:
                 if rx.search(line):
                     hits.append(Hit(path, number, line))
         return hits
+
+    def search(self, query: str, k: int = 10, *, prefix: str = "") -> builtins.list[SearchHit]:
+        """The `k` topic files that best match the words of `query` (BM25), best first.
+
+        Only files under `prefix` that this view may read are ranked. The index
+        is built on the first call and then follows the changes.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be text, got {type_name(query)}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidArgument(f"k must be a positive integer, got {k!r}")
+        where = paths.folder(prefix)
+        if self._scope is None:
+            prefixes = [where]
+        else:  # the readable part of `where`: the filter goes into the query, not after it
+            prefixes = [where if where.startswith(r) else r for r in self._scope.read
+                        if where.startswith(r) or r.startswith(where)]
+        with self._lock:
+            return self._search_index().query(query, k, prefixes)
+
+    def _search_index(self) -> SearchIndex:
+        """The full-text index, caught up with the catalog: only changed files are read again."""
+        cat = self._sync_catalog()
+        idx = self._state.search
+        if idx is None:
+            idx = SearchIndex()
+            idx.dirty.update(cat.entries)
+            self._state.search = idx
+        for path in sorted(idx.dirty):
+            entry = cat.get(path)
+            if entry is None:
+                idx.remove(path)
+                continue
+            if idx.version(path) == entry.version:
+                continue
+            blob = self._store.get(path)
+            try:
+                mem = None if blob is None else self._memory(path, blob)
+            except MemdirError:
+                mem = None  # not text: reconcile reports it; search skips it
+            if mem is None:
+                idx.remove(path)
+            else:
+                idx.put(mem)
+        idx.dirty.clear()
+        return idx
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
@@ -495,7 +543,10 @@ class Memdir:
             else:
                 cat.put(entry)
         cat.seq = seq
-        return cat, {p for p, _ in changes}
+        changed = {p for p, _ in changes}
+        if self._state.search is not None:
+            self._state.search.dirty |= changed
+        return cat, changed
 
     def _refresh(self, full: bool = False) -> None:
         """Rewrite the index files the latest changes touched (call with the store lock held)."""
