@@ -227,7 +227,11 @@ class Memdir:
             prefixes = [where if where.startswith(r) else r for r in self._scope.read
                         if where.startswith(r) or r.startswith(where)]
         with self._lock:
-            return self._search_index().query(query, k, prefixes)
+            idx = self._search_index()
+            cat = self._sync_catalog()
+            if sum(cat.folders[p].count for p in prefixes if p in cat.folders) == len(cat):
+                prefixes = [""]  # everything is readable: skip the per-row path check
+            return idx.query(query, k, prefixes)
 
     def _search_index(self) -> SearchIndex:
         """The full-text index, caught up with the catalog: only changed files are read again."""

@@ -100,6 +100,7 @@ class SearchIndex:
             " tokenize='porter unicode61')"
         )
         self._docs: dict[str, _Doc] = {}
+        self._paths: dict[int, str] = {}  # rowid -> path
         self._next = 1
         self.dirty: set[str] = set()
 
@@ -123,6 +124,7 @@ class SearchIndex:
             "INSERT INTO fts(rowid, name, description, tags, body, path) VALUES (?, ?, ?, ?, ?, ?)",
             (rowid, memory.name, description, " ".join(memory.tags), memory.body, memory.path),
         )
+        self._paths[rowid] = memory.path
         head = len(memory.text) - len(memory.body)
         self._docs[memory.path] = _Doc(rowid, memory.version, memory.name, memory.description,
                                        memory.text.count("\n", 0, head))
@@ -130,6 +132,7 @@ class SearchIndex:
     def remove(self, path: str) -> None:
         doc = self._docs.pop(path, None)
         if doc is not None:
+            del self._paths[doc.rowid]
             self._db.execute("DELETE FROM fts WHERE rowid = ?", (doc.rowid,))
 
     def query(self, query: str, k: int, prefixes: Sequence[str]) -> list[SearchHit]:
@@ -144,11 +147,19 @@ class SearchIndex:
             for p in prefixes:
                 args += [len(p), p]
         weights = ", ".join(str(w) for w in WEIGHTS)
-        rows = self._db.execute(
-            f"SELECT path, bm25(fts, {weights}) AS rank, highlight(fts, 3, ?, ?) FROM fts"
-            f" WHERE fts MATCH ?{where} ORDER BY rank LIMIT ?",
-            [_OPEN, _CLOSE, *args, k],
+        # Rank first, highlight only the top k (highlight in the ranking query runs for every match).
+        top = self._db.execute(
+            f"SELECT rowid, bm25(fts, {weights}) AS rank FROM fts WHERE fts MATCH ?{where} ORDER BY rank LIMIT ?",
+            [*args, k],
         ).fetchall()
+        if not top:
+            return []
+        marks = ",".join("?" * len(top))
+        marked = dict(self._db.execute(
+            f"SELECT rowid, highlight(fts, 3, ?, ?) FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+            [_OPEN, _CLOSE, args[0], *(r for r, _ in top)],
+        ).fetchall())
+        rows = [(self._paths[rowid], rank, marked[rowid]) for rowid, rank in top]
         hits = []
         for path, rank, marked in rows:
             doc = self._docs[path]
