@@ -12,7 +12,7 @@ def test_public_names_are_pinned() -> None:
     assert sorted(memdir.__all__) == [
         "ANY", "Conflict", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
         "InvalidPath", "LimitExceeded", "Limits", "Memdir", "MemdirError", "Memory", "NotFound", "RateLimited",
-        "Record", "Report", "Scope", "SearchHit", "StoreError", "open",
+        "Record", "Report", "Scope", "SearchHit", "StoreError", "open", "prompt",
     ]
     for name in memdir.__all__:
         assert getattr(memdir, name) is not None

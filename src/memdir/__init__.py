@@ -57,6 +57,7 @@ __all__ = [
     "SearchHit",
     "StoreError",
     "open",
+    "prompt",
 ]
 
 __version__ = "0.1.0"
@@ -74,6 +75,13 @@ def _actor() -> str:
         return "unknown"
 
 
+def prompt() -> str:
+    """The system-prompt text that tells a model when to read and when to save memory."""
+    from .tools import prompt as tools_prompt
+
+    return tools_prompt()
+
+
 def check_tenant(tenant: str) -> str:
     if not isinstance(tenant, str) or not TENANT.match(tenant):
         raise InvalidArgument(
@@ -88,12 +96,14 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
     tenant: str | None = None,
     actor: str | None = None,
     create: bool = True,
+    agent: bool = False,
     **options: Any,
 ) -> Memdir:
     """Open (and by default create) the memory at `location`, bound to one tenant.
 
     `location` is a folder path (or `file://` URL). Keyword options set limits
-    (e.g. `writes_per_minute=60`); see `memdir.Limits` for the names.
+    (e.g. `writes_per_minute=60`); see `memdir.Limits` for the names. `agent=True`
+    uses the defaults for interfaces a model drives (60 writes per minute).
     """
     from . import limits as limits_mod
     from .stores.fs import FileStore
@@ -106,6 +116,6 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
         text = rest
     root = Path(text).expanduser()
     folder = root if tenant is None else root / "tenants" / check_tenant(tenant)
-    limits = limits_mod.load(root if root.is_dir() else None, options)
+    limits = limits_mod.load(root if root.is_dir() else None, options, agent=agent)
     store = FileStore(folder, create=create)
     return Memdir(store, limits, actor=actor or _actor())

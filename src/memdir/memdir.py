@@ -440,7 +440,7 @@ class Memdir:
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
             rec = records[0]
-            self._writable(*[p for p in (rec.path, rec.dest) if p])
+            self._writable(*[x for x in (rec.path, rec.dest) if x])
             now = model.now_stamp()
             if rec.dest is not None:  # a rename: move it back
                 cur = self._store.get(rec.dest)
