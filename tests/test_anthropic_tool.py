@@ -288,3 +288,12 @@ def test_async_tool(md: memdir.Memdir) -> None:
 
     assert asyncio.run(go()) == "Here's the content of /memories/a.md with line numbers:\n     1\t---"
     assert md.read("a.md").body == "hello\n"
+
+
+def test_import_memdir_does_not_load_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, memdir, memdir.cli; print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
