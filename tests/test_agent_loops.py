@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeapi import ScriptedAPI
 
 import memdir
-from fakeapi import ScriptedAPI
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
