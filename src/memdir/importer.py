@@ -50,7 +50,8 @@ class ImportResult:
         }
 
     def summary(self) -> str:
-        out = [f"imported {len(self.imported)} files" + (f", {len(self.unchanged)} unchanged" if self.unchanged else "")]
+        n = len(self.imported)
+        out = [f"imported {n} file{'' if n == 1 else 's'}" + (f", {len(self.unchanged)} unchanged" if self.unchanged else "")]
         for path, why in self.skipped:
             out.append(f"skipped {path}: {why}")
         for number, text in self.unmapped:
