@@ -108,6 +108,9 @@ class Memdir:
     def close(self) -> None:
         """Close the store (a scoped view leaves it open for its parent)."""
         if self._scope is None:
+            if self._state.search is not None:
+                self._state.search.close()
+                self._state.search = None
             self._store.close()
 
     def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
