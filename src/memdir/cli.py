@@ -278,7 +278,7 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 @json_option
 @click.pass_obj
 def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
-    """Rank topic files by the words of QUERY (full text, BM25): path, best line, description.
+    """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
 
     \b
     memdir search "when does flock launch"
