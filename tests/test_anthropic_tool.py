@@ -107,10 +107,13 @@ def test_view_errors(tool: MemdirMemoryTool, md: memdir.Memdir) -> None:
     assert "contains '..'" in error(tool, command="view", path="/memories/../secret.md")
     assert "hidden component" in error(tool, command="view", path="/memories/.memdir/memdir.db")
     assert "Invalid `view_range` parameter: [3, 1]" in error(tool, command="view", path="/memories/a.md", view_range=[3, 1])
+    assert error(tool, command="view", path="/memories/a.md", view_range=[1, "x"]) == (
+        "Error: `view_range` must be two integers [start, end], got [1, 'x']"
+    )
 
 
 def test_long_hand_written_files_are_paged(tool: MemdirMemoryTool, root: Path) -> None:
-    with memdir.open(root, max_lines=5) as md:
+    with memdir.open(root, read_max_lines=5) as md:
         (root / "long.md").write_text("".join(f"line {i}\n" for i in range(1, 13)))
         md.reconcile(fix=True)
         small = MemdirMemoryTool(md)
@@ -119,6 +122,9 @@ def test_long_hand_written_files_are_paged(tool: MemdirMemoryTool, root: Path) -
         assert out[6] == "(showing lines 1-5 of 12; view with view_range [6, 10] for more)"
         page = small.call({"command": "view", "path": "/memories/long.md", "view_range": [11, -1]}).splitlines()
         assert page[1:] == ["    11\tline 11", "    12\tline 12"]
+    with memdir.open(root, read_max_bytes=20) as md:  # "line N\n" is 7 bytes: two lines fit
+        out = MemdirMemoryTool(md).call({"command": "view", "path": "/memories/long.md"}).splitlines()
+        assert out[1:] == ["     1\tline 1", "     2\tline 2", "(showing lines 1-2 of 12; view with view_range [3, 12] for more)"]
 
 
 def test_create_errors_and_nothing_changes(tool: MemdirMemoryTool, md: memdir.Memdir, root: Path) -> None:

@@ -108,6 +108,11 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             value = input.get(name)
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise ToolError(f"Error: `{command}` needs `{name}` as {'an integer' if kind is int else 'a string'}, got {value!r}")
+        view_range = input.get("view_range")
+        if view_range is not None and not (
+            isinstance(view_range, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)
+        ):
+            raise ToolError(f"Error: `view_range` must be two integers [start, end], got {view_range!r}")
         result = super().call(input)
         assert isinstance(result, str)
         return result
@@ -188,11 +193,16 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 )
             first = view_range[0]
             last = len(lines) if view_range[1] == -1 else min(view_range[1], len(lines))
-        cap = self.md.limits.max_lines
-        shown = lines[first - 1 : min(last, first - 1 + cap)]
+        cap, budget = self.md.limits.read_max_lines, self.md.limits.read_max_bytes
+        shown: builtins.list[str] = []
+        for line in lines[first - 1 : min(last, first - 1 + cap)]:
+            budget -= len(line.encode()) + 1
+            if shown and budget < 0:
+                break
+            shown.append(line)
         out = f"Here's the content of {path} with line numbers:\n" + _numbered(shown, first)
         end = first - 1 + len(shown)
-        if end < last:  # only files written by hand can be this long
+        if end < last:  # one read is capped (read_max_lines, read_max_bytes): say how to page on
             out += f"\n(showing lines {first}-{end} of {len(lines)}; view with view_range [{end + 1}, {min(end + cap, last)}] for more)"
         return out
 
