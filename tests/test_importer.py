@@ -96,7 +96,7 @@ def test_import_mcp_memory_graph(tmp_path: Path) -> None:
             ("line 9", "not valid JSON (Expecting value)"),
             ("line 10", "unknown record type 'note'; expected 'entity' or 'relation'"),
             ("entity 'Leaky' (line 7)",
-             "person/leaky.md: line 3 contains what looks like a GitHub token; memories must not hold credentials: "
+             "person/leaky.md: frontmatter line 3 contains what looks like a GitHub token; memories must not hold credentials: "
              "remove it and note where the secret is kept instead"),
         ]
         assert result.notes == ["relation John Smith consults_for Acme not imported: no entity named 'Acme'"]

@@ -497,7 +497,8 @@ class Memdir:
         limits_mod.check_meta(meta, path, self.limits)
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
-            guard.check(text, path)
+            _, body = model.split(text, path=path)
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)))
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:
