@@ -31,6 +31,7 @@ from .limits import Limits
 from .memdir import ANY, Finding, Hit, Memdir, Report
 from .model import Entry, Memory
 from .scope import Scope
+from .search import SearchHit
 from .stores.base import Record
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "Record",
     "Report",
     "Scope",
+    "SearchHit",
     "StoreError",
     "open",
     "prompt",

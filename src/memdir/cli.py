@@ -272,6 +272,28 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 
 
 @main.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
+@click.option("--prefix", default="", help="Only search under this folder.")
+@json_option
+@click.pass_obj
+def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
+    """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
+
+    \b
+    memdir search "when does flock launch"
+    """
+    hits = obj.memdir().search(query, k, prefix=prefix)
+    if as_json:
+        emit([h.to_dict() for h in hits])
+        return
+    for h in hits:
+        click.echo(f"{h.path}:{h.line}: {h.snippet}")
+    if not hits:
+        click.echo("no matches", err=True)
+
+
+@main.command()
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")
@@ -335,18 +357,32 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
 
 
 @main.command("import")
-@click.argument("source", type=click.Path(exists=True, file_okay=False))
+@click.argument("source", type=click.Path(exists=True))
+@click.option(
+    "--from", "kind", type=click.Choice(["claude-code", "mcp-memory", "basic-memory"]), default="claude-code",
+    show_default=True, help="What SOURCE is: a memory folder, the MCP memory server's JSONL file, or basic-memory notes.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist in the memory.")
 @json_option
 @click.pass_obj
-def import_(obj: Context, source: str, overwrite: bool, as_json: bool) -> None:
-    """Bring in an existing memory folder (e.g. a Claude Code memory/ directory).
+def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool) -> None:
+    """Bring in memories from another system; reports what it imported and what it could not.
 
-    Its MEMORY.md lines fill in missing descriptions and types.
+    \b
+    claude-code   a memory folder (e.g. ~/.claude/projects/<project>/memory);
+                  its MEMORY.md lines fill in missing descriptions and types
+    mcp-memory    the reference MCP memory server's memory.jsonl: one file per entity
+    basic-memory  a basic-memory folder of notes (observations, relations, tags)
     """
-    from .importer import import_dir
+    from . import importer
 
-    result = import_dir(obj.memdir(create=True), source, overwrite=overwrite)
+    is_file = os.path.isfile(source)
+    if is_file != (kind == "mcp-memory"):
+        want = "a JSONL file" if kind == "mcp-memory" else "a folder"
+        raise click.BadParameter(f"--from {kind} reads {want}; {source} is not one", param_hint="SOURCE")
+    run = {"claude-code": importer.import_dir, "mcp-memory": importer.import_mcp_memory,
+           "basic-memory": importer.import_basic_memory}[kind]
+    result = run(obj.memdir(create=True), source, overwrite=overwrite)
     if as_json:
         emit(result.to_dict())
         return

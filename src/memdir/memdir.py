@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import datetime as dt
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -23,6 +24,7 @@ from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
 from .scope import Scope
+from .search import SearchHit, SearchIndex
 from .stores.base import Blob, Change, Record, Store
 
 
@@ -80,6 +82,7 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self.search: SearchIndex | None = None  # built on the first search
 
 
 class Memdir:
@@ -105,6 +108,9 @@ class Memdir:
     def close(self) -> None:
         """Close the store (a scoped view leaves it open for its parent)."""
         if self._scope is None:
+            if self._state.search is not None:
+                self._state.search.close()
+                self._state.search = None
             self._store.close()
 
     def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
@@ -207,6 +213,56 @@ class Memdir:
                     hits.append(Hit(path, number, line))
         return hits
 
+    def search(self, query: str, k: int = 10, *, prefix: str = "") -> builtins.list[SearchHit]:
+        """The `k` topic files that best match the words of `query` (BM25), best first.
+
+        Only files under `prefix` that this view may read are ranked. The index
+        is built on the first call and then follows the changes.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be text, got {type_name(query)}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidArgument(f"k must be a positive integer, got {k!r}")
+        where = paths.folder(prefix)
+        if self._scope is None:
+            prefixes = [where]
+        else:  # the readable part of `where`: the filter goes into the query, not after it
+            prefixes = [where if where.startswith(r) else r for r in self._scope.read
+                        if where.startswith(r) or r.startswith(where)]
+        with self._lock:
+            idx = self._search_index()
+            cat = self._sync_catalog()
+            if sum(cat.folders[p].count for p in prefixes if p in cat.folders) == len(cat):
+                prefixes = [""]  # everything is readable: skip the per-row path check
+            return idx.query(query, k, prefixes)
+
+    def _search_index(self) -> SearchIndex:
+        """The full-text index, caught up with the catalog: only changed files are read again."""
+        cat = self._sync_catalog()
+        idx = self._state.search
+        if idx is None:
+            idx = SearchIndex()
+            idx.dirty.update(cat.entries)
+            self._state.search = idx
+        for path in sorted(idx.dirty):
+            entry = cat.get(path)
+            if entry is None:
+                idx.remove(path)
+                continue
+            if idx.version(path) == entry.version:
+                continue
+            blob = self._store.get(path)
+            try:
+                mem = None if blob is None else self._memory(path, blob)
+            except MemdirError:
+                mem = None  # not text: reconcile reports it; search skips it
+            if mem is None:
+                idx.remove(path)
+            else:
+                idx.put(mem)
+        idx.dirty.clear()
+        return idx
+
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
         p = None if path is None else paths.topic_path(path)
@@ -250,30 +306,97 @@ class Memdir:
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            meta = {**old_meta, **given}
-            for key in model.KNOWN_KEYS:
-                if key in meta and meta[key] in _CLEARS:
-                    del meta[key]
-            now = model.now_stamp()
-            meta["created"] = old_meta.get("created") or given.get("created") or now
-            meta.pop("updated", None)
+            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body)
+
+    def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
+
+        Lets an agent change a line without rewriting the whole file. Fails if
+        `old` is absent or appears more than once (with the lines where it does),
+        so a replacement never lands in the wrong place.
+        """
+        p = paths.topic_path(path)
+        for what, value in (("old", old), ("new", new)):
+            if not isinstance(value, str):
+                raise InvalidArgument(f"{p}: {what} must be text, got {type_name(value)}")
+        if not old:
+            raise InvalidArgument(f"{p}: the text to replace is empty; give the exact text that is in the file now")
+        self._writable(p)
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            if cur is None:
+                raise NotFound(f"{p} does not exist; create it with a write first", path=p)
+            self._check_expect(p, cur, expect)
+            text = self._memory(p, cur).text
+            starts = _occurrences(text, old)
+            if not starts:
+                raise InvalidArgument(
+                    f"{p} does not contain {_shown(old)}; read the file and copy the exact text to replace", path=p
+                )
+            if len(starts) > 1:
+                lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
+                raise InvalidArgument(
+                    f"{p} contains {_shown(old)} {len(starts)} times (lines {lines}); include more of the surrounding text so it is unique",
+                    path=p,
+                )
+            at = starts[0]
+            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
+            old_meta, _ = model.parse(text, path=p, strict=False)
+            return self._put(p, cur, old_meta, meta, body)
+
+    def append(self, path: str, line: str) -> Memory:
+        """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.
+
+        The cheap, append-only way to capture a fact: no read, no rewrite, no
+        chance of clobbering what another writer added meanwhile.
+        """
+        p = paths.topic_path(path)
+        if not isinstance(line, str):
+            raise InvalidArgument(f"{p}: line must be text, got {type_name(line)}")
+        count = len(line.strip().splitlines())
+        if count > 1:
+            raise InvalidArgument(f"{p}: append takes one line, got {count}; append each line separately or use write")
+        text = " ".join(line.split())
+        if not text:
+            raise InvalidArgument(f"{p}: the line to append is empty; give the fact to record")
+        self._writable(p)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+        entry = f"- [{stamp}] {text}\n"
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            old_meta: dict[str, Any] = {}
+            body = ""
             if cur is not None:
-                same = dict(meta)
-                if "updated" in old_meta:
-                    same["updated"] = old_meta["updated"]
-                if model.render(same, text_body).encode() == cur.data:
-                    return self._memory(p, cur, change="unchanged")
-            meta["updated"] = now
-            text = model.render(meta, text_body)
-            self._validate(p, meta, text)
-            self._take(p)
-            data = text.encode()
-            mem = model.memory(p, text, "", self.limits.types)
-            change = Change(
-                op="write", path=p, data=data, expect=None if cur is None else cur.version,
-                old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
-            )
-            rec = self._commit([change])[0]
+                old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
+                if body and not body.endswith("\n"):
+                    body += "\n"
+            return self._put(p, cur, old_meta, dict(old_meta), body + entry)
+
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str) -> Memory:
+        """Render, check and commit one file (store lock held): the write path every change shares."""
+        for key in model.KNOWN_KEYS:
+            if key in meta and meta[key] in _CLEARS:
+                del meta[key]
+        now = model.now_stamp()
+        meta["created"] = old_meta.get("created") or meta.get("created") or now
+        meta.pop("updated", None)
+        if cur is not None:
+            same = dict(meta)
+            if "updated" in old_meta:
+                same["updated"] = old_meta["updated"]
+            if model.render(same, text_body).encode() == cur.data:
+                return self._memory(p, cur, change="unchanged")
+        meta["updated"] = now
+        text = model.render(meta, text_body)
+        self._validate(p, meta, text)
+        self._take(p)
+        data = text.encode()
+        mem = model.memory(p, text, "", self.limits.types)
+        change = Change(
+            op="write", path=p, data=data, expect=None if cur is None else cur.version,
+            old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
+        )
+        rec = self._commit([change])[0]
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
 
     def delete(self, path: str, *, expect: Any = ANY) -> Memory:
@@ -374,7 +497,8 @@ class Memdir:
         limits_mod.check_meta(meta, path, self.limits)
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
-            guard.check(text, path)
+            _, body = model.split(text, path=path)
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)))
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:
@@ -427,7 +551,10 @@ class Memdir:
             else:
                 cat.put(entry)
         cat.seq = seq
-        return cat, {p for p, _ in changes}
+        changed = {p for p, _ in changes}
+        if self._state.search is not None:
+            self._state.search.dirty |= changed
+        return cat, changed
 
     def _refresh(self, full: bool = False) -> None:
         """Rewrite the index files the latest changes touched (call with the store lock held)."""
@@ -541,3 +668,19 @@ class Memdir:
 
 def type_name(value: object) -> str:
     return type(value).__name__
+
+
+def _occurrences(text: str, needle: str) -> builtins.list[int]:
+    """Start offsets of every (possibly overlapping) occurrence of `needle`."""
+    out = []
+    at = text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A quoted, one-line preview of text for an error message."""
+    one = text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(one)

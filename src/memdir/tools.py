@@ -333,7 +333,7 @@ class Session:
         return Result(f"{header}\n{body}{more}", data=data)
 
     def search_memory(self, query: str, k: int = 10) -> Result:
-        hits = self.md.search(query, k)  # type: ignore[attr-defined]
+        hits = self.md.search(query, k)
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
         lines = [f"- {h.path} — {h.description} (line {h.line}: {h.snippet})" for h in hits]
@@ -371,12 +371,12 @@ class Session:
 
     def edit_memory_file(self, path: str, old: str, new: str) -> Result:
         before = self._before(path)
-        m = self.md.edit(path, old, new)  # type: ignore[attr-defined]
+        m = self.md.edit(path, old, new)
         return self._changed("edited", m, before)
 
     def append_memory(self, path: str, line: str) -> Result:
         before = self._before(path)
-        m = self.md.append(path, line)  # type: ignore[attr-defined]
+        m = self.md.append(path, line)
         return self._changed("created" if before is None else "appended to", m, before)
 
     def rename_memory_file(self, old_path: str, new_path: str) -> Result:
