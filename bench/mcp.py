@@ -49,14 +49,11 @@ def build(root: Path) -> None:
 
 
 def calls(i: int) -> dict[str, tuple[str, dict[str, Any]]]:
-    out = {
+    return {
         "read_memory_file": ("read_memory_file", {"path": f"project/p{i % FILES:03d}.md"}),
         "write_memory_file": ("write_memory_file", {"path": "project/bench.md", "content": f"Round {i}.\n"}),
         "search_memory": ("search_memory", {"query": f"launch part {i % FILES}", "k": 5}),
     }
-    if not hasattr(memdir.Memdir, "search"):  # search arrives with its own branch
-        del out["search_memory"]
-    return out
 
 
 def stats(ms: list[float]) -> tuple[float, float]:

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from openapi_spec_validator import validate
 from serving import Running, call
 
-import memdir
 from memdir import InvalidArgument
 from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
 from memdir.cli import main
@@ -109,9 +108,6 @@ def test_index_and_listing(server: Running) -> None:
 def test_search(server: Running) -> None:
     call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
     found = call("GET", f"{server.url}/v1/search?q=launch&k=5")
-    if not hasattr(memdir.Memdir, "search"):
-        assert found.status == 501 and found.error[0] == "NotImplemented"
-        return
     assert found.status == 200
     assert [h["path"] for h in found.json["hits"]] == ["project/flock.md"]
     assert call("GET", f"{server.url}/v1/search?q=").status == 400

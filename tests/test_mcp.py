@@ -25,8 +25,6 @@ from memdir.auth import Memories, Principal, Principals
 pytestmark = pytest.mark.anyio
 TOKEN = "serve-token-0123456789abcdef"
 NOTE = "---\ndescription: Flock launch date\ntype: project\n---\nLaunch date: 2026-12-15.\n"
-needs_edit = pytest.mark.skipif(not hasattr(memdir.Memdir, "edit"), reason="Memdir.edit/append are not in this build")
-needs_search = pytest.mark.skipif(not hasattr(memdir.Memdir, "search"), reason="Memdir.search is not in this build")
 
 
 @pytest.fixture
@@ -108,7 +106,6 @@ async def test_write_read_list_index_rename_delete_undo(memories: Memories, root
         assert "Launch moved to 2027-01-10." in (root / "project/flock-app.md").read_text()
 
 
-@needs_edit
 async def test_edit_and_append(memories: Memories, root: Path) -> None:
     async with connect(memories) as client:
         await tool(client, "write_memory_file", path="project/flock.md", content=NOTE)
@@ -122,7 +119,6 @@ async def test_edit_and_append(memories: Memories, root: Path) -> None:
     assert re.search(r"- \[\d{4}-\d\d-\d\d \d\d:\d\d\] Deployed the beta\.", (root / "sessions/log.md").read_text())
 
 
-@needs_search
 async def test_search(memories: Memories) -> None:
     async with connect(memories) as client:
         await tool(client, "write_memory_file", path="project/flock.md", content=NOTE)

@@ -296,10 +296,7 @@ class Api:
             raise ApiError(400, "BadRequest", "q is empty; give the words to search for, e.g. /v1/search?q=launch+date")
         k = _int(request, "k", 10, 1, 100)
         folder = request.query_params.get("folder", "")
-        search = getattr(md, "search", None)  # TODO: call md.search directly once search is in main
-        if search is None:
-            raise ApiError(501, "NotImplemented", "search is not in this build yet; use GET /v1/index or GET /v1/files")
-        hits = await run_in_threadpool(lambda: search(query, k, prefix=folder))
+        hits = await run_in_threadpool(lambda: md.search(query, k, prefix=folder))
         return JSONResponse({"query": query, "hits": [h.to_dict() for h in hits]})
 
     async def history(self, request: Request) -> Response:

@@ -32,7 +32,6 @@ def _errors(*codes: int) -> dict[str, Any]:
         413: "Too large: over a size or line limit",
         415: "Unsupported Content-Type",
         429: "Too many writes: wait Retry-After seconds",
-        501: "Not available in this build",
     }
     out: dict[str, Any] = {}
     for code in codes:
@@ -109,6 +108,15 @@ SCHEMAS: dict[str, Any] = {
             "path": {"type": "string"}, "name": {"type": "string"}, "description": {"type": "string"},
             "type": NULLABLE, "tags": STRINGS, "created": NULLABLE, "updated": NULLABLE,
             "size": {"type": "integer"}, "lines": {"type": "integer"}, "version": {"type": "string"},
+        },
+    },
+    "Hit": {
+        "type": "object",
+        "required": ["path", "score", "name", "description", "snippet", "line"],
+        "properties": {
+            "path": {"type": "string"}, "score": {"type": "number", "description": "Higher is better, within one query"},
+            "name": {"type": "string"}, "description": {"type": "string"},
+            "snippet": {"type": "string", "description": "The line that matched best"}, "line": {"type": "integer"},
         },
     },
     "Record": {
@@ -223,8 +231,8 @@ def document() -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": _json({"type": "object", "properties": {"query": {"type": "string"},
-                                                                    "hits": {"type": "array", "items": {"type": "object"}}}}, "Hits"),
-                    **_errors(400, 401, 501),
+                                                                    "hits": {"type": "array", "items": _ref("Hit")}}}, "Hits"),
+                    **_errors(400, 401),
                 },
             }},
             "/v1/history": {"get": history},
