@@ -6,7 +6,8 @@
 Prints median and p95 in milliseconds for read_memory_file, write_memory_file
 and search_memory: in process (`tools.Session.handle`, no MCP), through the
 server over stdio (a subprocess, as Claude Code runs it) and over streamable
-HTTP (a subprocess on loopback), all with the SDK's own client. Then the time
+HTTP (a subprocess on loopback) with the SDK's own client, and over stdio with
+a bare JSON-RPC client (the server's own share). Then the time
 from starting `memdir serve` to the first `list_tools` answer. The memory holds
 200 topic files; the rate limit is off (MEMDIR_WRITES_PER_MINUTE=0) so writes
 can be timed. Targets (issue #3): stdio read under 2 ms median; first
@@ -16,6 +17,7 @@ can be timed. Targets (issue #3): stdio read under 2 ms median; first
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -115,6 +117,46 @@ def over_stdio(root: Path, runs: int) -> dict[str, list[float]]:
     return anyio.run(main)
 
 
+def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
+    """The server's own share: JSON-RPC lines written and read directly, no client library."""
+    proc = subprocess.Popen(serve_cmd(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env(), text=True, bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def ask(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n")
+        stdin.flush()
+        reply: dict[str, Any] = json.loads(stdout.readline())
+        return reply
+
+    try:
+        ask(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "bench", "version": "1"}})
+        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        out: dict[str, list[float]] = {}
+        for name in calls(0):
+            times = []
+            for i in range(runs):
+                tool, args = calls(i)[name]
+                start = time.perf_counter()
+                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args})
+                times.append((time.perf_counter() - start) * 1000)
+                if reply.get("error") or reply["result"].get("isError"):
+                    times = []
+                    break
+            out[name] = times
+        return out
+    finally:
+        stdin.close()
+        proc.wait(10)
+
+
+def sdk_import_seconds() -> float:
+    code = "import time; t = time.perf_counter(); import mcp.server.lowlevel.server, mcp.server.stdio; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
 def over_http(root: Path, runs: int) -> dict[str, list[float]]:
     proc = subprocess.Popen(serve_cmd(root, "--http", "127.0.0.1:0"), stdout=subprocess.PIPE, text=True, env=env())
     try:
@@ -166,7 +208,10 @@ def main() -> None:
         root = Path(tmp) / "memory"
         build(root)
         measured: list[tuple[str, Callable[[Path, int], dict[str, list[float]]]]] = [
-            ("in process (tools.Session)", in_process), ("MCP over stdio", over_stdio), ("MCP over HTTP", over_http),
+            ("in process (tools.Session)", in_process),
+            ("MCP over stdio, raw JSON-RPC client", over_stdio_raw),
+            ("MCP over stdio, SDK client", over_stdio),
+            ("MCP over HTTP, SDK client", over_http),
         ]
         print(f"memdir MCP round trips, {FILES} topic files, {args.runs} calls each; median / p95 in ms\n")
         print("| path | " + " | ".join(calls(0)) + " |")
@@ -174,8 +219,9 @@ def main() -> None:
         for label, fn in measured:
             print(row(label, fn(root, args.runs)), flush=True)
         starts = start_up(root, args.starts)
+        imports = statistics.median([sdk_import_seconds() for _ in range(args.starts)])
         print(f"\nstart to first list_tools over stdio: median {statistics.median(starts):.2f} s, "
-              f"max {max(starts):.2f} s ({args.starts} starts)")
+              f"max {max(starts):.2f} s ({args.starts} starts); importing the mcp SDK alone: {imports:.2f} s")
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         )
         for t in tools.TOOLS
     ]
+    readers = {t.name for t in tools.TOOLS if t.annotations.get("readOnlyHint")}
     prompt = types.Prompt(
         name=PROMPT_NAME,
         title="Memory conventions",
@@ -111,8 +112,12 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = sessions.session(ctx)
+        arguments = params.arguments or {}
         try:
-            result = await anyio.to_thread.run_sync(session.handle, params.name, params.arguments or {})
+            if params.name in readers:  # sub-millisecond: a thread hop would cost more than the call
+                result = session.handle(params.name, arguments)
+            else:  # a write waits for fsync: keep the event loop free for other clients
+                result = await anyio.to_thread.run_sync(session.handle, params.name, arguments)
         except Exception as e:  # a bug, not a refusal: still a tool error, so the agent loop goes on
             logger.exception("tool %s failed", params.name)
             result = tools.Result(f"{params.name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
@@ -174,7 +179,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=tools.prompt()))
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
-    return Server(
+    app = Server(
         "memdir",
         version=__version__,
         title="memdir",
@@ -188,6 +193,8 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    app.middleware = []  # no OpenTelemetry spans per message: memdir keeps its own journal
+    return app
 
 
 def _cursor(cursor: str | None) -> int:
