@@ -179,7 +179,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=tools.prompt()))
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
-    app = Server(
+    return Server(
         "memdir",
         version=__version__,
         title="memdir",
@@ -193,8 +193,6 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
-    app.middleware = []  # no OpenTelemetry spans per message: memdir keeps its own journal
-    return app
 
 
 def _cursor(cursor: str | None) -> int:
