@@ -331,3 +331,16 @@ def test_serve_reports_a_bad_auth_file_in_one_line(root: Path, tmp_path: Path) -
     result = CliRunner().invoke(main, ["--root", str(root), "serve", "--http", "127.0.0.1:0", "--auth", str(auth)])
     assert result.exit_code == 1
     assert result.output == f"error: auth file {str(auth)!r} [tokens.alice]: the token is 5 characters; use at least 16 random characters, e.g. from python -c 'import secrets; print(secrets.token_urlsafe(32))'\n"
+
+
+def test_tokens_can_name_tenants(root: Path, tmp_path: Path) -> None:
+    auth = tmp_path / "auth.toml"
+    auth.write_text(f'[tokens.home]\ntoken = "{ALICE}"\ntenant = "home"\n\n[tokens.work]\ntoken = "{BOB}"\ntenant = "work"\n')
+    principals = Principals(Principal("default"))
+    principals.load(auth)
+    with Running(root, principals) as s:
+        assert call("PUT", f"{s.url}/v1/files/project/flock.md", NOTE, token=ALICE).status == 201
+        assert call("GET", f"{s.url}/v1/files/project/flock.md", token=BOB).status == 404
+        assert call("GET", f"{s.url}/v1/files", token=BOB).json["files"] == []
+    assert (root / "tenants" / "home" / "project" / "flock.md").exists()
+    assert not (root / "tenants" / "work" / "project").exists()

@@ -336,6 +336,18 @@ async def test_over_http_without_a_token_on_loopback(root: Path) -> None:
     assert (root / "a.md").exists()
 
 
+async def test_over_http_each_legacy_session_is_its_own_conversation(root: Path) -> None:
+    """The 2025 protocol over streamable HTTP keeps a session (Mcp-Session-Id): one tools.Session each."""
+    with Running(root) as server:
+        server.memories.of(Principal("default")).write("user/profile.md", "Prefers metric units.\n")
+        async with Client(f"{server.url}/mcp", mode="legacy") as reader, Client(f"{server.url}/mcp", mode="legacy") as other:
+            await tool(reader, "read_memory_file", path="user/profile.md")
+            _, text, _ = await tool(reader, "write_memory_file", path="user/profile.md", content="Metric. Tea.\n")
+            assert "without reading it" not in text
+            _, text, _ = await tool(other, "write_memory_file", path="user/profile.md", content="Coffee.\n")
+            assert "without reading it in this conversation" in text
+
+
 def test_serve_refuses_token_options_without_http(root: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "serve", "--token", TOKEN],
                           capture_output=True, text=True, env=env_without_memdir(), timeout=30)
