@@ -227,6 +227,7 @@ class Memories:
         self.root = root
         self.transport = transport
         self._open: dict[Principal, Memdir] = {}
+        self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
 
     def actor(self, principal: Principal) -> str:
         from . import _actor
@@ -245,12 +246,14 @@ class Memories:
         from . import open as open_memdir
 
         md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
+        self._parents.append(md)
         if principal.scoped:
-            md = md.scope(read=principal.read or (), write=principal.write or ())
+            return md.scope(read=principal.read or (), write=principal.write or ())
         return md
 
     def close(self) -> None:
-        for md in self._open.values():
-            md.store.close()  # a scoped view's close() leaves the store open; the server owns it
+        for md in self._parents:
+            md.close()
+        self._parents.clear()
         self._open.clear()
 

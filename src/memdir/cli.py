@@ -450,7 +450,7 @@ def serve(
             raise click.UsageError(f"{', '.join(given)} apply to --http only; stdio is private to the client that started it")
     else:
         if token and token_file:
-            raise click.UsageError("give --token or --token-file, not both")
+            raise click.UsageError("give one token: --token (or MEMDIR_TOKEN) or --token-file, not both")
         if token_file:
             token = read_token_file(token_file)
         if token:
