@@ -344,3 +344,25 @@ def test_tokens_can_name_tenants(root: Path, tmp_path: Path) -> None:
         assert call("GET", f"{s.url}/v1/files", token=BOB).json["files"] == []
     assert (root / "tenants" / "home" / "project" / "flock.md").exists()
     assert not (root / "tenants" / "work" / "project").exists()
+
+
+def test_readme_config_snippets_parse(tmp_path: Path) -> None:
+    """The JSON and TOML blocks in the README are valid, and its auth file example loads."""
+    import json
+    import tomllib
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```(json|toml)\n(.*?)```", readme, re.S)
+    assert {kind for kind, _ in blocks} == {"json", "toml"}
+    for kind, body in blocks:
+        data = json.loads(body) if kind == "json" else tomllib.loads(body)
+        if kind == "json":
+            assert data["mcpServers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
+        elif "tokens" in data:
+            (tmp_path / "auth.toml").write_text(body)
+            principals = Principals(Principal("default"))
+            principals.load(tmp_path / "auth.toml")
+            assert principals.authenticate("Bearer a long random string") == Principal(
+                "alice", "home", ("household/",), ("people/alice/",))
+        else:
+            assert data["mcp_servers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
