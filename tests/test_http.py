@@ -366,3 +366,30 @@ def test_readme_config_snippets_parse(tmp_path: Path) -> None:
                 "alice", "home", ("household/",), ("people/alice/",))
         else:
             assert data["mcp_servers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
+
+
+def test_answers_match_the_documented_schemas(server: Running) -> None:
+    """Each JSON answer validates against the schema /openapi.json gives for its route and status."""
+    from jsonschema import Draft202012Validator
+
+    doc = call("GET", f"{server.url}/openapi.json").json
+
+    def check(route: str, method: str, reply: object) -> None:
+        assert hasattr(reply, "status") and hasattr(reply, "json")
+        spec = doc["paths"][route][method]["responses"][str(reply.status)]
+        schema = {**spec["content"]["application/json"]["schema"], "components": doc["components"]}
+        Draft202012Validator(schema).validate(reply.json)
+
+    files = f"{server.url}/v1/files"
+    check("/v1/files/{path}", "put", call("PUT", f"{files}/project/flock.md", NOTE))
+    check("/v1/files/{path}", "put", call("PUT", f"{files}/project/flock.md", NOTE))
+    check("/v1/files/{path}", "put", call("PUT", f"{files}/project/flock.md", NOTE, headers={"If-Match": '"x"'}))
+    check("/v1/files/{path}", "get", call("GET", f"{files}/project/flock.md"))
+    check("/v1/files/{path}", "get", call("GET", f"{files}/nope.md"))
+    check("/v1/files", "get", call("GET", files))
+    check("/v1/index", "get", call("GET", f"{server.url}/v1/index"))
+    check("/v1/search", "get", call("GET", f"{server.url}/v1/search?q=launch"))
+    check("/v1/history/{path}", "get", call("GET", f"{server.url}/v1/history/project/flock.md?content=true"))
+    check("/v1/files/{path}", "delete", call("DELETE", f"{files}/project/flock.md"))
+    check("/v1/undo/{path}", "post", call("POST", f"{server.url}/v1/undo/project/flock.md"))
+    check("/v1/history", "get", call("GET", f"{server.url}/v1/history"))
