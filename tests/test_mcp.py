@@ -155,6 +155,14 @@ async def test_each_connection_is_its_own_conversation(memories: Memories) -> No
         assert "you replaced user/profile.md without reading it in this conversation" in text
 
 
+async def test_reading_a_file_as_a_resource_counts_as_reading_it(memories: Memories) -> None:
+    memories.of(Principal("default")).write("user/profile.md", "Prefers metric units.\n")
+    async with connect(memories, mode="legacy") as client:
+        await client.read_resource("memdir://file/user/profile.md")
+        _, text, _ = await tool(client, "write_memory_file", path="user/profile.md", content="Metric. Tea.\n")
+    assert "without reading it" not in text
+
+
 async def test_the_scope_given_at_start_holds(memories: Memories) -> None:
     full = memories.of(Principal("default"))
     full.write("household/groceries.md", "Oat milk.\n")

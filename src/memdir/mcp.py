@@ -9,7 +9,8 @@ as a tool result with `isError` and the one-line message as its text.
 One `tools.Session` (what the model has read in this conversation) per MCP
 connection and principal; connections of the 2026-07-28 protocol, which have
 no connection state, share one session per principal (over stdio, one
-process is one client).
+process is one client). Read-only tools run on the event loop (they take well
+under a millisecond); writes, which wait for fsync, run in a worker thread.
 
 The SDK is imported only when a server is built, so `memdir --help` stays fast.
 """
@@ -158,10 +159,11 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         uri = str(params.uri)
         try:
             if uri == INDEX_URI:
-                text = await anyio.to_thread.run_sync(md.index)
+                text = md.index()
             elif uri.startswith(FILE_PREFIX):
-                path = unquote(uri[len(FILE_PREFIX) :])
-                text = (await anyio.to_thread.run_sync(md.read, path)).text
+                memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
+                sessions.session(ctx).seen.add(memory.path)  # the model has it now: overwriting it is no surprise
+                text = memory.text
             else:
                 raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
         except MemdirError as e:
