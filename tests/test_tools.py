@@ -166,3 +166,13 @@ def test_descriptions_teach_the_conventions() -> None:
         assert rule.lower() in text.lower(), rule
     annotations = {t.name: t.annotations for t in tools.TOOLS}
     assert annotations["read_memory_file"]["readOnlyHint"] and annotations["delete_memory_file"]["destructiveHint"]
+
+
+def test_an_unexpected_failure_is_still_a_tool_error(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(md, "read", broken)
+    reply = handle(md, "read_memory_file", {"path": "a.md"})
+    assert reply.is_error
+    assert reply.text == "read_memory_file failed unexpectedly (OSError: [Errno 5] Input/output error); nothing more is known"

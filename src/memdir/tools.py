@@ -14,6 +14,7 @@ the model can act on. Limits, scopes and history come from `Memdir`.
 from __future__ import annotations
 
 import json
+import logging
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from . import paths
 from .errors import MemdirError, NotFound
 from .memdir import ANY, Memdir
 from .model import Memory
+
+log = logging.getLogger("memdir.tools")
 
 PROMPT = """\
 You have a persistent memory: a folder of markdown topic files, listed in an index (MEMORY.md).
@@ -293,6 +296,10 @@ class Session:
             return _HANDLERS[name](self, **args)
         except MemdirError as e:
             return Result(str(e), is_error=True, data={"error": type(e).__name__, "message": str(e)})
+        except Exception as e:  # a bug or a failing backend must not end the agent's loop
+            log.exception("memdir tool %s failed", name)
+            text = f"{name} failed unexpectedly ({type(e).__name__}: {' '.join(str(e).split())[:200]}); nothing more is known"
+            return Result(text, is_error=True, data={"error": "InternalError", "message": text})
 
     # -------------------------------------------------------- reading
 
