@@ -298,7 +298,7 @@ class Session:
             return Result(str(e), is_error=True, data={"error": type(e).__name__, "message": str(e)})
         except Exception as e:  # a bug or a failing backend must not end the agent's loop
             log.exception("memdir tool %s failed", name)
-            text = f"{name} failed unexpectedly ({type(e).__name__}: {' '.join(str(e).split())[:200]}); nothing more is known"
+            text = f"{name} failed unexpectedly ({type(e).__name__}: {' '.join(str(e).split())[:200]}); retry once, or carry on without it"
             return Result(text, is_error=True, data={"error": "InternalError", "message": text})
 
     # -------------------------------------------------------- reading
