@@ -1,10 +1,11 @@
-# memdir: `make run` for the guided tour, `make test` for the whole suite.
+# memdir: `make run` serves ./memory to agents (MCP and HTTP), `make demo` is the guided tour, `make test` the whole suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 ROOT ?= memory
+PORT ?= 8765
 
-.PHONY: install run test lint bench clean services
+.PHONY: install run demo test lint bench clean services
 
 $(BIN)/memdir: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +15,9 @@ $(BIN)/memdir: pyproject.toml
 install: $(BIN)/memdir
 
 run: install
+	$(BIN)/memdir --root $(ROOT) serve --http $(PORT)
+
+demo: install
 	$(BIN)/memdir --root $(ROOT) demo
 
 # The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
@@ -32,6 +36,7 @@ lint: install
 bench: install services
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/backends.py
+	$(BIN)/python bench/mcp.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

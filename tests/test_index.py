@@ -119,7 +119,7 @@ def test_one_huge_folder_lists_the_newest_and_says_how_many_more(root: Path, clo
         lines = top.splitlines()
         assert len(lines) <= 15
         assert lines[3] == "- [029](029.md) — item 29"  # newest first
-        assert lines[-1] == "… and 20 older files in the root not shown here; list them with `memdir ls`"
+        assert lines[-1] == "… and 20 older files in the root not shown here; list them with list_memory_files() or `memdir ls`"
 
 
 def test_byte_cap_holds_as_well_as_line_cap(root: Path) -> None:
@@ -222,5 +222,6 @@ def test_ten_thousand_files_in_one_folder(root: Path) -> None:
         lines = md.index().splitlines()
         assert len(lines) <= 200
         shown = sum(1 for line in lines if line.startswith("- ["))
-        assert lines[-1] == f"… and {10_000 - shown:,} older files in the root not shown here; list them with `memdir ls`"
+        assert lines[-1] == (f"… and {10_000 - shown:,} older files in the root not shown here; "
+                             "list them with list_memory_files() or `memdir ls`")
         assert len(md.list()) == 10_000

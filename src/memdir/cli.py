@@ -273,6 +273,28 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 
 
 @main.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
+@click.option("--prefix", default="", help="Only search under this folder.")
+@json_option
+@click.pass_obj
+def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
+    """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
+
+    \b
+    memdir search "when does flock launch"
+    """
+    hits = obj.memdir().search(query, k, prefix=prefix)
+    if as_json:
+        emit([h.to_dict() for h in hits])
+        return
+    for h in hits:
+        click.echo(f"{h.path}:{h.line}: {h.snippet}")
+    if not hits:
+        click.echo("no matches", err=True)
+
+
+@main.command()
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")
@@ -336,18 +358,32 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
 
 
 @main.command("import")
-@click.argument("source", type=click.Path(exists=True, file_okay=False))
+@click.argument("source", type=click.Path(exists=True))
+@click.option(
+    "--from", "kind", type=click.Choice(["claude-code", "mcp-memory", "basic-memory"]), default="claude-code",
+    show_default=True, help="What SOURCE is: a memory folder, the MCP memory server's JSONL file, or basic-memory notes.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist in the memory.")
 @json_option
 @click.pass_obj
-def import_(obj: Context, source: str, overwrite: bool, as_json: bool) -> None:
-    """Bring in an existing memory folder (e.g. a Claude Code memory/ directory).
+def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool) -> None:
+    """Bring in memories from another system; reports what it imported and what it could not.
 
-    Its MEMORY.md lines fill in missing descriptions and types.
+    \b
+    claude-code   a memory folder (e.g. ~/.claude/projects/<project>/memory);
+                  its MEMORY.md lines fill in missing descriptions and types
+    mcp-memory    the reference MCP memory server's memory.jsonl: one file per entity
+    basic-memory  a basic-memory folder of notes (observations, relations, tags)
     """
-    from .importer import import_dir
+    from . import importer
 
-    result = import_dir(obj.memdir(create=True), source, overwrite=overwrite)
+    is_file = os.path.isfile(source)
+    if is_file != (kind == "mcp-memory"):
+        want = "a JSONL file" if kind == "mcp-memory" else "a folder"
+        raise click.BadParameter(f"--from {kind} reads {want}; {source} is not one", param_hint="SOURCE")
+    run = {"claude-code": importer.import_dir, "mcp-memory": importer.import_mcp_memory,
+           "basic-memory": importer.import_basic_memory}[kind]
+    result = run(obj.memdir(create=True), source, overwrite=overwrite)
     if as_json:
         emit(result.to_dict())
         return
@@ -426,6 +462,87 @@ def demo(obj: Context) -> None:
     from .demo import run
 
     run(obj.root)
+
+
+@main.command()
+@click.option("--http", "bind", metavar="[HOST:]PORT",
+              help="Serve over HTTP instead of stdio: MCP at /mcp, the HTTP API at /v1. HOST defaults to 127.0.0.1.")
+@click.option("--tenant", "serve_tenant", default=None, help="Tenant to serve (overrides the global --tenant).")
+@click.option("--scope-read", multiple=True, metavar="PREFIX",
+              help="A folder the agent may read; repeat for several. With any --scope-* option it sees nothing else.")
+@click.option("--scope-write", multiple=True, metavar="PREFIX",
+              help="A folder the agent may write (and read); repeat for several. Without it a scoped agent only reads.")
+@click.option("--token", envvar="MEMDIR_TOKEN", default=None,
+              help="With --http: require 'Authorization: Bearer TOKEN' on every request. Env: MEMDIR_TOKEN "
+                   "(safer than the command line, which other users can see).")
+@click.option("--token-file", type=click.Path(dir_okay=False), default=None, help="With --http: read the token from FILE.")
+@click.option("--auth", "auth_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="With --http: a TOML file of principals, one [tokens.NAME] table each with token (or token_sha256), "
+                   "and optional tenant, scope-read, scope-write.")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    bind: str | None,
+    serve_tenant: str | None,
+    scope_read: tuple[str, ...],
+    scope_write: tuple[str, ...],
+    token: str | None,
+    token_file: str | None,
+    auth_file: str | None,
+) -> None:
+    """Serve the memory to an agent over MCP (stdio, or HTTP with --http).
+
+    Writes are limited to 60 per minute per tenant unless memdir.toml or
+    MEMDIR_WRITES_PER_MINUTE says otherwise. Binding --http beyond loopback
+    needs a token.
+
+    \b
+    Claude Code:  claude mcp add --transport stdio memdir -- memdir --root /path/to/memory serve
+    Over HTTP:    memdir serve --http 8765
+                  claude mcp add --transport http memdir http://127.0.0.1:8765/mcp
+    HTTP API:     curl http://127.0.0.1:8765/v1/index
+    """
+    from .auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
+
+    obj: Context = ctx.obj
+    scoped = bool(scope_read or scope_write)
+    default = Principal("default", serve_tenant or obj.tenant,
+                        scope_read if scoped else None, scope_write if scoped else None)
+    principals = Principals(default)
+    if bind is None:
+        given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file")
+                 if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply to --http only; stdio is private to the client that started it")
+    else:
+        if token and token_file:
+            raise click.UsageError("give one token: --token (or MEMDIR_TOKEN) or --token-file, not both")
+        if token_file:
+            token = read_token_file(token_file)
+        if token:
+            principals.add_token(token, "--token-file" if token_file else "--token")
+        if auth_file:
+            principals.load(auth_file)
+        host, port = parse_bind(bind)
+        check_bind(host, principals)
+    memories = Memories(obj.root, transport="mcp" if bind is None else "http")
+    try:
+        for principal in principals.all:  # open them all now, so a bad tenant or scope fails at start
+            memories.of(principal)
+        from . import mcp
+
+        app = mcp.server(principals, memories)
+        if bind is None:
+            click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
+            mcp.run_stdio(app)
+        else:
+            from . import http
+
+            sock = http.listen(host, port)
+            http.run(http.build(principals, memories, host=host, mcp=app), sock,
+                     lambda url: http.banner(url, os.path.abspath(obj.root), principals.required))
+    finally:
+        memories.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

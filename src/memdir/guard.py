@@ -38,12 +38,18 @@ def find_secret(text: str) -> tuple[str, int] | None:
     return None
 
 
-def check(text: str, path: str) -> None:
+def check(text: str, path: str, *, head_lines: int = 0) -> None:
+    """Refuse `text` if it holds a credential; `head_lines` is the frontmatter's length.
+
+    Lines are counted as the writer sees them: within the frontmatter, or within
+    the body (whose numbering does not depend on the frontmatter memdir renders).
+    """
     found = find_secret(text)
     if found:
         kind, line = found
+        where = f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}"
         raise InvalidMemory(
-            f"{path}: line {line} contains what looks like {kind}; memories must not hold credentials: "
+            f"{path}: {where} contains what looks like {kind}; memories must not hold credentials: "
             "remove it and note where the secret is kept instead",
             path=path,
         )

@@ -83,7 +83,8 @@ def _more_line(folder: str, files: int, folders: int) -> str:
         parts.append(f"{folders:,} smaller {'folder' if folders == 1 else 'folders'}")
     where = folder or "the root"
     command = f"memdir ls {folder}".rstrip()
-    return f"… and {' and '.join(parts)} in {where} not shown here; list them with `{command}`"
+    call = f'list_memory_files(folder="{folder}")' if folder else "list_memory_files()"
+    return f"… and {' and '.join(parts)} in {where} not shown here; list them with {call} or `{command}`"
 
 
 def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[str, list[str]]:

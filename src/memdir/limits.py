@@ -21,11 +21,16 @@ from .model import count_lines
 
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
+AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The checks a write must pass. Zero for `writes_per_minute` means no rate limit."""
+    """The checks a write must pass, and how much one tool read returns.
+
+    Zero for `writes_per_minute` means no rate limit (the default for the
+    library and CLI; agent-facing interfaces default to `AGENT_DEFAULTS`).
+    """
 
     max_lines: int = 200
     max_bytes: int = 25 * 1024
@@ -34,6 +39,8 @@ class Limits:
     max_name: int = 100
     max_description: int = 300
     writes_per_minute: int = 0
+    read_max_lines: int = 200
+    read_max_bytes: int = 25 * 1024
     types: tuple[str, ...] = DEFAULT_TYPES
     secret_guard: bool = True
 
@@ -73,11 +80,20 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         raise InvalidArgument(f"{source}: {name} = {value!r} is not valid; use {want}") from None
 
 
-def load(root: Path | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Limits:
-    """Resolve limits from `open()` keywords, the environment and `memdir.toml`."""
+def load(
+    root: Path | None,
+    options: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+    *,
+    agent: bool = False,
+) -> Limits:
+    """Resolve limits from `open()` keywords, the environment, `memdir.toml`, then the defaults.
+
+    `agent` selects the defaults for interfaces a model drives (tools, MCP, HTTP).
+    """
     environ = os.environ if environ is None else environ
     known = Limits.names()
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(AGENT_DEFAULTS) if agent else {}
     if root is not None and (root / CONFIG_FILE).is_file():
         cfg = root / CONFIG_FILE
         try:

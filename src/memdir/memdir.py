@@ -8,19 +8,23 @@ together) under the store's lock, then the derived indexes.
 from __future__ import annotations
 
 import builtins
+import copy
+import datetime as dt
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import guard, index, model, paths
 from . import limits as limits_mod
 from .catalog import Catalog
-from .errors import Conflict, InvalidArgument, InvalidMemory, MemdirError, NotFound
+from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
 from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
+from .scope import Scope
+from .search import SearchHit, SearchIndex
 from .stores.base import Blob, Change, Record, Store
 
 
@@ -72,6 +76,15 @@ class Report:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
 
 
+class _State:
+    """What every view of one memory shares: the catalog and the index files on disk."""
+
+    def __init__(self) -> None:
+        self.catalog: Catalog | None = None
+        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self.search: SearchIndex | None = None  # built on the first search
+
+
 class Memdir:
     """One tenant's memory. Use `memdir.open()` to get one."""
 
@@ -80,9 +93,10 @@ class Memdir:
         self.limits = limits
         self.actor = actor
         self._lock = threading.RLock()
-        self._catalog: Catalog | None = None
-        self._written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
-        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text)
+        self._state = _State()
+        self._scope: Scope | None = None
+        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text) for this view
+        self._scoped: Catalog | None = None  # the catalog filtered by the scope
         self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
@@ -92,7 +106,38 @@ class Memdir:
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        self._store.close()
+        """Close the store (a scoped view leaves it open for its parent)."""
+        if self._scope is None:
+            if self._state.search is not None:
+                self._state.search.close()
+                self._state.search = None
+            self._store.close()
+
+    def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
+        """A view for one principal: it sees only `read` (and `write`) folders and writes only `write`.
+
+        `md.scope(read=["household/"], write=["people/alice/"])`. A view of a
+        view gets the intersection. Views share the store and the catalog.
+        """
+        wanted = Scope.of(read, write)
+        view = copy.copy(self)
+        view._scope = wanted if self._scope is None else self._scope.narrow(wanted)
+        view._views = {}
+        view._scoped = None
+        return view
+
+    @property
+    def principal(self) -> Scope | None:
+        """The scope of this view, or None for the whole tenant."""
+        return self._scope
+
+    def _readable(self, path: str) -> bool:
+        return self._scope is None or self._scope.can_read(path)
+
+    def _writable(self, *targets: str) -> None:
+        if self._scope is not None:
+            for path in targets:
+                self._scope.check_write(path)
 
     def __enter__(self) -> Memdir:
         return self
@@ -109,7 +154,7 @@ class Memdir:
     def read(self, path: str) -> Memory:
         """The topic file at `path`, with its version for a later `expect=`."""
         p = paths.topic_path(path)
-        blob = self._store.get(p)
+        blob = self._store.get(p) if self._readable(p) else None
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
         return self._memory(p, blob)
@@ -124,7 +169,7 @@ class Memdir:
     def list(self, prefix: str = "") -> list[Entry]:
         """Catalog entries under a folder (or the one file), sorted by path."""
         with self._lock:
-            cat = self._sync_catalog()
+            cat = self._view_catalog()
             if prefix.endswith(".md"):
                 e = cat.get(paths.topic_path(prefix))
                 return [e] if e else []
@@ -134,7 +179,7 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
-            cat = self._sync_catalog()
+            cat = self._view_catalog()
             view = self._views.get(f)
             if view is not None and view[0] == cat.seq:
                 return view[1]
@@ -155,6 +200,8 @@ class Memdir:
             ) from None
         hits: builtins.list[Hit] = []
         for path, _ in self._store.list(paths.folder(prefix)):
+            if not self._readable(path):
+                continue
             blob = self._store.get(path)
             if blob is None:
                 continue
@@ -166,10 +213,65 @@ class Memdir:
                     hits.append(Hit(path, number, line))
         return hits
 
+    def search(self, query: str, k: int = 10, *, prefix: str = "") -> builtins.list[SearchHit]:
+        """The `k` topic files that best match the words of `query` (BM25), best first.
+
+        Only files under `prefix` that this view may read are ranked. The index
+        is built on the first call and then follows the changes.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be text, got {type_name(query)}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidArgument(f"k must be a positive integer, got {k!r}")
+        where = paths.folder(prefix)
+        if self._scope is None:
+            prefixes = [where]
+        else:  # the readable part of `where`: the filter goes into the query, not after it
+            prefixes = [where if where.startswith(r) else r for r in self._scope.read
+                        if where.startswith(r) or r.startswith(where)]
+        with self._lock:
+            idx = self._search_index()
+            cat = self._sync_catalog()
+            if sum(cat.folders[p].count for p in prefixes if p in cat.folders) == len(cat):
+                prefixes = [""]  # everything is readable: skip the per-row path check
+            return idx.query(query, k, prefixes)
+
+    def _search_index(self) -> SearchIndex:
+        """The full-text index, caught up with the catalog: only changed files are read again."""
+        cat = self._sync_catalog()
+        idx = self._state.search
+        if idx is None:
+            idx = SearchIndex()
+            idx.dirty.update(cat.entries)
+            self._state.search = idx
+        for path in sorted(idx.dirty):
+            entry = cat.get(path)
+            if entry is None:
+                idx.remove(path)
+                continue
+            if idx.version(path) == entry.version:
+                continue
+            blob = self._store.get(path)
+            try:
+                mem = None if blob is None else self._memory(path, blob)
+            except MemdirError:
+                mem = None  # not text: reconcile reports it; search skips it
+            if mem is None:
+                idx.remove(path)
+            else:
+                idx.put(mem)
+        idx.dirty.clear()
+        return idx
+
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
         p = None if path is None else paths.topic_path(path)
-        return self._store.journal(p, limit=limit)
+        if self._scope is None:
+            return self._store.journal(p, limit=limit)
+        if p is not None and not self._readable(p):
+            return []
+        seen = [r for r in self._store.journal(p) if self._readable(r.path) or (r.dest and self._readable(r.dest))]
+        return seen if limit is None else seen[:limit]
 
     # ------------------------------------------------------------ writing
 
@@ -191,6 +293,7 @@ class Memdir:
         p = paths.topic_path(path)
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
+        self._writable(p)
         given, text_body = model.parse(body, path=p, strict=True)
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
@@ -203,35 +306,103 @@ class Memdir:
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            meta = {**old_meta, **given}
-            for key in model.KNOWN_KEYS:
-                if key in meta and meta[key] in _CLEARS:
-                    del meta[key]
-            now = model.now_stamp()
-            meta["created"] = old_meta.get("created") or given.get("created") or now
-            meta.pop("updated", None)
+            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body)
+
+    def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
+
+        Lets an agent change a line without rewriting the whole file. Fails if
+        `old` is absent or appears more than once (with the lines where it does),
+        so a replacement never lands in the wrong place.
+        """
+        p = paths.topic_path(path)
+        for what, value in (("old", old), ("new", new)):
+            if not isinstance(value, str):
+                raise InvalidArgument(f"{p}: {what} must be text, got {type_name(value)}")
+        if not old:
+            raise InvalidArgument(f"{p}: the text to replace is empty; give the exact text that is in the file now")
+        self._writable(p)
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            if cur is None:
+                raise NotFound(f"{p} does not exist; create it with a write first", path=p)
+            self._check_expect(p, cur, expect)
+            text = self._memory(p, cur).text
+            starts = _occurrences(text, old)
+            if not starts:
+                raise InvalidArgument(
+                    f"{p} does not contain {_shown(old)}; read the file and copy the exact text to replace", path=p
+                )
+            if len(starts) > 1:
+                lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
+                raise InvalidArgument(
+                    f"{p} contains {_shown(old)} {len(starts)} times (lines {lines}); include more of the surrounding text so it is unique",
+                    path=p,
+                )
+            at = starts[0]
+            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
+            old_meta, _ = model.parse(text, path=p, strict=False)
+            return self._put(p, cur, old_meta, meta, body)
+
+    def append(self, path: str, line: str) -> Memory:
+        """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.
+
+        The cheap, append-only way to capture a fact: no read, no rewrite, no
+        chance of clobbering what another writer added meanwhile.
+        """
+        p = paths.topic_path(path)
+        if not isinstance(line, str):
+            raise InvalidArgument(f"{p}: line must be text, got {type_name(line)}")
+        count = len(line.strip().splitlines())
+        if count > 1:
+            raise InvalidArgument(f"{p}: append takes one line, got {count}; append each line separately or use write")
+        text = " ".join(line.split())
+        if not text:
+            raise InvalidArgument(f"{p}: the line to append is empty; give the fact to record")
+        self._writable(p)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+        entry = f"- [{stamp}] {text}\n"
+        with self._lock, self._store.lock():
+            cur = self._store.get(p)
+            old_meta: dict[str, Any] = {}
+            body = ""
             if cur is not None:
-                same = dict(meta)
-                if "updated" in old_meta:
-                    same["updated"] = old_meta["updated"]
-                if model.render(same, text_body).encode() == cur.data:
-                    return self._memory(p, cur, change="unchanged")
-            meta["updated"] = now
-            text = model.render(meta, text_body)
-            self._validate(p, meta, text)
-            self._take(p)
-            data = text.encode()
-            mem = model.memory(p, text, "", self.limits.types)
-            change = Change(
-                op="write", path=p, data=data, expect=None if cur is None else cur.version,
-                old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
-            )
-            rec = self._commit([change])[0]
+                old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
+                if body and not body.endswith("\n"):
+                    body += "\n"
+            return self._put(p, cur, old_meta, dict(old_meta), body + entry)
+
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str) -> Memory:
+        """Render, check and commit one file (store lock held): the write path every change shares."""
+        for key in model.KNOWN_KEYS:
+            if key in meta and meta[key] in _CLEARS:
+                del meta[key]
+        now = model.now_stamp()
+        meta["created"] = old_meta.get("created") or meta.get("created") or now
+        meta.pop("updated", None)
+        if cur is not None:
+            same = dict(meta)
+            if "updated" in old_meta:
+                same["updated"] = old_meta["updated"]
+            if model.render(same, text_body).encode() == cur.data:
+                return self._memory(p, cur, change="unchanged")
+        meta["updated"] = now
+        text = model.render(meta, text_body)
+        self._validate(p, meta, text)
+        self._take(p)
+        data = text.encode()
+        mem = model.memory(p, text, "", self.limits.types)
+        change = Change(
+            op="write", path=p, data=data, expect=None if cur is None else cur.version,
+            old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
+        )
+        rec = self._commit([change])[0]
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
 
     def delete(self, path: str, *, expect: Any = ANY) -> Memory:
         """Delete a topic file; returns what was deleted (undo brings it back)."""
         p = paths.topic_path(path)
+        self._writable(p)
         with self._lock, self._store.lock():
             cur = self._store.get(p)
             if cur is None:
@@ -245,6 +416,7 @@ class Memdir:
     def rename(self, old: str, new: str) -> Memory:
         """Move a topic file to a new path; the target must not exist."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
+        self._writable(src, dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
         with self._lock, self._store.lock():
@@ -271,6 +443,7 @@ class Memdir:
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
             rec = records[0]
+            self._writable(*[x for x in (rec.path, rec.dest) if x])
             now = model.now_stamp()
             if rec.dest is not None:  # a rename: move it back
                 cur = self._store.get(rec.dest)
@@ -324,7 +497,8 @@ class Memdir:
         limits_mod.check_meta(meta, path, self.limits)
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
-            guard.check(text, path)
+            _, body = model.split(text, path=path)
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)))
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:
@@ -341,9 +515,23 @@ class Memdir:
     def _sync_catalog(self) -> Catalog:
         return self._sync()[0]
 
+    def _view_catalog(self) -> Catalog:
+        """The catalog as this view sees it: the whole one, or only what the scope can read."""
+        cat = self._sync_catalog()
+        if self._scope is None:
+            return cat
+        if self._scoped is None or self._scoped.seq != cat.seq:
+            view = Catalog(index.label)
+            for prefix in self._scope.read:
+                for entry in cat.walk(prefix):
+                    view.put(entry)
+            view.seq = cat.seq
+            self._scoped = view
+        return self._scoped
+
     def _sync(self) -> tuple[Catalog, set[str] | None]:
         """Load or catch up the catalog; returns it and the paths changed (None: all)."""
-        cat = self._catalog
+        cat = self._state.catalog
         if cat is None:
             cat = Catalog(index.label)
             seq, changes = self._store.changes(0)
@@ -351,7 +539,7 @@ class Memdir:
                 if entry is not None:
                     cat.put(entry)
             cat.seq = seq
-            self._catalog = cat
+            self._state.catalog = cat
             if self._store.derived() < seq or self.recovered:
                 with self._store.lock():
                     self._refresh(full=True)
@@ -363,7 +551,10 @@ class Memdir:
             else:
                 cat.put(entry)
         cat.seq = seq
-        return cat, {p for p, _ in changes}
+        changed = {p for p, _ in changes}
+        if self._state.search is not None:
+            self._state.search.dirty |= changed
+        return cat, changed
 
     def _refresh(self, full: bool = False) -> None:
         """Rewrite the index files the latest changes touched (call with the store lock held)."""
@@ -375,23 +566,24 @@ class Memdir:
         stack = [""]
         while stack:
             f = stack.pop()
-            prev = self._written.get(f)
+            prev = self._state.written.get(f)
             if touched is None or prev is None or f in touched:
                 prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
             rendered[f] = prev
-            self._views[f] = (cat.seq, prev[0])
+            if self._scope is None:
+                self._views[f] = (cat.seq, prev[0])
             stack.extend(prev[1])
         files: dict[str, bytes | None] = {}
         for f, (text, _) in rendered.items():
-            if touched is None or self._written.get(f, ("",))[0] != text:
+            if touched is None or self._state.written.get(f, ("",))[0] != text:
                 files[f + INDEX_NAME] = text.encode()
-        for f in self._written.keys() - rendered.keys():
+        for f in self._state.written.keys() - rendered.keys():
             files[f + INDEX_NAME] = None
         if full:
             for f in cat.folders.keys() - rendered.keys():
                 if self._store.get(f + INDEX_NAME) is not None:
                     files[f + INDEX_NAME] = None
-        self._written = rendered
+        self._state.written = rendered
         self._store.derive(files, cat.seq)
 
     # ------------------------------------------------------------ reconcile
@@ -403,6 +595,8 @@ class Memdir:
         'external' when fixed), a stale MEMORY.md, and files that break the
         limits or do not parse (reported only: fixing those needs a person).
         """
+        if self._scope is not None:
+            raise Forbidden("reconcile works on the whole memory; run it without a scope")
         report = Report(fixed=fix)
         with self._lock, self._store.lock():
             if fix:
@@ -449,7 +643,7 @@ class Memdir:
             if self._store.derived() < cat.seq or self._index_stale(cat):
                 report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
-                self._written = {}
+                self._state.written = {}
                 self._refresh(full=True)
         return report
 
@@ -474,3 +668,19 @@ class Memdir:
 
 def type_name(value: object) -> str:
     return type(value).__name__
+
+
+def _occurrences(text: str, needle: str) -> builtins.list[int]:
+    """Start offsets of every (possibly overlapping) occurrence of `needle`."""
+    out = []
+    at = text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A quoted, one-line preview of text for an error message."""
+    one = text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(one)

@@ -1,0 +1,228 @@
+"""MCP benchmark: tool round trips through `memdir serve`, over stdio and HTTP, against the in-process cost.
+
+    python bench/mcp.py              # 300 calls per tool and transport, 5 start-ups
+    python bench/mcp.py --runs 100
+
+Prints median and p95 in milliseconds for read_memory_file, write_memory_file
+and search_memory: in process (`tools.Session.handle`, no MCP), through the
+server over stdio (a subprocess, as Claude Code runs it) and over streamable
+HTTP (a subprocess on loopback) with the SDK's own client, and over stdio with
+a bare JSON-RPC client (the server's own share). Then the time
+from starting `memdir serve` to the first `list_tools` answer. The memory holds
+200 topic files; the rate limit is off (MEMDIR_WRITES_PER_MINUTE=0) so writes
+can be timed. Targets (issue #3): stdio read under 2 ms median; first
+`list_tools` within 0.5 s of start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+# This file is named mcp.py: keep its folder off the path so `import mcp` finds the SDK, not this script.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent / "src"))
+
+import anyio  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+import memdir  # noqa: E402
+from memdir import tools  # noqa: E402
+
+FILES = 200
+
+
+def build(root: Path) -> None:
+    with memdir.open(root) as md:
+        for i in range(FILES):
+            md.write(f"project/p{i:03d}.md", f"Fact {i}: the launch of part {i} is on 2026-12-{1 + i % 28:02d}.\n" * 5,
+                     description=f"launch plan of part {i}", type="project")
+
+
+def calls(i: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {
+        "read_memory_file": ("read_memory_file", {"path": f"project/p{i % FILES:03d}.md"}),
+        "write_memory_file": ("write_memory_file", {"path": "project/bench.md", "content": f"Round {i}.\n"}),
+        "search_memory": ("search_memory", {"query": f"launch part {i % FILES}", "k": 5}),
+    }
+
+
+def stats(ms: list[float]) -> tuple[float, float]:
+    ms = sorted(ms)
+    return statistics.median(ms), ms[min(len(ms) - 1, int(len(ms) * 0.95))]
+
+
+def in_process(root: Path, runs: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    with memdir.open(root) as md:
+        session = tools.Session(md)
+        for name in calls(0):
+            times = []
+            for i in range(runs):
+                tool, args = calls(i)[name]
+                start = time.perf_counter()
+                result = session.handle(tool, args)
+                times.append((time.perf_counter() - start) * 1000)
+                if result.is_error:
+                    out[name] = []
+                    break
+            else:
+                out[name] = times
+    return out
+
+
+async def through(client: Client, runs: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for name in calls(0):
+        times = []
+        for i in range(runs):
+            tool, args = calls(i)[name]
+            start = time.perf_counter()
+            result = await client.call_tool(tool, args)
+            times.append((time.perf_counter() - start) * 1000)
+            if result.is_error:
+                times = []
+                break
+        out[name] = times
+    return out
+
+
+def env() -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, "MEMDIR_WRITES_PER_MINUTE": "0"}
+
+
+def serve_cmd(root: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "memdir", "--root", str(root), "serve", *extra]
+
+
+def over_stdio(root: Path, runs: int) -> dict[str, list[float]]:
+    cmd = serve_cmd(root)
+
+    async def main() -> dict[str, list[float]]:
+        async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())) as client:
+            await client.list_tools()
+            return await through(client, runs)
+
+    return anyio.run(main)
+
+
+def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
+    """The server's own share: JSON-RPC lines written and read directly, no client library."""
+    proc = subprocess.Popen(serve_cmd(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env(), text=True, bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def ask(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n")
+        stdin.flush()
+        reply: dict[str, Any] = json.loads(stdout.readline())
+        return reply
+
+    try:
+        ask(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "bench", "version": "1"}})
+        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        out: dict[str, list[float]] = {}
+        for name in calls(0):
+            times = []
+            for i in range(runs):
+                tool, args = calls(i)[name]
+                start = time.perf_counter()
+                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args})
+                times.append((time.perf_counter() - start) * 1000)
+                if reply.get("error") or reply["result"].get("isError"):
+                    times = []
+                    break
+            out[name] = times
+        return out
+    finally:
+        stdin.close()
+        proc.wait(10)
+
+
+def sdk_import_seconds() -> float:
+    code = "import time; t = time.perf_counter(); import mcp.server.lowlevel.server, mcp.server.stdio; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def over_http(root: Path, runs: int) -> dict[str, list[float]]:
+    proc = subprocess.Popen(serve_cmd(root, "--http", "127.0.0.1:0"), stdout=subprocess.PIPE, text=True, env=env())
+    try:
+        assert proc.stdout is not None
+        found = re.search(r"MCP at (\S+/mcp)", proc.stdout.readline())
+        assert found, "the HTTP server did not start"
+
+        async def main() -> dict[str, list[float]]:
+            async with Client(found.group(1)) as client:
+                await client.list_tools()
+                return await through(client, runs)
+
+        return anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def start_up(root: Path, times: int) -> list[float]:
+    """Seconds from starting `memdir serve` (stdio) to the first list_tools answer."""
+    cmd = serve_cmd(root)
+    out = []
+
+    async def once() -> None:
+        start = time.perf_counter()
+        async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())) as client:
+            await client.list_tools()
+            out.append(time.perf_counter() - start)
+
+    for _ in range(times):
+        anyio.run(once)
+    return out
+
+
+def row(label: str, results: dict[str, list[float]]) -> str:
+    cells = []
+    for name in calls(0):
+        ms = results.get(name) or []
+        cells.append(" / ".join(f"{v:.2f}" for v in stats(ms)) if ms else "n/a")
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=300, help="calls per tool and transport")
+    parser.add_argument("--starts", type=int, default=5, help="server start-ups to time")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "memory"
+        build(root)
+        measured: list[tuple[str, Callable[[Path, int], dict[str, list[float]]]]] = [
+            ("in process (tools.Session)", in_process),
+            ("MCP over stdio, raw JSON-RPC client", over_stdio_raw),
+            ("MCP over stdio, SDK client", over_stdio),
+            ("MCP over HTTP, SDK client", over_http),
+        ]
+        print(f"memdir MCP round trips, {FILES} topic files, {args.runs} calls each; median / p95 in ms\n")
+        print("| path | " + " | ".join(calls(0)) + " |")
+        print("|---" * (len(calls(0)) + 1) + "|")
+        for label, fn in measured:
+            print(row(label, fn(root, args.runs)), flush=True)
+        starts = start_up(root, args.starts)
+        imports = statistics.median([sdk_import_seconds() for _ in range(args.starts)])
+        print(f"\nstart to first list_tools over stdio: median {statistics.median(starts):.2f} s, "
+              f"max {max(starts):.2f} s ({args.starts} starts); importing the mcp SDK alone: {imports:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

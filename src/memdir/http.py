@@ -1,0 +1,434 @@
+"""The HTTP server: the MCP endpoint (`/mcp`) and a small JSON API (`/v1`) for apps that are not MCP clients.
+
+Every route is a thin layer over `Memdir`: parse the request, call one method
+for the caller's principal, format the answer. Bodies are JSON unless the
+request says otherwise: `GET /v1/files/{path}` and `GET /v1/index` return raw
+markdown for `Accept: text/markdown`, and `PUT /v1/files/{path}` takes either
+JSON (`{"body": ..., "description": ...}`) or the raw file as `text/markdown`.
+The ETag of a file is its version; `If-Match` makes a write or delete a
+compare-and-swap (412 if the file changed) and `If-None-Match: *` makes a
+write create-only. Errors are `{"error": {"type", "message", ...}}`.
+
+Starlette and uvicorn come with the `mcp` SDK (the `memdir[mcp]` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from . import errors
+from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
+from .memdir import ANY, Memdir
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
+MARKDOWN = "text/markdown; charset=utf-8"
+
+STATUS: dict[type[errors.MemdirError], int] = {
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.InvalidPath: 400,
+    errors.InvalidMemory: 400,
+    errors.InvalidArgument: 400,
+    errors.LimitExceeded: 413,
+    errors.RateLimited: 429,
+    errors.Forbidden: 403,
+    errors.StoreError: 503,
+}
+
+
+class ApiError(Exception):
+    """An HTTP-level refusal (bad header, body, parameter) with its status."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
+
+
+def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None, **fields: Any) -> JSONResponse:
+    body = {"type": kind, "message": message, **{k: v for k, v in fields.items() if v is not None}}
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+def memdir_error(e: errors.MemdirError, precondition: bool = False) -> JSONResponse:
+    status = next((s for cls, s in STATUS.items() if isinstance(e, cls)), 400)
+    headers = {}
+    if isinstance(e, errors.RateLimited):
+        headers["Retry-After"] = str(max(1, math.ceil(e.retry_after)))
+    if isinstance(e, errors.Conflict) and precondition:
+        status = 412
+    return error(status, type(e).__name__, e.message, headers, path=e.path, limit=e.limit, actual=e.actual)
+
+
+# ---------------------------------------------------------------- request helpers
+
+
+def etag(version: str) -> str:
+    return f'"{version}"'
+
+
+def _tag(header: str, name: str) -> str:
+    value = header.strip()
+    if "," in value:
+        raise ApiError(400, "BadRequest", f"{name}: give one ETag, got {value!r}")
+    if value.startswith("W/"):
+        raise ApiError(400, "BadRequest", f"{name}: weak ETags cannot guard a write; send the ETag of a GET as it came")
+    return value.strip('"')
+
+
+def _expect(request: Request, md: Memdir, path: str) -> tuple[Any, bool]:
+    """The `expect=` for a write or delete from If-Match / If-None-Match, and whether one was given."""
+    match, none_match = request.headers.get("if-match"), request.headers.get("if-none-match")
+    if match is not None and none_match is not None:
+        raise ApiError(400, "BadRequest", "send If-Match or If-None-Match, not both")
+    if none_match is not None:
+        if none_match.strip() != "*":
+            raise ApiError(400, "BadRequest", f"If-None-Match on a write must be '*' (create only), got {none_match!r}")
+        return None, True
+    if match is None:
+        return ANY, False
+    if match.strip() == "*":  # any version, but the file must exist: pin the one there now
+        return md.read(path).version, True
+    return _tag(match, "If-Match"), True
+
+
+def _wants_markdown(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return ("text/markdown" in accept or "text/plain" in accept) and "application/json" not in accept
+
+
+def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ApiError(400, "BadRequest", f"{name}={raw!r} is not valid; use a whole number from {low} to {high}")
+    return value
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "").lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ApiError(400, "BadRequest", f"{name}={raw!r} is not valid; use true or false")
+
+
+async def _body(request: Request) -> bytes:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_BODY:
+        raise ApiError(413, "LimitExceeded", f"the request body is {int(length):,} bytes; the most accepted is {MAX_BODY:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ApiError(413, "LimitExceeded", f"the request body is over {MAX_BODY:,} bytes; memories are far smaller")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ApiError(400, "BadRequest", f"the body is not UTF-8 (byte {e.start}); send UTF-8 text") from None
+
+
+_WRITE_FIELDS = {"body": str, "name": str, "description": str, "type": str, "tags": list}
+
+
+async def _write_arguments(request: Request) -> dict[str, Any]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    data = await _body(request)
+    if kind in ("text/markdown", "text/plain"):
+        return {"body": _text(data)}
+    if kind != "application/json":
+        raise ApiError(
+            415, "UnsupportedMediaType",
+            f"Content-Type {kind or '(none)'!r} is not accepted; send application/json {{\"body\": ...}} or the file as text/markdown",
+        )
+    try:
+        args = json.loads(_text(data))
+    except json.JSONDecodeError as e:
+        raise ApiError(400, "BadRequest", f"the body is not valid JSON ({e.msg} at line {e.lineno}); send an object") from None
+    if not isinstance(args, dict):
+        raise ApiError(400, "BadRequest", f"the body must be a JSON object with body (and name, description, type, tags), got {type(args).__name__}")
+    for key, value in args.items():
+        want = _WRITE_FIELDS.get(key)
+        if want is None:
+            raise ApiError(400, "BadRequest", f"unknown field {key!r}; a write takes {', '.join(_WRITE_FIELDS)}")
+        if value is not None and not isinstance(value, want):
+            raise ApiError(400, "BadRequest", f"{key} must be {'a list of strings' if want is list else 'a string'}, got {value!r}")
+    if not isinstance(args.get("body"), str):
+        raise ApiError(400, "BadRequest", "the JSON body needs a 'body' field: the markdown (it may start with frontmatter)")
+    return args
+
+
+# ---------------------------------------------------------------- the API
+
+
+class Api:
+    """The `/v1` routes for the principals of one server."""
+
+    def __init__(self, memories: Memories) -> None:
+        self.memories = memories
+
+    def memdir(self, request: Request) -> Memdir:
+        principal: Principal = request.scope[PRINCIPAL]
+        return self.memories.of(principal)
+
+    def routes(self) -> list[Route]:
+        def route(path: str, handler: Callable[[Request], Awaitable[Response]], *methods: str) -> Route:
+            return Route(path, self._guarded(handler), methods=list(methods))
+
+        return [
+            route("/", self.home, "GET"),
+            route("/openapi.json", self.openapi, "GET"),
+            route("/v1/files", self.list_files, "GET"),
+            route("/v1/files/{path:path}", self.get_file, "GET"),
+            route("/v1/files/{path:path}", self.put_file, "PUT"),
+            route("/v1/files/{path:path}", self.delete_file, "DELETE"),
+            route("/v1/index", self.index, "GET"),
+            route("/v1/search", self.search, "GET"),
+            route("/v1/history", self.history, "GET"),
+            route("/v1/history/{path:path}", self.history, "GET"),
+            route("/v1/undo/{path:path}", self.undo, "POST"),
+        ]
+
+    @staticmethod
+    def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except ApiError as e:
+                return error(e.status, e.kind, e.message, e.headers)
+            except errors.MemdirError as e:
+                return memdir_error(e)
+
+        run.__name__ = handler.__name__
+        return run
+
+    async def home(self, request: Request) -> Response:
+        return JSONResponse({"name": "memdir", "mcp": "/mcp", "api": "/v1", "openapi": "/openapi.json"})
+
+    async def openapi(self, request: Request) -> Response:
+        from .openapi import document
+
+        return JSONResponse(document())
+
+    async def list_files(self, request: Request) -> Response:
+        md = self.memdir(request)
+        folder = request.query_params.get("folder", "")
+        entries = await run_in_threadpool(md.list, folder)
+        return JSONResponse({"folder": folder, "files": [e.to_dict() for e in entries]})
+
+    async def get_file(self, request: Request) -> Response:
+        md = self.memdir(request)
+        m = await run_in_threadpool(md.read, request.path_params["path"])
+        headers = {"ETag": etag(m.version)}
+        wanted = request.headers.get("if-none-match")
+        if wanted is not None and wanted.strip() in (etag(m.version), m.version, "*"):
+            return Response(status_code=304, headers=headers)
+        if _wants_markdown(request):
+            return Response(m.text, media_type=MARKDOWN, headers=headers)
+        return JSONResponse(m.to_dict(), headers=headers)
+
+    async def put_file(self, request: Request) -> Response:
+        md = self.memdir(request)
+        path = request.path_params["path"]
+        args = await _write_arguments(request)
+        try:
+            expect, precondition = await run_in_threadpool(_expect, request, md, path)
+        except errors.NotFound as e:  # If-Match: * on a file that does not exist
+            raise ApiError(412, "Conflict", f"{e.path} does not exist (If-Match: *); create it without If-Match") from None
+        body = args.pop("body")
+        try:
+            m = await run_in_threadpool(lambda: md.write(path, body, expect=expect, **args))
+        except errors.MemdirError as e:
+            return memdir_error(e, precondition)
+        out = {"path": m.path, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size}
+        return JSONResponse(out, status_code=201 if m.change == "created" else 200, headers={"ETag": etag(m.version)})
+
+    async def delete_file(self, request: Request) -> Response:
+        md = self.memdir(request)
+        path = request.path_params["path"]
+        if request.headers.get("if-none-match") is not None:
+            raise ApiError(400, "BadRequest", "If-None-Match does not apply to a delete; use If-Match with the ETag you read")
+        expect, precondition = await run_in_threadpool(_expect, request, md, path)
+        try:
+            m = await run_in_threadpool(lambda: md.delete(path, expect=expect))
+        except errors.MemdirError as e:
+            return memdir_error(e, precondition)
+        return JSONResponse({"path": m.path, "change": "deleted", "lines": m.lines, "undo": f"POST /v1/undo/{m.path}"})
+
+    async def index(self, request: Request) -> Response:
+        md = self.memdir(request)
+        folder = request.query_params.get("folder", "")
+        text = await run_in_threadpool(md.index, folder)
+        if _wants_markdown(request):
+            return Response(text, media_type=MARKDOWN)
+        return JSONResponse({"folder": folder, "text": text})
+
+    async def search(self, request: Request) -> Response:
+        md = self.memdir(request)
+        query = request.query_params.get("q", "")
+        if not query.strip():
+            raise ApiError(400, "BadRequest", "q is empty; give the words to search for, e.g. /v1/search?q=launch+date")
+        k = _int(request, "k", 10, 1, 100)
+        folder = request.query_params.get("folder", "")
+        hits = await run_in_threadpool(lambda: md.search(query, k, prefix=folder))
+        return JSONResponse({"query": query, "hits": [h.to_dict() for h in hits]})
+
+    async def history(self, request: Request) -> Response:
+        md = self.memdir(request)
+        path = request.path_params.get("path")
+        limit = _int(request, "limit", 20, 1, 1000)
+        content = _flag(request, "content")
+        records = await run_in_threadpool(lambda: md.history(path, limit=limit))
+        return JSONResponse({"path": path, "records": [r.to_dict(content=content) for r in records]})
+
+    async def undo(self, request: Request) -> Response:
+        md = self.memdir(request)
+        m = await run_in_threadpool(md.undo, request.path_params["path"])
+        out: dict[str, Any] = {"path": m.path, "change": m.change}
+        if m.change != "deleted":
+            out["version"] = m.version
+        return JSONResponse(out)
+
+
+# ---------------------------------------------------------------- the guard
+
+
+class Guard:
+    """ASGI middleware in front of everything: the Host check and the bearer token.
+
+    Bound to a loopback address, only loopback Host headers are served (a web
+    page cannot reach the memory through DNS rebinding). With tokens, every
+    request needs `Authorization: Bearer <token>`; the principal it names is
+    put in the ASGI scope for the routes and the MCP tools.
+    """
+
+    def __init__(self, app: ASGIApp, principals: Principals, *, loopback: bool) -> None:
+        self.app = app
+        self.principals = principals
+        self.loopback = loopback
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if self.loopback and not _loopback_host(headers.get("host", "")):
+            response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
+            await response(scope, receive, send)
+            return
+        principal = self.principals.authenticate(headers.get("authorization"))
+        if principal is None:
+            missing = "authorization" not in headers
+            message = (
+                "this server needs a bearer token: send the header 'Authorization: Bearer <token>'"
+                if missing else "the bearer token is not valid for this server; check the token you were given"
+            )
+            response = error(401, "Unauthorized", message, {"WWW-Authenticate": 'Bearer realm="memdir"'})
+            await response(scope, receive, send)
+            return
+        scope[PRINCIPAL] = principal
+        await self.app(scope, receive, send)
+
+
+def _loopback_host(host: str) -> bool:
+    name = host.strip()
+    if name.startswith("["):
+        name = name[: name.find("]") + 1]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return is_loopback(name)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error(405, "MethodNotAllowed", f"{request.method} is not served on {request.url.path}; see /openapi.json",
+                     dict(exc.headers or {}))
+    return error(exc.status_code, "NotFound" if exc.status_code == 404 else "HTTPError",
+                 f"no route {request.method} {request.url.path}; see /openapi.json for the routes")
+
+
+def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None) -> ASGIApp:
+    """The ASGI app: the `/v1` API, `/openapi.json`, and `/mcp` when given a low-level MCP server."""
+    routes = Api(memories).routes()
+    if mcp is None:
+        app = Starlette(routes=routes)
+    else:
+        app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
+    app.add_exception_handler(HTTPException, _not_found)
+    return Guard(app, principals, loopback=is_loopback(host))
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """Bind the listening socket (so a busy port is a clear error, and port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP by number: asyncio then sets TCP_NODELAY
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise errors.InvalidArgument(f"cannot listen on {host}:{port} ({e.strerror}); pick another port or stop what uses it") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(app: ASGIApp, sock: socket.socket, banner: Callable[[str], str]) -> None:
+    """Serve until interrupted; prints `banner(url)` once the socket is bound."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            print(banner(f"http://{shown}:{port}"), flush=True)
+        await task
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles the signal itself
+        pass
+    finally:
+        sys.stdout.flush()
+
+
+def banner(url: str, root: str, token: bool) -> str:
+    """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
+    header = " --header 'Authorization: Bearer <token>'" if token else ""
+    return (
+        f"memdir: serving {root} - MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
+    )

@@ -1,0 +1,87 @@
+"""Helpers for the server tests: a real HTTP server on loopback in a thread, and a plain HTTP client."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from memdir import http, mcp
+from memdir.auth import Memories, Principal, Principals
+
+
+class Running:
+    """`memdir serve --http` in this process: the same app on a real loopback socket (port chosen by the OS)."""
+
+    def __init__(self, root: Path, principals: Principals | None = None, host: str = "127.0.0.1") -> None:
+        self.principals = principals or Principals(Principal("default"))
+        self.memories = Memories(root, transport="http")
+        app = http.build(self.principals, self.memories, host=host, mcp=mcp.server(self.principals, self.memories))
+        self.sock = http.listen(host, 0)
+        self.url = f"http://{host}:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.memories.close()
+
+
+class Reply:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode()
+
+    @property
+    def error(self) -> tuple[str, str]:
+        e = self.json["error"]
+        return e["type"], e["message"]
+
+
+def call(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None, token: str | None = None) -> Reply:
+    """One HTTP request; a dict or list body is sent as JSON, a str as text/markdown."""
+    sent = dict(headers or {})
+    data = None
+    if isinstance(body, (dict, list)):
+        data = json.dumps(body).encode()
+        sent.setdefault("Content-Type", "application/json")
+    elif isinstance(body, str):
+        data = body.encode()
+        sent.setdefault("Content-Type", "text/markdown")
+    elif isinstance(body, bytes):
+        data = body
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, method=method, headers=sent)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return Reply(r.status, {k.lower(): v for k, v in r.headers.items()}, r.read())
+    except urllib.error.HTTPError as e:
+        return Reply(e.code, {k.lower(): v for k, v in e.headers.items()}, e.read())
+
+
+def env_without_memdir() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
