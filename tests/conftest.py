@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import services
 
 import memdir
-from tests import services
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from services import Postgres
 
 from memdir.cli import main
-from tests.services import Postgres
 
 
 def run(*args: str, env: dict[str, str] | None = None, code: int = 0) -> Result:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Backend, make_backend
 
 import memdir
 from memdir.cli import main
 from memdir.copy import copy_tenant
-from tests.conftest import Backend, make_backend
 
 PAIRS = [("fs", "sqlite"), ("sqlite", "postgres"), ("postgres", "s3"), ("s3", "fs")]
 

@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 import pytest
-from tests.conftest import Backend
+from conftest import Backend
 
 INCREMENT = textwrap.dedent("""
     import sys, memdir

@@ -13,7 +13,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from tests.conftest import Backend
+from conftest import Backend
 
 import memdir
 from memdir import Conflict, InvalidArgument, LimitExceeded, NotFound

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
-from tests.conftest import BUCKET
-from tests.services import S3, free_port
+from conftest import BUCKET
+from services import S3, free_port
 
 import memdir
 from memdir import NotFound, StoreError
