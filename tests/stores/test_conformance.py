@@ -353,3 +353,41 @@ def test_a_writer_killed_mid_commit_leaves_old_or_new_and_a_clean_memory(backend
         assert md.reconcile().clean
         md.write("p.md", "after\n", expect=md.read("p.md").version)
         assert md.read("p.md").body == "after\n"
+
+
+# ---------------------------------------------------------------- edit, append, search, scopes
+
+
+def test_edit_append_and_search_on_every_backend(memory: memdir.Memdir) -> None:
+    memory.write("project/flock.md", "Launch date: 2026-12-15.\nStack: FastAPI.\n", type="project",
+                 description="flock route planner")
+    memory.write("reference/stripe.md", "Webhooks are signed.\n", type="reference")
+    edited = memory.edit("project/flock.md", "2026-12-15", "2027-01-10")
+    assert "Launch date: 2027-01-10." in memory.read("project/flock.md").body
+    appended = memory.append("project/flock.md", "beta users: 40")
+    assert appended.version != edited.version
+    assert memory.read("project/flock.md").body.rstrip().endswith("beta users: 40")
+    assert [h.path for h in memory.search("when is the flock launch?")][:1] == ["project/flock.md"]
+    assert [h.path for h in memory.search("signed webhooks")] == ["reference/stripe.md"]
+    memory.delete("reference/stripe.md")
+    assert memory.search("signed webhooks") == []
+    assert [r.op for r in memory.history("project/flock.md")] == ["write", "write", "write"]  # edit, append, write
+    assert memory.undo("project/flock.md").body.startswith("Launch date: 2027-01-10.")
+
+
+def test_scopes_see_and_write_only_their_prefixes_on_every_backend(memory: memdir.Memdir) -> None:
+    memory.write("household/groceries.md", "Oat milk.\n", description="shopping rules")
+    memory.write("people/alice/health.md", "Allergic to penicillin.\n", description="alice's health")
+    memory.write("people/bob/gifts.md", "A bike for alice.\n", description="bob's gift ideas")
+    alice = memory.scope(read=["household/"], write=["people/alice/"])
+    assert [e.path for e in alice.list()] == ["household/groceries.md", "people/alice/health.md"]
+    assert [h.path for h in alice.grep("alice")] == ["people/alice/health.md"]
+    assert "bob" not in alice.index() and "bob's gift ideas" in memory.index()
+    assert [h.path for h in alice.search("bike")] == []
+    with pytest.raises(NotFound):
+        alice.read("people/bob/gifts.md")
+    with pytest.raises(memdir.Forbidden):
+        alice.write("people/bob/gifts.md", "stolen\n")
+    assert memory.read("people/bob/gifts.md").body == "A bike for alice.\n"
+    alice.write("people/alice/notes.md", "mine\n")
+    assert all(r.path.startswith(("household/", "people/alice/")) for r in alice.history())
