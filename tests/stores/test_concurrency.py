@@ -65,3 +65,17 @@ def test_without_compare_and_swap_the_last_writer_wins_and_the_journal_has_every
         assert written == sorted(f"writer {n} write {i}" for n in range(4) for i in range(25))
         assert md.read("shared.md").text.encode() == history[0].new
         assert [r.seq for r in history] == list(range(100, 0, -1))
+
+
+OPEN_AND_WRITE = textwrap.dedent("""
+    import sys, memdir
+    with memdir.open(sys.argv[1], tenant=sys.argv[2] or None) as md:
+        md.write(f"p{sys.argv[4]}.md", "x\\n")
+""")
+
+
+def test_many_processes_can_open_a_new_memory_at_once(backend: Backend) -> None:
+    run_all(backend, OPEN_AND_WRITE, 1, 8)
+    with backend.open() as md:
+        assert [e.path for e in md.list()] == [f"p{n}.md" for n in range(8)]
+        assert len(md.history()) == 8

@@ -30,6 +30,7 @@ from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR
 from .base import Blob, Change, Record
+from .sqlite import use_wal
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -102,7 +103,7 @@ class FileStore:
         self._depth = 0
         self._lock_fd = os.open(self.internal / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         self.db = sqlite3.connect(self.internal / "memdir.db", isolation_level=None, check_same_thread=False, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        use_wal(self.db)  # several processes may open a new folder at once
         self.db.execute("PRAGMA synchronous=FULL")
         if self.db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             with self.lock():

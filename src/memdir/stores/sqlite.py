@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import os
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,27 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
+def use_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection's database to WAL, waiting for other processes doing the same.
+
+    Several processes opening a new database at once can get "database is
+    locked" here at once, without SQLite's busy handler (it cannot wait while
+    that would deadlock), so the wait is ours.
+    """
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
-    db.execute("PRAGMA journal_mode=WAL")
+    use_wal(db)
     db.execute("PRAGMA synchronous=FULL")
     return db
 
