@@ -12,7 +12,8 @@ import copy
 import datetime as dt
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -83,6 +84,15 @@ class _State:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
         self.search: SearchIndex | None = None  # built on the first search
+        self.commits = 0  # changes committed through this memory
+        self.generation = 0  # bumped when the caches above are dropped
+
+    def forget(self) -> None:
+        """Drop every cache: the next call reloads from the store."""
+        if self.search is not None:
+            self.search.close()
+        self.catalog, self.written, self.search = None, {}, None
+        self.generation += 1
 
 
 class Memdir:
@@ -95,8 +105,8 @@ class Memdir:
         self._lock = threading.RLock()
         self._state = _State()
         self._scope: Scope | None = None
-        self._views: dict[str, tuple[int, str]] = {}  # folder -> (catalog seq, index text) for this view
-        self._scoped: Catalog | None = None  # the catalog filtered by the scope
+        self._views: dict[str, tuple[int, int, str]] = {}  # folder -> (generation, seq, index text) for this view
+        self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
         self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
@@ -181,12 +191,12 @@ class Memdir:
         with self._lock:
             cat = self._view_catalog()
             view = self._views.get(f)
-            if view is not None and view[0] == cat.seq:
-                return view[1]
+            if view is not None and view[:2] == (self._state.generation, cat.seq):
+                return view[2]
             if f and f not in cat.folders:
                 raise NotFound(f"no memories under {f}; `memdir ls` shows the folders that exist", path=f)
             text, _ = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
-            self._views[f] = (cat.seq, text)
+            self._views[f] = (self._state.generation, cat.seq, text)
             return text
 
     def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> builtins.list[Hit]:
@@ -300,7 +310,7 @@ class Memdir:
                 given[key] = value
         if tags is not None:
             given["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags))
-        with self._lock, self._store.lock():
+        with self._writing():
             cur = self._store.get(p)
             self._check_expect(p, cur, expect)
             old_meta: dict[str, Any] = {}
@@ -322,7 +332,7 @@ class Memdir:
         if not old:
             raise InvalidArgument(f"{p}: the text to replace is empty; give the exact text that is in the file now")
         self._writable(p)
-        with self._lock, self._store.lock():
+        with self._writing():
             cur = self._store.get(p)
             if cur is None:
                 raise NotFound(f"{p} does not exist; create it with a write first", path=p)
@@ -362,7 +372,7 @@ class Memdir:
         self._writable(p)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
         entry = f"- [{stamp}] {text}\n"
-        with self._lock, self._store.lock():
+        with self._writing():
             cur = self._store.get(p)
             old_meta: dict[str, Any] = {}
             body = ""
@@ -403,7 +413,7 @@ class Memdir:
         """Delete a topic file; returns what was deleted (undo brings it back)."""
         p = paths.topic_path(path)
         self._writable(p)
-        with self._lock, self._store.lock():
+        with self._writing():
             cur = self._store.get(p)
             if cur is None:
                 raise NotFound(f"{p} does not exist; nothing to delete", path=p)
@@ -419,7 +429,7 @@ class Memdir:
         self._writable(src, dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
-        with self._lock, self._store.lock():
+        with self._writing():
             cur = self._store.get(src)
             if cur is None:
                 raise NotFound(f"{src} does not exist; nothing to rename", path=src)
@@ -438,7 +448,7 @@ class Memdir:
         Undoing an undo redoes. Refuses (Conflict) if the file changed since that change.
         """
         p = paths.topic_path(path)
-        with self._lock, self._store.lock():
+        with self._writing():
             records = self._store.journal(p, limit=1)
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
@@ -506,8 +516,23 @@ class Memdir:
 
     # ------------------------------------------------------------ catalog and index
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the locks of a change. If the store's transaction fails after a commit
+        (it is rolled back on SQL stores), forget what was cached from it."""
+        with self._lock:
+            commits = self._state.commits
+            try:
+                with self._store.lock():
+                    yield
+            except BaseException:
+                if self._state.commits != commits:
+                    self._state.forget()
+                raise
+
     def _commit(self, changes: builtins.list[Change]) -> builtins.list[Record]:
         """Commit under the held store lock, then bring the catalog and indexes up to date."""
+        self._state.commits += 1
         records = self._store.commit(changes)
         self._refresh()
         return records
@@ -520,14 +545,15 @@ class Memdir:
         cat = self._sync_catalog()
         if self._scope is None:
             return cat
-        if self._scoped is None or self._scoped.seq != cat.seq:
+        key = (self._state.generation, cat.seq)
+        if self._scoped is None or self._scoped[0] != key:
             view = Catalog(index.label)
             for prefix in self._scope.read:
                 for entry in cat.walk(prefix):
                     view.put(entry)
             view.seq = cat.seq
-            self._scoped = view
-        return self._scoped
+            self._scoped = (key, view)
+        return self._scoped[1]
 
     def _sync(self) -> tuple[Catalog, set[str] | None]:
         """Load or catch up the catalog; returns it and the paths changed (None: all)."""
@@ -571,7 +597,7 @@ class Memdir:
                 prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
             rendered[f] = prev
             if self._scope is None:
-                self._views[f] = (cat.seq, prev[0])
+                self._views[f] = (self._state.generation, cat.seq, prev[0])
             stack.extend(prev[1])
         files: dict[str, bytes | None] = {}
         for f, (text, _) in rendered.items():
@@ -598,7 +624,7 @@ class Memdir:
         if self._scope is not None:
             raise Forbidden("reconcile works on the whole memory; run it without a scope")
         report = Report(fixed=fix)
-        with self._lock, self._store.lock():
+        with self._writing():
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             cat, _ = self._sync()

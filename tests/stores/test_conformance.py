@@ -391,3 +391,27 @@ def test_scopes_see_and_write_only_their_prefixes_on_every_backend(memory: memdi
     assert memory.read("people/bob/gifts.md").body == "A bike for alice.\n"
     alice.write("people/alice/notes.md", "mine\n")
     assert all(r.path.startswith(("household/", "people/alice/")) for r in alice.history())
+
+
+def test_a_failure_after_the_commit_leaves_caches_consistent(memory: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the index write fails inside the store's transaction, the memory and its caches still agree."""
+    memory.write("a.md", "one\n", description="first")
+    store = memory.store
+    real = store.derive
+
+    def broken(files: object, seq: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "derive", broken)
+    with pytest.raises(OSError):
+        memory.write("a.md", "two\n", description="second")
+    monkeypatch.setattr(store, "derive", real)
+    body = memory.read("a.md").body  # "one" where the transaction rolled back, "two" where the file had landed
+    assert body in ("one\n", "two\n")
+    memory.write("b.md", "three\n", description="third")
+    fresh_index = memory.index()
+    assert ("second" in fresh_index) == (body == "two\n") and "third" in fresh_index
+    assert [e.path for e in memory.list()] == ["a.md", "b.md"]
+    assert memory.search("three")[0].path == "b.md"
+    memory.reconcile(fix=True)
+    assert memory.reconcile().clean and memory.index() == fresh_index
