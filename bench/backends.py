@@ -19,19 +19,18 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO))
 
+from core import summary, timed  # noqa: E402 - bench/core.py, beside this script
 from tests import services  # noqa: E402
 
 import memdir  # noqa: E402
@@ -84,20 +83,6 @@ def seed(location: str, tenant: str, n: int) -> list[str]:
     with memdir.open(location, tenant=tenant) as md:  # builds the MEMORY.md files
         md.index()
     return paths
-
-
-def timed(fn: Callable[[], object], runs: int) -> list[float]:
-    out = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
-
-
-def summary(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def cold_index(location: str, tenant: str) -> float:

@@ -60,7 +60,7 @@ def timed(fn: Callable[[], object], runs: int) -> list[float]:
 
 def summary(samples: list[float]) -> tuple[float, float]:
     samples = sorted(samples)
-    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def bench(n: int, workdir: Path) -> list[tuple[str, int, float, float, str]]:

@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import Conflict, InvalidPath, NotFound, StoreError
+from ..errors import InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR
-from .base import Blob, Change, Record
+from .base import Blob, Change, Record, check_change
 from .sqlite import use_wal
 
 SCHEMA_VERSION = 1
@@ -198,21 +198,8 @@ class FileStore:
     def _check(self, change: Change) -> None:
         if change.record_only:
             return
-        current = self._stat_version(change.path)
-        if current != change.expect:
-            if change.expect is None:
-                raise Conflict(
-                    f"{change.path} already exists (version {current}); read it first, or write with its version",
-                    path=change.path,
-                )
-            if current is None:
-                raise NotFound(f"{change.path} does not exist any more; it was deleted or renamed", path=change.path)
-            raise Conflict(
-                f"{change.path} changed since it was read (version {change.expect} is now {current}); read it again and retry",
-                path=change.path,
-            )
-        if change.dest is not None and self._stat_version(change.dest) is not None:
-            raise Conflict(f"{change.dest} already exists; pick another name or delete it first", path=change.dest)
+        dest_taken = change.dest is not None and self._stat_version(change.dest) is not None
+        check_change(change, self._stat_version(change.path), dest_taken)
 
     def _prepare(self, seq: int, change: Change) -> str | None:
         """Stage the new content as tmp/<seq>.md (or a delete marker); return its version."""
