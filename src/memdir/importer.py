@@ -74,6 +74,21 @@ class ImportResult:
         (self.unchanged if m.change == "unchanged" else self.imported).append(path)
 
 
+def _load(root: Path, rel: str, result: ImportResult) -> tuple[str, str, dict[str, Any], str] | None:
+    """(memdir path, text, frontmatter, body) of one source file, or None with the reason in `result`."""
+    try:
+        path = paths.topic_path(rel)
+        text = (root / rel).read_text(encoding="utf-8")
+        meta, body = model.parse(text, path=path, strict=True)
+    except UnicodeDecodeError:
+        result.skipped.append((rel, "not UTF-8 text"))
+        return None
+    except MemdirError as e:
+        result.skipped.append((rel, e.message))
+        return None
+    return path, text, meta, body
+
+
 def _source_files(source: Path) -> list[str]:
     found = []
     for folder, dirs, files in os.walk(source):
@@ -96,22 +111,13 @@ def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = 
         for item in lines:
             hints[item.path.lstrip("./")] = item
     files = _source_files(root)
-    result.dangling = sorted(p for p in hints if p not in set(files))
+    present = set(files)
+    result.dangling = sorted(p for p in hints if p not in present)
     for rel in files:
-        try:
-            path = paths.topic_path(rel)
-            text = (root / rel).read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            result.skipped.append((rel, "not UTF-8 text"))
+        loaded = _load(root, rel, result)
+        if loaded is None:
             continue
-        except MemdirError as e:
-            result.skipped.append((rel, e.message))
-            continue
-        try:
-            meta, _ = model.parse(text, path=path, strict=True)
-        except MemdirError as e:
-            result.skipped.append((rel, e.message))
-            continue
+        path, text, meta, _ = loaded
         extra: dict[str, Any] = {}
         hint = hints.get(rel)
         if hint is not None:
@@ -272,17 +278,10 @@ def import_basic_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite
             if not name.endswith(".md"):
                 result.skipped.append((rel, "not a markdown note; memdir keeps .md files only"))
                 continue
-            try:
-                path = paths.topic_path(rel)
-                text = (root / rel).read_text(encoding="utf-8")
-                meta, body = model.parse(text, path=path, strict=True)
-            except UnicodeDecodeError:
-                result.skipped.append((rel, "not UTF-8 text"))
-                continue
-            except MemdirError as e:
-                result.skipped.append((rel, e.message))
-                continue
-            notes.append((path, meta, body))
+            loaded = _load(root, rel, result)
+            if loaded is not None:
+                path, _, meta, body = loaded
+                notes.append((path, meta, body))
     known = set()
     for path, meta, _ in notes:
         stem = path.rsplit("/", 1)[-1][:-3]
