@@ -7,9 +7,10 @@ import pytest
 from click.testing import CliRunner
 
 import memdir
-from memdir import InvalidArgument, SearchHit
+from memdir import InvalidArgument, LimitExceeded, SearchHit
 from memdir.cli import main
-from memdir.search import SearchIndex, match_expression, terms
+from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, match_expression, terms
+from memdir.search.lexical import neighbours
 
 
 @pytest.fixture
@@ -34,9 +35,11 @@ def test_terms_drop_function_words_but_never_everything() -> None:
 
 def test_search_ranks_and_points_at_the_matching_line(filled: memdir.Memdir) -> None:
     hits = filled.search("when is the flock launch date?")
+    flock = filled.read("project/flock.md")
+    line = flock.text.splitlines().index("Launch date: 2026-12-15.") + 1
     assert hits[0] == SearchHit(
         path="project/flock.md", score=hits[0].score, name="flock", description="Flock: route planner and its launch",
-        snippet="Launch date: 2026-12-15.", line=filled.read("project/flock.md").text.splitlines().index("Launch date: 2026-12-15.") + 1,
+        snippet="Launch date: 2026-12-15.", line=line, end_line=line + 1, type="project", updated=flock.updated,
     )
     assert hits[0].score > 0
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -49,10 +52,14 @@ def test_stemming_and_case(filled: memdir.Memdir) -> None:
 
 
 def test_name_description_and_tags_are_searched_and_weighted(filled: memdir.Memdir) -> None:
-    hit = filled.search("colour")[0]
-    assert (hit.path, hit.snippet, hit.line) == ("feedback/no-dark-themes.md", "UI colour rules", 0)
+    hit = filled.search("colour")[0]  # the description matched: its frontmatter line is the spot
+    text = filled.read("feedback/no-dark-themes.md").text.splitlines()
+    assert (hit.path, hit.snippet) == ("feedback/no-dark-themes.md", "description: UI colour rules")
+    assert text[hit.line - 1] == "description: UI colour rules" and hit.end_line == hit.line
     assert filled.search("payments")[0].path == "reference/stripe-webhooks.md"
     assert filled.search("webhooks")[0].path == "reference/stripe-webhooks.md"  # name from the file name
+    hit = filled.search("stripe")[0]  # only the file name matches: line 1 and the name, never line 0
+    assert (hit.path, hit.line, hit.snippet) == ("reference/stripe-webhooks.md", 1, "stripe webhooks")
 
 
 
@@ -65,13 +72,13 @@ def test_a_word_in_the_description_outranks_the_same_word_in_a_body(md: memdir.M
 
 
 def test_k_and_prefix(filled: memdir.Memdir) -> None:
-    assert len(filled.search("launch", 1)) == 1
+    assert len(filled.search("launch", k=1)) == 1
     assert {h.path for h in filled.search("launch", prefix="people")} == {"people/alice/health.md", "people/bob/gifts.md"}
     assert filled.search("launch", prefix="nowhere/") == []
     assert filled.search("zebra") == []
     assert filled.search("?! ...") == []
     with pytest.raises(InvalidArgument, match="k must be a positive integer, got 0"):
-        filled.search("launch", 0)
+        filled.search("launch", k=0)
 
 
 def test_query_syntax_is_never_interpreted(filled: memdir.Memdir) -> None:
@@ -95,17 +102,21 @@ def test_index_follows_writes_edits_renames_deletes_and_undo(filled: memdir.Memd
     assert filled.search("zeppelin")[0].snippet.endswith("] ordered a zeppelin")
 
 
-def test_index_reads_only_changed_files(filled: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
-    filled.search("launch")
+def test_index_reads_only_changed_files(filled: memdir.Memdir, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[str] = []
     real_get = filled.store.get
     monkeypatch.setattr(filled.store, "get", lambda path: read.append(path) or real_get(path))
     filled.search("launch")
-    assert read == []
+    assert read == []  # the writes kept the index current
     filled.write("people/bob/gifts.md", "Bob wants a kite.\n")
     read.clear()
     assert filled.search("kite")[0].path == "people/bob/gifts.md"
-    assert read == ["people/bob/gifts.md"]
+    assert read == []  # indexed in the write path, from the bytes it wrote
+    with memdir.open(root) as other:
+        other.write("people/bob/gifts.md", "Bob wants a zeppelin.\n")
+    read.clear()
+    assert filled.search("zeppelin")[0].path == "people/bob/gifts.md"
+    assert read == []  # the other process kept the shared index current too
 
 
 def test_changes_from_another_process_are_picked_up(filled: memdir.Memdir, root: Path) -> None:
@@ -128,10 +139,10 @@ def test_scope_filters_inside_the_query(filled: memdir.Memdir) -> None:
         filled.write(f"people/bob/launch-{i}.md", "launch launch launch\n", description="launch")
     for i in range(40):  # keep "launch" rare enough for BM25 to rank by it
         filled.write(f"misc/note-{i}.md", f"Unrelated note {i}.\n")
-    assert all(h.path.startswith("people/bob/") for h in filled.search("launch", 10))
+    assert all(h.path.startswith("people/bob/") for h in filled.search("launch", k=10))
     alice = filled.scope(read=["people/alice/", "project/"])
-    assert {h.path for h in alice.search("launch", 2)} == {"project/flock.md", "people/alice/health.md"}
-    assert {h.path for h in alice.search("launch", 50)} == {"project/flock.md", "people/alice/health.md"}
+    assert {h.path for h in alice.search("launch", k=2)} == {"project/flock.md", "people/alice/health.md"}
+    assert {h.path for h in alice.search("launch", k=50)} == {"project/flock.md", "people/alice/health.md"}
     assert [h.path for h in alice.search("launch", prefix="people/")] == ["people/alice/health.md"]
     assert alice.search("launch", prefix="people/bob/") == []
     deeper = alice.scope(read=["people/alice/"])
@@ -144,9 +155,6 @@ def test_the_index_is_shared_by_views_and_derived(filled: memdir.Memdir) -> None
     alice.write("people/alice/health.md", "Alice is allergic to kiwis.\n")
     assert filled.search("kiwis")[0].path == "people/alice/health.md"
     assert filled.search("peanuts") == []
-    idx = SearchIndex()
-    assert idx.query("anything", 5, [""]) == []
-    idx.close()
 
 
 def test_cli_search(filled: memdir.Memdir, root: Path) -> None:
@@ -154,11 +162,11 @@ def test_cli_search(filled: memdir.Memdir, root: Path) -> None:
     out = runner.invoke(main, ["--root", str(root), "search", "flock launch date", "-k", "1"])
     assert out.exit_code == 0, out.output
     line = filled.search("flock launch date")[0].line
-    assert out.output == f"project/flock.md:{line}: Launch date: 2026-12-15.\n"
+    assert out.output == f"project/flock.md:{line}:Launch date: 2026-12-15.\n"  # grep's shape: path:line:text
     out = runner.invoke(main, ["--root", str(root), "search", "launch", "--prefix", "people/", "--json"])
     data = json.loads(out.output)
     assert {d["path"] for d in data} == {"people/alice/health.md", "people/bob/gifts.md"}
-    assert set(data[0]) == {"path", "score", "name", "description", "snippet", "line"}
+    assert set(data[0]) == {"path", "score", "name", "description", "snippet", "line", "end_line", "type", "updated"}
     out = runner.invoke(main, ["--root", str(root), "search", "zebra"])
     assert (out.exit_code, out.output) == (0, "no matches\n")
     out = runner.invoke(main, ["--root", str(root), "search", "x", "-k", "0"])

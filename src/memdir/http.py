@@ -296,7 +296,7 @@ class Api:
             raise ApiError(400, "BadRequest", "q is empty; give the words to search for, e.g. /v1/search?q=launch+date")
         k = _int(request, "k", 10, 1, 100)
         folder = request.query_params.get("folder", "")
-        hits = await run_in_threadpool(lambda: md.search(query, k, prefix=folder))
+        hits = await run_in_threadpool(lambda: md.search(query, k=k, prefix=folder))
         return JSONResponse({"query": query, "hits": [h.to_dict() for h in hits]})
 
     async def history(self, request: Request) -> Response:

@@ -340,7 +340,7 @@ class Session:
         return Result(f"{header}\n{body}{more}", data=data)
 
     def search_memory(self, query: str, k: int = 10) -> Result:
-        hits = self.md.search(query, k)
+        hits = self.md.search(query, k=k)
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
         lines = [f"- {h.path} — {h.description} (line {h.line}: {h.snippet})" for h in hits]
