@@ -1,6 +1,8 @@
 """Full-text search: ranking, snippets, incremental updates, scopes filtered inside the query."""
 
+import datetime as dt
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,174 @@ def test_long_lines_are_clipped_around_the_match(md: memdir.Memdir) -> None:
     hit = md.search("needle")[0]
     assert "needle" in hit.snippet and len(hit.snippet) <= 202
     assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+
+
+# ---------------------------------------------------------------- bounds, symbols, filters, modes
+
+
+def test_queries_are_bounded_in_bytes_and_words(md: memdir.Memdir) -> None:
+    with pytest.raises(LimitExceeded, match=f"query is {MAX_QUERY_BYTES + 1} bytes, over the {MAX_QUERY_BYTES}-byte limit") as e:
+        md.search("x" * (MAX_QUERY_BYTES + 1))
+    assert (e.value.limit, e.value.actual) == (MAX_QUERY_BYTES, MAX_QUERY_BYTES + 1)
+    words = " ".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 1))
+    with pytest.raises(LimitExceeded, match=f"query has {MAX_QUERY_TERMS + 1} distinct words, over the limit"):
+        md.search(words)
+    assert md.search(" ".join(f"w{i}" for i in range(MAX_QUERY_TERMS))) == []
+
+
+def test_emoji_are_searched_as_text(md: memdir.Memdir) -> None:
+    md.write("coffee.md", "Morning order: ☕ with oat milk.\n")
+    md.write("tea.md", "Afternoon: 🍵 green tea.\n")
+    hit = md.search("☕")[0]
+    assert (hit.path, hit.snippet) == ("coffee.md", "Morning order: ☕ with oat milk.")
+    assert [h.path for h in md.search("☕")] == [h.path for h in md.grep("☕")] == ["coffee.md"]
+    assert {h.path for h in md.search("🍵 milk")} == {"coffee.md", "tea.md"}
+
+
+def test_types_and_since_filter_inside_the_query(md: memdir.Memdir, root: Path) -> None:
+    md.write("feedback/a.md", "deploy on fridays is fine\n", type="feedback")
+    md.write("project/b.md", "deploy pipeline notes\n", type="project")
+    (root / "project/old.md").write_text("---\nupdated: 2020-01-01\n---\ndeploy of 2020\n")
+    md.reconcile(fix=True)
+    assert {h.path for h in md.search("deploy")} == {"feedback/a.md", "project/b.md", "project/old.md"}
+    assert [h.path for h in md.search("deploy", types=["feedback"])] == ["feedback/a.md"]
+    assert [h.path for h in md.search("deploy", types="project", since="2021-01-01")] == ["project/b.md"]
+    assert {h.path for h in md.search("deploy", since=dt.date(2019, 12, 31))} == {"feedback/a.md", "project/b.md",
+                                                                                   "project/old.md"}
+    with pytest.raises(InvalidArgument, match="since must be a date like 2026-03-05"):
+        md.search("deploy", since="last week")
+    with pytest.raises(InvalidArgument, match="types must be type names"):
+        md.search("deploy", types=[3])  # type: ignore[list-item]
+
+
+def test_semantic_modes_need_the_extra_and_auto_is_lexical(filled: memdir.Memdir) -> None:
+    for mode in ("semantic", "hybrid"):
+        with pytest.raises(InvalidArgument, match=r"needs the semantic layer, which is not installed: pip install 'memdir\[semantic\]'"):
+            filled.search("launch", mode=mode)
+    assert filled.search("launch", mode="auto") == filled.search("launch", mode="lexical")
+    with pytest.raises(InvalidArgument, match="mode must be one of auto, lexical, semantic, hybrid"):
+        filled.search("launch", mode="fuzzy")
+
+
+def test_sequence_neighbours_lend_their_score(md: memdir.Memdir) -> None:
+    assert neighbours("chat/D1-3.md") == ["chat/D1-2.md", "chat/D1-4.md"]
+    assert neighbours("diary/2026-05-09.md") == ["diary/2026-05-08.md", "diary/2026-05-8.md", "diary/2026-05-10.md"]
+    assert neighbours("notes.md") == []
+    md.write("chat/D1-1.md", "Melanie: what did you do on the weekend?\n")
+    md.write("chat/D1-2.md", "Caroline: we painted a sunrise over the lake.\n")
+    md.write("chat/D1-3.md", "Melanie: lovely!\n")
+    for i in range(10):
+        md.write(f"misc/n{i}.md", f"unrelated note {i}\n")
+    hits = md.search("what did Caroline do on the weekend")
+    assert [h.path for h in hits][:2] == ["chat/D1-1.md", "chat/D1-2.md"]  # D1-2 has only "caroline"
+    assert "chat/D1-3.md" in {h.path for h in hits}  # no word of the query, next to a match
+
+
+# ---------------------------------------------------------------- persistence
+
+
+def test_the_index_persists_and_a_new_process_reads_no_file(filled: memdir.Memdir, root: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = filled.search("launch")
+    filled.close()
+    assert (root / ".memdir" / "search.db").exists()
+    with memdir.open(root) as again:
+        monkeypatch.setattr(again.store, "get", lambda path: pytest.fail(f"read {path}"))
+        assert again.search("launch") == expected
+
+
+def test_a_lost_or_broken_index_is_rebuilt(filled: memdir.Memdir, root: Path) -> None:
+    expected = filled.search("launch")
+    filled.close()
+    db = root / ".memdir" / "search.db"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    with memdir.open(root) as again:
+        assert again.search("launch") == expected
+    db.unlink()
+    with memdir.open(root) as again:
+        assert again.search("launch") == expected
+
+
+def test_an_index_ahead_of_the_store_is_rebuilt(filled: memdir.Memdir, root: Path) -> None:
+    filled.close()
+    with sqlite3.connect(root / ".memdir" / "search.db") as db:
+        db.execute("UPDATE seqs SET seq = seq + 1000")
+        db.execute("DELETE FROM docs WHERE path = 'project/flock.md'")  # what a stale copy would lack
+    with memdir.open(root) as again:
+        assert again.search("racing")[0].path == "project/flock.md"
+
+
+def test_reindex_rebuilds_and_the_cli_reports_it(filled: memdir.Memdir, root: Path) -> None:
+    assert filled.reindex() == 5
+    assert filled.search("racing")[0].path == "project/flock.md"
+    with pytest.raises(memdir.Forbidden):
+        filled.scope(read=["project/"]).reindex()
+    out = CliRunner().invoke(main, ["--root", str(root), "reindex", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["files"] == 5
+    out = CliRunner().invoke(main, ["--root", str(root), "reindex"])
+    assert out.stdout.startswith("indexed 5 files in ")
+
+
+def test_cli_search_modes_and_filters(filled: memdir.Memdir, root: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["--root", str(root), "search", "launch", "--mode", "semantic"])
+    assert out.exit_code == 1 and out.stderr.startswith("error: search mode 'semantic' needs the semantic layer")
+    assert len(out.stderr.strip().splitlines()) == 1
+    out = runner.invoke(main, ["--root", str(root), "search", "launch", "--type", "project", "--mode", "lexical"])
+    assert out.stdout.startswith("project/flock.md:") and out.stdout.count("\n") == 1
+
+
+# ---------------------------------------------------------------- grep
+
+
+def test_grep_runs_in_linear_time_and_refuses_what_needs_backtracking(md: memdir.Memdir) -> None:
+    md.write("a.md", "a" * 40 + "b\n")
+    assert md.grep("(a+)+$") == []  # exponential in a backtracking engine
+    written = md.write("a.md", "a" * 41 + "\n")
+    assert [h.line for h in md.grep("(a+)+$")] == [written.text.split("\n").index("a" * 41) + 1]
+    with pytest.raises(InvalidArgument, match=r"grep runs in linear time, so backreferences and lookaround are not available"):
+        md.grep(r"(a)\1")
+    with pytest.raises(LimitExceeded, match="pattern is 5000 bytes"):
+        md.grep("x" * 5000)
+
+
+def test_grep_matches_line_by_line(md: memdir.Memdir) -> None:
+    md.write("a.md", "alpha\nbeta gamma\n\ngamma end\r\n")
+    text = md.read("a.md").text.split("\n")
+    first = text.index("alpha") + 1
+    assert [(h.line, h.text) for h in md.grep("^gamma")] == [(first + 3, "gamma end")]
+    assert [(h.line, h.text) for h in md.grep("gamma$")] == [(first + 1, "beta gamma")]
+    assert md.grep(r"alpha\sbeta") == []  # a match across lines is not a line match
+    assert [h.text for h in md.grep("GAMMA", ignore_case=True)] == ["beta gamma", "gamma end"]
+    assert md.grep("GAMMA", ignore_case=False) == []
+    assert [h.line for h in md.grep("")][:1] == [1]
+
+
+def test_grep_literal_prefilter_keeps_every_match() -> None:
+    from memdir.search.grep import compile
+
+    assert compile("launch.*date").needles == (("launch",), ("date",))
+    assert compile("launch|retr").needles == (("launch", "retr"),)
+    assert compile("(?:ab)+c?x[yz]").needles == (("ab",),)
+    assert compile("a|b.c").needles == ()
+    assert compile("kelvin").needles == (("elv",),)  # K also folds to the Kelvin sign: never in a case-blind filter
+    assert compile("Kelvin", ignore_case=False).needles == (("Kelvin",),)
+    assert compile("(?i)Kelvin", ignore_case=False).needles == (("elv",),)
+
+
+def test_grep_finds_the_kelvin_sign_case_blind(md: memdir.Memdir) -> None:
+    md.write("t.md", "300 \u212aelvin\n")
+    assert [h.path for h in md.grep("kelvin")] == ["t.md"]
+    assert md.grep("kelvin", ignore_case=False) == []
+
+
+def test_a_huge_matching_file_gives_one_line_and_a_short_snippet(md: memdir.Memdir, root: Path) -> None:
+    (root / "big.md").write_text(("filler words here\n" * 50_000) + "the needle line\n" + ("x" * 300_000) + " needle\n")
+    md.reconcile(fix=True)
+    hit = md.search("needle")[0]
+    assert (hit.path, hit.line, hit.snippet) == ("big.md", 50_001, "the needle line")
+    assert [h.line for h in md.grep("needle")] == [50_001, 50_002]
+    assert len(md.grep("needle")[1].text) == 300_007
