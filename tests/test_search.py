@@ -230,9 +230,9 @@ def test_semantic_modes_need_the_extra_and_auto_is_lexical(filled: memdir.Memdir
 
 
 def test_sequence_neighbours_lend_their_score(md: memdir.Memdir) -> None:
-    assert neighbours("chat/D1-3.md") == ["chat/D1-2.md", "chat/D1-4.md"]
-    assert neighbours("diary/2026-05-09.md") == ["diary/2026-05-08.md", "diary/2026-05-8.md", "diary/2026-05-10.md"]
-    assert neighbours("notes.md") == []
+    assert neighbours("chat/D1-3.md") == ("chat/D1-2.md", "chat/D1-4.md")
+    assert neighbours("diary/2026-05-09.md") == ("diary/2026-05-08.md", "diary/2026-05-8.md", "diary/2026-05-10.md")
+    assert neighbours("notes.md") == ()
     md.write("chat/D1-1.md", "Melanie: what did you do on the weekend?\n")
     md.write("chat/D1-2.md", "Caroline: we painted a sunrise over the lake.\n")
     md.write("chat/D1-3.md", "Melanie: lovely!\n")

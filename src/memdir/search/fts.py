@@ -250,6 +250,10 @@ class FtsIndex:
         yield from ((str(p), str(t)) for p, t in self._rows(
             f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
 
+    def optimize(self) -> None:
+        with self._writing():
+            self.db.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
+
     def close(self) -> None:
         if self._owned:
             self.db.close()

@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from .. import model
@@ -125,6 +126,10 @@ class LexicalIndex(Protocol):
         """(path, text) in path order; each group of `needles` must have one substring in the text."""
         ...
 
+    def optimize(self) -> None:
+        """Compact the index after many changes (queries get faster)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -173,6 +178,8 @@ def catch_up(index: LexicalIndex, store: Store, target: int, types: tuple[str, .
             return read  # another process moved it meanwhile: it is at least as current
         if progress is not None:
             progress(min(start + BATCH, len(paths)), len(paths))
+    if read >= BATCH:
+        index.optimize()
     return read
 
 
@@ -225,12 +232,13 @@ class SearchHit:
 _SEQUENCE = re.compile(r"^(.*?)(\d+)(\D*)$")
 
 
-def neighbours(path: str) -> builtins.list[str]:
+@lru_cache(maxsize=1 << 16)
+def neighbours(path: str) -> tuple[str, ...]:
     """The paths before and after `path` in its sequence (its last number minus and plus one)."""
     folder, _, name = path.rpartition("/")
     m = _SEQUENCE.match(name)
     if m is None:
-        return []
+        return ()
     head, digits, tail = m.groups()
     out = []
     for n in (int(digits) - 1, int(digits) + 1):
@@ -238,7 +246,7 @@ def neighbours(path: str) -> builtins.list[str]:
             continue
         for form in dict.fromkeys((str(n).zfill(len(digits)), str(n))):
             out.append(f"{folder}/{head}{form}{tail}" if folder else f"{head}{form}{tail}")
-    return out
+    return tuple(out)
 
 
 def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.list[tuple[str, float]]:
@@ -255,15 +263,20 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.l
                 scores[path] = scores.get(path, 0.0) + weight * n
     if not scores:
         return []
-    near: dict[str, builtins.list[str]] = {p: neighbours(p) for p in scores}
-    missing = {q for qs in near.values() for q in qs if q not in scores}
-    known = set(scores) | index.exists(sorted(missing), where) if missing else set(scores)
+    near = {p: neighbours(p) for p in scores}
+    # A file that did not match gets at most a share of its neighbour's score: only neighbours of
+    # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
+    kth = sorted(scores.values(), reverse=True)[min(k, len(scores)) - 1] if len(scores) >= k else 0.0
+    lenders = [p for p, s in scores.items() if NEIGHBOUR_SHARE * s >= kth]
+    missing = sorted({q for p in lenders for q in near[p] if q not in scores})
+    known = index.exists(missing, where) if missing else set()
     ranked: dict[str, float] = {}
     for path, score in scores.items():
         ranked[path] = score + NEIGHBOUR_SHARE * max((scores.get(q, 0.0) for q in near[path]), default=0.0)
+    for path in lenders:
         for q in near[path]:
-            if q in known and q not in scores:
-                ranked[q] = max(ranked.get(q, 0.0), NEIGHBOUR_SHARE * score)
+            if q in known:
+                ranked[q] = max(ranked.get(q, 0.0), NEIGHBOUR_SHARE * scores[path])
     return sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
 
 

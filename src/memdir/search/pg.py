@@ -146,5 +146,8 @@ class PgIndex:
         yield from ((str(p), str(t)) for p, t in self._rows(
             f"SELECT path, text FROM memdir_search d WHERE true{cond} ORDER BY path", *args))
 
+    def optimize(self) -> None:
+        pass  # the GIN index is kept by PostgreSQL (autovacuum)
+
     def close(self) -> None:
         pass  # the store owns the connection
