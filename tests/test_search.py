@@ -351,3 +351,14 @@ def test_a_huge_matching_file_gives_one_line_and_a_short_snippet(md: memdir.Memd
     assert (hit.path, hit.line, hit.snippet) == ("big.md", 50_001, "the needle line")
     assert [h.line for h in md.grep("needle")] == [50_001, 50_002]
     assert len(md.grep("needle")[1].text) == 300_007
+
+
+def test_grep_sees_each_file_apart(md: memdir.Memdir, root: Path) -> None:
+    (root / "a.md").write_text("one\n\ntwo")  # no final line break
+    (root / "b.md").write_text("two\nthree\n")
+    (root / "c.md").write_text("")
+    md.reconcile(fix=True)
+    assert [(h.path, h.line, h.text) for h in md.grep("^$")] == [("a.md", 2, "")]  # never the gap between files
+    assert [(h.path, h.line) for h in md.grep("two")] == [("a.md", 3), ("b.md", 1)]
+    assert [(h.path, h.line) for h in md.grep(r"two\s*three")] == []
+    assert [(h.path, h.line) for h in md.grep("^t")] == [("a.md", 3), ("b.md", 1), ("b.md", 2)]

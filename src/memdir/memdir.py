@@ -211,7 +211,7 @@ class Memdir:
         where = self._search_filter(prefix)
         with self._lock:
             texts = list(self._search_index().texts(where, pattern_.needles, pattern_.ignore_case))
-        return [Hit(path, number, line) for path, text in texts for number, line in pattern_.lines(text)]
+        return [Hit(path, number, line) for path, number, line in pattern_.scan(texts)]
 
     def search(self, query: str, *, k: int = 10, mode: str = "auto", prefix: str = "",
                types: Iterable[str] | str = (), since: Any = None) -> builtins.list[SearchHit]:

@@ -15,6 +15,7 @@ index's query first, so only candidate texts reach the regex.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import importlib
 import re
@@ -47,12 +48,24 @@ class Pattern:
     rx: Any
     binary: bool  # RE2 runs on UTF-8 bytes (no per-call encoding), `re` on str
 
-    def lines(self, text: str) -> builtins.list[tuple[int, str]]:
-        """(1-based number, line) of every line that matches, in one pass over the text."""
-        data: Any = text.encode("utf-8", "surrogatepass") if self.binary else text
+    def scan(self, texts: Sequence[tuple[str, str]]) -> builtins.list[tuple[str, int, str]]:
+        """(path, 1-based number, line) of every matching line of every text, in one pass.
+
+        The texts are joined into one buffer (a line break between two), so
+        the engine runs once, not once per file; a match is then checked
+        against its line alone, since a match across lines is no line match.
+        """
+        if not texts:
+            return []
+        parts: builtins.list[Any] = [t.encode("utf-8", "surrogatepass") if self.binary else t for _, t in texts]
         nl: Any = b"\n" if self.binary else "\n"
-        out: builtins.list[tuple[int, str]] = []
-        pos, number, counted, end = 0, 0, 0, len(data)
+        starts, at = [], 0
+        for part in parts:
+            starts.append(at)
+            at += len(part) + 1
+        data = nl.join(parts)
+        out: builtins.list[tuple[str, int, str]] = []
+        pos, end, doc, number, counted = 0, len(data), -1, 0, 0
         while pos < end:
             m = self.rx.search(data, pos)
             if m is None:
@@ -60,13 +73,18 @@ class Pattern:
             start = data.rfind(nl, pos, m.start()) + 1 or pos
             stop = data.find(nl, m.start())
             stop = end if stop < 0 else stop
+            pos = stop + 1
+            i = bisect.bisect_right(starts, start) - 1
+            if start >= starts[i] + len(parts[i]):
+                continue  # the empty line between two texts
+            if i != doc:
+                doc, number, counted = i, 0, starts[i]
             number += data.count(nl, counted, start)
             counted = start
             line = data[start:stop]
-            if self.rx.search(line) is not None:  # a match that crossed lines is no line match
+            if self.rx.search(line) is not None:
                 shown = line.decode("utf-8", "replace") if self.binary else line
-                out.append((number + 1, shown[:-1] if shown.endswith("\r") else shown))
-            pos = stop + 1
+                out.append((texts[i][0], number + 1, shown[:-1] if shown.endswith("\r") else shown))
         return out
 
 
