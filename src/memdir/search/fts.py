@@ -63,20 +63,27 @@ class FtsIndex:
 
     @classmethod
     def file(cls, path: Path) -> FtsIndex:
-        """An index in a database file of its own (derived: deleted and rebuilt if unreadable)."""
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        """An index in a database file of its own (derived: deleted and rebuilt if unreadable).
+
+        Where no file can be written (a read-only memory), the index is kept
+        in memory instead, built on the first search as before persistence.
+        """
         for attempt in (1, 2):
-            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            except (OSError, sqlite3.Error):
+                return cls.memory()
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute(docs_table("docs"))
                 db.execute(seq_table("seqs"))
                 return cls(db, "", docs="docs", seqs="seqs")
-            except sqlite3.DatabaseError:
+            except sqlite3.DatabaseError as e:
                 db.close()
-                if attempt == 2:
-                    raise
+                if attempt == 2 or isinstance(e, sqlite3.OperationalError):
+                    return cls.memory()
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
         raise AssertionError  # unreachable
@@ -165,7 +172,12 @@ class FtsIndex:
         return out
 
     def apply(self, since: int, seq: int, removed: Iterable[str], docs: Iterable[Doc]) -> bool:
-        docs = list(docs)
+        try:
+            return self._apply(since, seq, list(removed), list(docs))
+        except sqlite3.Error as e:
+            raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
+
+    def _apply(self, since: int, seq: int, removed: list[str], docs: list[Doc]) -> bool:
         with self._writing():
             if self.seq() != since:
                 return False
