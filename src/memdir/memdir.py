@@ -25,7 +25,6 @@ from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
 from .scope import Scope
-from .search import grep as grepping
 from .search import lexical
 from .search.lexical import Filter, LexicalIndex, SearchHit
 from .stores.base import Blob, Change, Record, Store
@@ -207,6 +206,8 @@ class Memdir:
         Linear time whatever the pattern (RE2); the texts come from the search
         index, filtered there by the literal strings a match needs.
         """
+        from .search import grep as grepping  # RE2 loads on the first grep, not with every command
+
         pattern_ = grepping.compile(pattern, ignore_case=ignore_case, fixed=fixed)
         where = self._search_filter(prefix)
         with self._lock:

@@ -36,21 +36,19 @@ _SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$")
 
 def open_index(store: Store) -> LexicalIndex:
     """The persistent lexical index that goes with a store."""
-    from ..stores.fs import FileStore
-    from ..stores.postgres import PostgresStore
-    from ..stores.s3 import S3Store
-    from ..stores.sqlite import SQLiteStore
     from .fts import FtsIndex, cache_folder
 
-    if isinstance(store, FileStore):
-        return FtsIndex.file(store.internal / "search.db")
-    if isinstance(store, SQLiteStore):
+    # By class name: each store's module is loaded already, and importing the others costs a new process time.
+    kind = type(store).__name__
+    if kind == "FileStore":
+        return FtsIndex.file(store.internal / "search.db")  # type: ignore[attr-defined]
+    if kind == "SQLiteStore":
         return FtsIndex.in_store(store)
-    if isinstance(store, PostgresStore):
+    if kind == "PostgresStore":
         from .pg import PgIndex
 
         return PgIndex(store)
-    if isinstance(store, S3Store):
+    if kind == "S3Store":
         return FtsIndex.file(cache_folder(store.key) / "search.db")
     return FtsIndex.memory()
 

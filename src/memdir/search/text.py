@@ -7,9 +7,9 @@ carry the question). Symbols such as emoji are no words to a full-text
 tokenizer, so they are kept apart and matched as plain substrings.
 
 Lines are found the way the index matches: words folded to lower case
-without diacritics and reduced by the Porter stemmer (FTS5's `porter`
-tokenizer uses the same algorithm), in one pass over the text, so the work
-is linear in the size of the file.
+without diacritics and reduced by the Porter stemmer (PyStemmer's; FTS5's
+`porter` tokenizer differs on a few suffixes such as -logy), in one pass over
+the text, so the work is linear in the size of the file.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import snowballstemmer
+import Stemmer
 
 from ..errors import LimitExceeded
 
@@ -53,13 +53,14 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_stemmer = snowballstemmer.stemmer("porter")
+_stemmer = Stemmer.Stemmer("porter")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A folded word as the index stores it: lower case, no diacritics, Porter stem."""
-    return str(_stemmer.stemWord(fold(word)))
+    """A folded word as the index stores it: lower case, no diacritics, Porter stem (FTS5 keeps words of 1-2 letters)."""
+    folded = fold(word)
+    return folded if len(folded) < 3 else str(_stemmer.stemWord(folded))
 
 
 def fold(text: str) -> str:
