@@ -362,3 +362,14 @@ def test_grep_sees_each_file_apart(md: memdir.Memdir, root: Path) -> None:
     assert [(h.path, h.line) for h in md.grep("two")] == [("a.md", 3), ("b.md", 1)]
     assert [(h.path, h.line) for h in md.grep(r"two\s*three")] == []
     assert [(h.path, h.line) for h in md.grep("^t")] == [("a.md", 3), ("b.md", 1), ("b.md", 2)]
+
+
+def test_without_re2_grep_refuses_nested_repetition(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir.search import grep
+
+    monkeypatch.setattr(grep, "_re2", None)
+    md.write("a.md", "alpha beta\n")
+    assert [h.text for h in md.grep(r"al(pha|x) \w+")] == ["alpha beta"]
+    for pattern in ("(a+)+$", "(a*b?)*", r"(a)\1"):
+        with pytest.raises(InvalidArgument, match="can take exponential time; simplify it, or install google-re2"):
+            md.grep(pattern)
