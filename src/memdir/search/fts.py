@@ -207,10 +207,17 @@ class FtsIndex:
             self.db.execute(f"DELETE FROM {self._docs} WHERE id = ?", (row[0],))
 
     def clear(self) -> None:
-        with self._writing():
-            self.db.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('delete-all')")
-            self.db.execute(f"DELETE FROM {self._docs} WHERE tenant_id = ?", (self.tenant,))
-            self.db.execute(f"DELETE FROM {self._seqs} WHERE tenant_id = ?", (self.tenant,))
+        self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('delete-all')",
+                     f"DELETE FROM {self._docs} WHERE tenant_id = ?", f"DELETE FROM {self._seqs} WHERE tenant_id = ?")
+
+    def _script(self, *statements: str) -> None:
+        """Run statements in one write transaction; a statement with a ? gets the tenant."""
+        try:
+            with self._writing():
+                for sql in statements:
+                    self.db.execute(sql, (self.tenant,) if "?" in sql else ())
+        except sqlite3.Error as e:
+            raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
 
     def candidates(self, words: Sequence[str], n: int, where: Filter) -> builtins.list[tuple[str, float]]:
         weights = ", ".join(str(w) for w in WEIGHTS)
@@ -263,8 +270,7 @@ class FtsIndex:
             f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
 
     def optimize(self) -> None:
-        with self._writing():
-            self.db.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
+        self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
 
     def close(self) -> None:
         if self._owned:
