@@ -139,27 +139,39 @@ def best_line(body: str, query: Query) -> tuple[int, int] | None:
 
     One regex pass finds the words that could match (by the start of their
     stem), then each is stemmed exactly; symbols are found as substrings.
+    The pass stops at the first line that has every word of the query.
     """
     folded = fold(body)
     if len(folded) != len(body):  # folding moved offsets (ligatures, dotted I): go line by line
         return _best_line_slow(body, query)
     stems = query.stems
-    hits: list[tuple[int, str]] = []  # (offset, what matched)
+    found: dict[int, tuple[set[str], int]] = {}  # line -> (what matched, first offset)
+    line, at = 0, 0
+
+    def add(pos: int, what: str) -> bool:
+        nonlocal line, at
+        line += body.count("\n", at, pos)
+        at = pos
+        got = found.setdefault(line, (set(), pos))[0]
+        got.add(what)
+        return len(got) == len(stems)
+
     if stems:
         starts = sorted({_prefix(s) for s in stems}, key=len, reverse=True)
         finder = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(p) for p in starts) + r")[^\W_]*")
-        hits += [(m.start(), s) for m in finder.finditer(folded) if (s := stem(m.group())) in stems]
-    for symbol in query.symbols:
-        hits += [(m.start(), symbol) for m in re.finditer(re.escape(symbol), body)]
-    if not hits:
+        for m in finder.finditer(folded):
+            s = stem(m.group())
+            if s in stems and add(m.start(), s) and not query.symbols:
+                break  # no line can match more
+    if query.symbols:
+        events = sorted((m.start(), sym) for sym in query.symbols for m in re.finditer(re.escape(sym), body))
+        words = sorted((pos, w) for n, (got, pos) in found.items() for w in got)  # re-add in offset order
+        found.clear()
+        line, at = 0, 0
+        for pos, what in sorted(events + words):
+            add(pos, what)
+    if not found:
         return None
-    hits.sort()
-    found: dict[int, tuple[set[str], int]] = {}
-    line, at = 0, 0
-    for pos, what in hits:
-        line += body.count("\n", at, pos)
-        at = pos
-        found.setdefault(line, (set(), pos))[0].add(what)
     best = max(found, key=lambda n: (len(found[n][0]), -n))
     return best, found[best][1]
 
@@ -177,27 +189,41 @@ def _best_line_slow(body: str, query: Query) -> tuple[int, int] | None:
     return None if best is None else (best[1], best[2])
 
 
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    """[start, end) of the line holding offset `pos`."""
+    end = text.find("\n", pos)
+    return text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end
+
+
 def spot(text: str, head: int, query: Query, fallback: str) -> Spot:
-    """The best matching line of a file and the paragraph around it (line numbers of the whole file).
+    """The best matching line of a file and the paragraph after it (line numbers of the whole file).
 
     `head` is the number of frontmatter lines before the body. When no body
     line matches, the frontmatter line that does (name, description, tags) is
     the spot; when only the file name matched, the spot is line 1 with the name.
+    Work is linear in the size of the file: no split into lines.
     """
-    lines = text.split("\n")
-    body_start = sum(len(x) + 1 for x in lines[:head])
+    body_start = 0
+    for _ in range(head):
+        nl = text.find("\n", body_start)
+        body_start = len(text) if nl < 0 else nl + 1
     found = best_line(text[body_start:], query)
     if found is not None:
         number = head + found[0]
-        at = found[1] - sum(len(x) + 1 for x in lines[head:number])
-        hi = number
-        while hi + 1 < len(lines) and hi - number < RANGE_LINES and lines[hi + 1].strip():
-            hi += 1
-        return Spot(number + 1, hi + 1, clip(lines[number], at))
+        start, end = _line_at(text, body_start + found[1])
+        last, more = number, end
+        while last - number < RANGE_LINES and more < len(text):
+            nxt = text.find("\n", more + 1)
+            nxt = len(text) if nxt < 0 else nxt
+            if not text[more + 1 : nxt].strip():
+                break
+            last, more = last + 1, nxt
+        return Spot(number + 1, last + 1, clip(text[start:end], body_start + found[1] - start))
     if head:
-        found = best_line("\n".join(lines[:head]), query)
+        found = best_line(text[:body_start], query)
         if found is not None:
-            return Spot(found[0] + 1, found[0] + 1, clip(lines[found[0]], 0))
+            start, end = _line_at(text, found[1])
+            return Spot(found[0] + 1, found[0] + 1, clip(text[start:end], found[1] - start))
     return Spot(1, max(1, head), fallback)
 
 
