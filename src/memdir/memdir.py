@@ -423,8 +423,8 @@ class Memdir:
                                  entry=None, actor=self.actor, time=model.now_stamp())])
             return self._memory(p, cur, change="deleted")
 
-    def rename(self, old: str, new: str) -> Memory:
-        """Move a topic file to a new path; the target must not exist."""
+    def rename(self, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Move a topic file to a new path; the target must not exist. `expect` as for `write`."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
         if src == dst:
@@ -433,6 +433,7 @@ class Memdir:
             cur = self._store.get(src)
             if cur is None:
                 raise NotFound(f"{src} does not exist; nothing to rename", path=src)
+            self._check_expect(src, cur, expect)
             if self._store.get(dst) is not None:
                 raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
             self._take(dst)
