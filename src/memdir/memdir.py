@@ -688,9 +688,11 @@ class Memdir:
         return out
 
     def _index_stale(self, cat: Catalog) -> bool:
-        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         blob = self._store.get(INDEX_NAME)
-        return blob is None or blob.data != text.encode()
+        if blob is None:
+            return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
+        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
+        return blob.data != text.encode()
 
 
 def type_name(value: object) -> str:
