@@ -261,9 +261,9 @@ def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, ev
     note = f"{dates.stamp(dt.datetime.now(dt.UTC))} {reason}: {message}"
     if existing is not None:
         cur = md.read(existing)
-        meta, body = model.parse(cur.text, path=existing, strict=False)
-        meta["last_skip"] = model.clip(note, 280)
-        done = md.apply([Op.write(existing, model.render(meta, body), expect=cur.version)])[0]
+        old, body = model.parse(cur.text, path=existing, strict=False)
+        old["last_skip"] = model.clip(note, 280)
+        done = md.apply([Op.write(existing, model.render(old, body), expect=cur.version)])[0]
         return Captured(sid, "skipped", existing, done.change, reason)
     path = record_path(when, sid)
     meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: capture skipped ({reason})", md.limits.max_name),
