@@ -28,7 +28,7 @@ from .errors import (
 from .limits import Limits
 from .locations import TENANT as TENANT  # noqa: F401 - kept importable from memdir
 from .locations import check_tenant as check_tenant  # noqa: F401
-from .memdir import ANY, Finding, Hit, Memdir, Report
+from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
 from .scope import Scope
 from .search import SearchHit
@@ -50,6 +50,7 @@ __all__ = [
     "MemdirError",
     "Memory",
     "NotFound",
+    "Op",
     "RateLimited",
     "Record",
     "Report",
