@@ -80,7 +80,7 @@ def _topics(md: Memdir) -> list[model.Memory]:
 
 
 def _text_words(m: model.Memory) -> set[str]:
-    return set(words(f"{m.name} {m.description} {m.body}"))
+    return set(words(f"{m.description} {m.body}"))
 
 
 def _headline(m: model.Memory) -> str:
@@ -95,7 +95,10 @@ def plan(md: Memdir, *, today: dt.date | None = None) -> Plan:
     out = Plan()
     gone: set[str] = set()
     taken: set[str] = set()
-    ordered = sorted(topics, key=lambda m: (m.updated or "", m.path), reverse=True)  # newest first
+    last: dict[str, int] = {}
+    for rec in md.history():  # newest first: the seq of each file's latest change
+        last.setdefault(rec.dest or rec.path, rec.seq)
+    ordered = sorted(topics, key=lambda m: (last.get(m.path, 0), m.path), reverse=True)  # newest first
     for i, keep in enumerate(ordered):
         if keep.path in gone:
             continue

@@ -149,10 +149,15 @@ def search_history(md: Memdir, query: str, k: int = 10, *, prefix: str = "") -> 
     where = paths.folder(prefix)
     live = {e.path: e.version for e in md.list()}
     docs: dict[tuple[str, str], tuple[str, str, str]] = {}  # (path, version) -> (text, time, kind)
+    seen: set[str] = set()  # each body once, where it was last (a retired file before its earlier name)
     for rec in md.history():
         for path, data, version in ((rec.dest or rec.path, rec.new, rec.new_version), (rec.path, rec.old, rec.old_version)):
             if data is None or not path.startswith(where):
                 continue
+            body = model.parse(data.decode("utf-8", "replace"), strict=False)[1]
+            if body in seen:
+                continue
+            seen.add(body)
             key = (path, version or f"#{rec.seq}")
             if key in docs or live.get(path) == version and not path.startswith(ARCHIVE):
                 continue
