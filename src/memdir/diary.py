@@ -375,15 +375,23 @@ class Diary:
         return sorted(out)
 
     def retain(self) -> None:
+        """Delete what is past retention: one batch, or file by file when another worker got there first."""
         from .memdir import Op
 
-        for path in self.expired():
-            if self.dry_run:
+        expired = self.expired()
+        if self.dry_run or not expired:
+            for path in expired:
                 self.report.steps.append(Step("retention", "", path, "planned", (), "past retention: would delete"))
-                continue
+            return
+        try:
+            self.md.apply([Op.delete(path) for path in expired])
+            self.report.steps += [Step("retention", "", p, "done", (), "past retention: deleted") for p in expired]
+            return
+        except (Conflict, NotFound):
+            pass
+        for path in expired:
             try:
-                cur = self.md.read(path)
-                self.md.apply([Op.delete(path, expect=cur.version)])
+                self.md.apply([Op.delete(path)])
             except (Conflict, NotFound):
                 self.report.steps.append(Step("retention", "", path, "raced", (), "deleted by another worker"))
                 continue
