@@ -28,8 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import memdir  # noqa: E402
 from core import summary, timed  # noqa: E402
+
+import memdir  # noqa: E402
 from memdir import capture, diary  # noqa: E402
 from memdir.summarize import Extractive  # noqa: E402
 

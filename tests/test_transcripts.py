@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.transcripts import Turn, TranscriptError, load
+from memdir.transcripts import TranscriptError, Turn, load
 
 DATA = Path(__file__).parent / "data"
 
