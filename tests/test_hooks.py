@@ -105,3 +105,15 @@ def test_a_2mb_transcript_becomes_a_short_record(tmp_path: Path) -> None:
     with memdir.open(tmp_path / "memory") as md:
         [entry] = md.list("sessions/")
         assert entry.size <= md.limits.max_bytes and md.read(entry.path).meta["turns"] > 1000
+
+
+def test_the_readme_settings_snippet_parses_and_names_both_events() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "SessionEnd" in b]
+    hooks_ = json.loads(block)["hooks"]
+    assert set(hooks_) == {"SessionEnd", "PreCompact"}
+    for entries in hooks_.values():
+        assert entries[0]["hooks"][0] == {"type": "command", "command": "memdir --root ~/memory hook claude-code"}
+    assert set(hooks_) <= set(hooks.CLAUDE_CODE)
