@@ -192,3 +192,14 @@ def test_all_tenants_of_a_folder(tmp_path: object) -> None:
         with memdir.open(root, tenant=tenant) as md:
             md.capture("s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
     assert diary.tenants(str(root)) == [None, "acme", "globex"]
+
+
+def test_rollup_can_consolidate_after(md: memdir.Memdir) -> None:
+    md.write("user/a.md", "Oat milk flat white every single morning.\n", type="user")
+    md.write("user/b.md", "Oat milk flat white every single morning!\n", type="user")
+    planned = diary.rollup(md, due=True, dry_run=True, consolidate=True)
+    assert [(st.kind, st.label, st.status) for st in planned.steps] == [("consolidate", "merge", "planned")]
+    done = diary.rollup(md, due=True, consolidate=True)
+    assert [(st.kind, st.path, st.folded, st.status) for st in done.steps] == [
+        ("consolidate", "user/a.md", ("user/b.md",), "done")]
+    assert [e.path for e in md.list("user/")] == ["user/b.md"]

@@ -129,11 +129,12 @@ def hook_claude_code(obj: Context) -> None:
 @click.option("--month", metavar="YYYY-MM", help="Roll up one month's weeklies.")
 @click.option("--dry-run", is_flag=True, help="Show what would be rolled up or deleted; change nothing.")
 @click.option("--all-tenants", is_flag=True, help="Every tenant of the location, one after another.")
+@click.option("--consolidate", "then_consolidate", is_flag=True, help="Then run `memdir consolidate --apply` (or plan it, with --dry-run).")
 @click.option("--now", "now_text", metavar="WHEN", hidden=True, help="Pretend it is WHEN (for tests and replays).")
 @json_option
 @click.pass_obj
 def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, month: str | None, dry_run: bool,
-           all_tenants: bool, now_text: str | None, as_json: bool) -> None:
+           all_tenants: bool, then_consolidate: bool, now_text: str | None, as_json: bool) -> None:
     """Roll sessions up into the diary: days, ISO weeks, months; then apply retention.
 
     A daily (diary/YYYY-MM-DD.md) is one paragraph, durable learnings first; a
@@ -149,7 +150,8 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     from . import open as open_memdir
 
     now = _now(now_text)
-    kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run)
+    kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run,
+                                  consolidate=then_consolidate)
     reports = []
     if all_tenants:
         if obj.tenant is not None:

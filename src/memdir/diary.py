@@ -198,7 +198,7 @@ class Report:
             return "nothing to roll up"
         lines = []
         for s in self.steps:
-            what = f"{s.path} (folds {len(s.folded)})" if s.kind != "retention" else f"{s.path}"
+            what = f"{s.path} (folds {len(s.folded)})" if s.kind in ("day", "week", "month") else s.path
             lines.append(f"{s.status}\t{s.kind}\t{what}" + (f"\t{s.detail}" if s.detail else ""))
         return "\n".join(lines)
 
@@ -405,10 +405,12 @@ def _paragraph_of(body: str) -> str:
 
 def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None, month: str | None = None,
            due: bool = False, now: dt.datetime | None = None, dry_run: bool = False,
-           summarizer: Summarizer | None = None, retention: Retention | None = None) -> Report:
+           summarizer: Summarizer | None = None, retention: Retention | None = None,
+           consolidate: bool = False) -> Report:
     """Roll up one day, week or month, or (`due`) everything whose period has closed, then apply retention.
 
     Safe to run twice, or in several processes at once: each roll-up happens once.
+    `consolidate` then runs `consolidate.plan` and applies it (planned only with `dry_run`).
     """
     chosen = [x for x in (day_label, week, month) if x is not None]
     if len(chosen) > 1 or (chosen and due):
@@ -437,6 +439,15 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
         for p in diary.due_months():
             diary.roll(p)
         diary.retain()
+    if consolidate:
+        from . import consolidate as upkeep
+
+        plan = upkeep.plan(md, today=diary.today)
+        if not dry_run:
+            upkeep.apply(md, plan)
+        for a in plan.actions:
+            status = "planned" if dry_run else {"done": "done", "conflict": "raced"}.get(a.status, a.status)
+            diary.report.steps.append(Step("consolidate", a.kind, a.paths[0], status, a.paths[1:], a.detail))
     return diary.report
 
 
