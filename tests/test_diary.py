@@ -203,3 +203,25 @@ def test_rollup_can_consolidate_after(md: memdir.Memdir) -> None:
     assert [(st.kind, st.path, st.folded, st.status) for st in done.steps] == [
         ("consolidate", "user/a.md", ("user/b.md",), "done")]
     assert [e.path for e in md.list("user/")] == ["user/b.md"]
+
+
+@pytest.mark.parametrize("name", ["sqlite", "s3"])
+def test_all_tenants_of_a_database_or_bucket(name: str, request: pytest.FixtureRequest, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from conftest import make_backend
+
+    backend = make_backend(name, request, Path(str(tmp_path)))
+    for tenant in ("acme", "globex"):
+        with backend.open(tenant) as md:
+            md.capture("s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
+    assert diary.tenants(backend.location) == ["acme", "globex"]
+    for tenant in diary.tenants(backend.location):
+        with memdir.open(backend.location, tenant=tenant) as md:
+            report = diary.rollup(md, due=True, now=at(dt.date(2026, 12, 1), 4))
+            assert [st.path for st in report.steps] == ["diary/2026-11-30.md"]
+
+
+def test_all_tenants_is_refused_on_postgresql_with_what_to_do() -> None:
+    with pytest.raises(memdir.InvalidArgument, match="row-level security"):
+        diary.tenants("postgresql://memdir@localhost/memdir")

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
@@ -27,6 +27,9 @@ from .paths import INDEX_NAME
 from .scope import Scope
 from .search import SearchHit, SearchIndex
 from .stores.base import Blob, Change, Record, Store
+
+if TYPE_CHECKING:
+    from .capture import Captured
 
 
 class _Any:
@@ -317,7 +320,7 @@ class Memdir:
 
     # ------------------------------------------------------------ remembering (modules that call the methods above)
 
-    def capture(self, session_id: str, transcript: Any, *, actor: str | None = None, at: Any = None) -> Any:
+    def capture(self, session_id: str, transcript: Any, *, actor: str | None = None, at: Any = None) -> Captured:
         """Write (or replace) the structured record of one session: see `memdir.capture.capture`."""
         from . import capture
 
