@@ -315,7 +315,8 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
         except NotFound:
             rec = None
         meta = {} if rec is None else rec.meta
-        sid = str(meta.get("session") or (_NAME.match(stem + ".md") or [None, None, None, stem])[3])
+        named = _NAME.match(stem + ".md")
+        sid = str(meta.get("session") or (named.group(3) if named else stem))
         if skip is not None and safe_id(sid) == safe_id(skip):
             continue
         text = "".join(model.parse(md.read(p).text, path=p, strict=False)[1] for p in sorted(parts))
@@ -335,16 +336,12 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
         text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
                              extra=extra, max_name=md.limits.max_name)
         try:
-            md.apply([Op.write(path, text, expect=ANY_OR(rec)), *[Op.delete(p) for p in parts]])
+            # expect the record as read (or still absent): a concurrent retry makes this one a no-op
+            md.apply([Op.write(path, text, expect=None if rec is None else rec.version), *[Op.delete(p) for p in parts]])
         except MemdirError:
             continue  # another process retried it meanwhile
         out.append(Captured(sid, "captured", path, "updated", "", summary))
     return out
-
-
-def ANY_OR(rec: model.Memory | None) -> Any:  # noqa: N802 - reads as a value
-    """The version to expect: the one read, or none (the record must not have appeared meanwhile)."""
-    return None if rec is None else rec.version
 
 
 # ---------------------------------------------------------------- reading records
