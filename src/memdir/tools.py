@@ -40,6 +40,7 @@ When to save
   corrections and confirmed preferences (type feedback, with **Why:** and **How to apply:** lines);
   the state, decisions and deadlines of ongoing work (type project); where to find things outside
   memory (type reference).
+- When the user corrects you or states a preference, save it at once with remember_feedback.
 - Do not save what the code, the git history, a database or the docs already hold, passing details
   of this conversation, or secrets and credentials.
 
