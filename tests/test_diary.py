@@ -225,3 +225,31 @@ def test_all_tenants_of_a_database_or_bucket(name: str, request: pytest.FixtureR
 def test_all_tenants_is_refused_on_postgresql_with_what_to_do() -> None:
     with pytest.raises(memdir.InvalidArgument, match="row-level security"):
         diary.tenants("postgresql://memdir@localhost/memdir")
+
+
+@pytest.mark.parametrize("name", ["fs", "sqlite"])
+def test_two_cron_processes_at_once_roll_up_once(name: str, request: pytest.FixtureRequest, tmp_path: object) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import make_backend
+
+    backend = make_backend(name, request, Path(str(tmp_path)))
+    with backend.open() as md:
+        for d in range(23, 31):
+            for part in ("a", "b"):
+                day_ = dt.date(2026, 11, d)
+                md.capture(f"d{day_:%m%d}{part}", session_text(day_, part), at=at(day_, 9 if part == "a" else 15))
+    command = [sys.executable, "-m", "memdir", "--root", backend.location, "rollup", "--due", "--now",
+               "2026-12-01T04:00:00Z", "--json"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    with backend.open() as md:
+        assert files(md) == sorted(  # the week and November closed too; older archived sessions are past retention
+            [f"archive/diary/{x}" for x in [*dailies(23, 29), "2026-W48.md"]] + [f"archive/sessions/{x}" for x in s(30)]
+            + ["diary/2026-11-30.md", "diary/2026-11.md"])
+        created = Counter(r.path for r in md.history() if r.op == "write" and r.old is None and r.path.startswith("diary/"))
+        assert sorted(created) == [f"diary/{x}" for x in [*dailies(23, 30), "2026-11.md", "2026-W48.md"]]
+        assert set(created.values()) == {1}
