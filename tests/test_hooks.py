@@ -29,6 +29,7 @@ def hook(root: Path, stdin: str) -> subprocess.CompletedProcess[str]:
 
 def test_session_end_captures_the_transcript(tmp_path: Path) -> None:
     root = tmp_path / "memory"
+    memdir.open(root).close()
     done = hook(root, payload("session-end.json", DATA / "session.jsonl"))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     with memdir.open(root) as md:
