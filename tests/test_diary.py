@@ -253,3 +253,20 @@ def test_two_cron_processes_at_once_roll_up_once(name: str, request: pytest.Fixt
         created = Counter(r.path for r in md.history() if r.op == "write" and r.old is None and r.path.startswith("diary/"))
         assert sorted(created) == [f"diary/{x}" for x in [*dailies(23, 30), "2026-11.md", "2026-W48.md"]]
         assert set(created.values()) == {1}
+
+
+def test_settings_come_from_memdir_toml(root: object) -> None:
+    from pathlib import Path
+
+    folder = Path(str(root))
+    with memdir.open(folder) as md:
+        (folder / "memdir.toml").write_text("max_lines = 150\n\n[diary]\nsessions = 3\n\n[summarizer]\nprovider = \"extractive\"\n")
+        assert diary.rollup(md, due=True).steps == []
+    with memdir.open(folder) as md:  # the limits loader leaves the other tables to their modules
+        assert md.limits.max_lines == 150
+        from memdir.capture import settings
+
+        assert diary.Retention.load(settings(md, "diary"), {}) == diary.Retention(sessions=3)
+        (folder / "memdir.toml").write_text("[diary]\nsesions = 3\n")
+        with pytest.raises(memdir.InvalidArgument, match="unknown setting 'sesions'"):
+            diary.rollup(md, due=True)

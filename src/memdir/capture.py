@@ -44,7 +44,7 @@ _NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{6})-(.+)\.md$")
 
 
 def settings(md: Memdir, table: str) -> dict[str, Any]:
-    """A table of memdir.toml (`[capture]`, `[diary]`, `[summarizer]`) for folder memories; {} elsewhere."""
+    """A table of memdir.toml (`[diary]`, `[summarizer]`) for folder memories; {} elsewhere (use the environment)."""
     root = getattr(md.store, "root", None)
     if not isinstance(root, Path):
         return {}

@@ -23,7 +23,7 @@ from .model import count_lines
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
-SECTIONS = ("capture", "diary", "summarizer")  # memdir.toml tables that other modules read
+SECTIONS = ("diary", "summarizer")  # memdir.toml tables that other modules read (diary.py, summarize.py)
 
 
 @dataclass(frozen=True)
