@@ -13,6 +13,7 @@ import getpass
 import os
 from typing import Any
 
+from .context import Context
 from .errors import (
     Conflict,
     Forbidden,
@@ -26,6 +27,7 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
+from .links import Links
 from .locations import TENANT as TENANT  # noqa: F401 - kept importable from memdir
 from .locations import check_tenant as check_tenant  # noqa: F401
 from .memdir import ANY, Finding, Hit, Memdir, Report
@@ -37,6 +39,7 @@ from .stores.base import Record
 __all__ = [
     "ANY",
     "Conflict",
+    "Context",
     "Entry",
     "Finding",
     "Forbidden",
@@ -46,6 +49,7 @@ __all__ = [
     "InvalidPath",
     "LimitExceeded",
     "Limits",
+    "Links",
     "Memdir",
     "MemdirError",
     "Memory",

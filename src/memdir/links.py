@@ -171,6 +171,10 @@ class _Node:
     raws: list[_Raw]
 
 
+def _refs(node: _Node) -> set[str]:
+    return {r.path for r in node.raws if r.path} | {r.name for r in node.raws}
+
+
 class Graph:
     """The links, types and pins of every file of one store, following its catalog changes."""
 
@@ -219,10 +223,8 @@ class Graph:
         self.nodes[path] = node
         for key in self._keys(path, node):
             self._names[key].add(path)
-        for raw in node.raws:
-            for key in (raw.path, raw.name):
-                if key:
-                    self._refs[key].add(path)
+        for ref in _refs(node):
+            self._refs[ref].add(path)
         self.types[node.type].add(path)
         if node.pinned:
             self.pinned.add(path)
@@ -233,10 +235,8 @@ class Graph:
             return
         for key in self._keys(path, node):
             self._names[key].discard(path)
-        for raw in node.raws:
-            for key in (raw.path, raw.name):
-                if key:
-                    self._refs[key].discard(path)
+        for ref in _refs(node):
+            self._refs[ref].discard(path)
         self.types[node.type].discard(path)
         self.pinned.discard(path)
 

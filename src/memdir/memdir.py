@@ -17,8 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import context as context_mod
 from . import guard, index, model, paths
 from . import limits as limits_mod
+from . import links as links_mod
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
 from .limits import Limits
@@ -54,7 +56,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing reconcile found: kind is new, changed, missing, index, invalid or repaired."""
+    """One thing reconcile found: kind is new, changed, missing, index, invalid, link (a broken link) or repaired."""
 
     kind: str
     path: str
@@ -71,7 +73,8 @@ class Report:
 
     @property
     def clean(self) -> bool:
-        return not [f for f in self.findings if f.kind != "repaired"]
+        """Files, catalog and index agree (a broken link is reported, not a disagreement)."""
+        return not [f for f in self.findings if f.kind not in ("repaired", "link")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
@@ -245,6 +248,15 @@ class Memdir:
             if sum(cat.folders[p].count for p in prefixes if p in cat.folders) == len(cat):
                 prefixes = [""]  # everything is readable: skip the per-row path check
             return idx.query(query, k, prefixes)
+
+    def context(self, query: str | None = None, *, budget: int = context_mod.DEFAULT_BUDGET,
+                include: Iterable[str] | str = (), now: dt.datetime | None = None) -> context_mod.Context:
+        """What an agent should see at the start of a turn, within `budget` tokens (see `memdir.context`)."""
+        return context_mod.build(self, query, budget=budget, include=include, now=now)
+
+    def links(self, path: str) -> links_mod.Links:
+        """The links in a file (`[[Name]]`, `[text](x.md)`) and the files that link to it."""
+        return links_mod.of(self, path)
 
     def _search_index(self) -> SearchIndex:
         """The full-text index, caught up with the catalog: only changed files are read again."""
@@ -671,6 +683,7 @@ class Memdir:
             if fix:
                 self._state.written = {}
                 self._refresh(full=True)
+            report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]
         return report
 
     def _problems(self, mem: Memory) -> builtins.list[str]:

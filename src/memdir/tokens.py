@@ -26,6 +26,8 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 # Pieces as GPT-style pre-tokenizers cut them: a contraction, a word (with one leading punctuation
 # character, which BPE often merges into it), a digit run, spaces, punctuation (with the newlines
@@ -70,7 +72,7 @@ def estimate(text: str) -> int:
             run = piece.rstrip("\n")
             wide = sum(not c.isascii() for c in run)
             total += wide * WIDE + (1 + (len(run) - 1 - wide) * PUNCT_MORE if wide < len(run) else 0)
-    return math.ceil(total)
+    return max(int(total + 0.5), 1 if text else 0)
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,12 @@ def _choose(wanted: str) -> Tokenizer:
             encoding = tiktoken.get_encoding(name)
         except Exception:  # a broken or missing data file: fall back to the estimate
             continue
-        return Tokenizer(name, True, lambda text: len(encoding.encode(text, disallowed_special=())))
+        return Tokenizer(name, True, partial(_tiktoken_count, encoding))
     return ESTIMATE
+
+
+def _tiktoken_count(encoding: Any, text: str) -> int:
+    return len(encoding.encode(text, disallowed_special=()))
 
 
 def count(text: str) -> int:
