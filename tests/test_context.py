@@ -193,3 +193,13 @@ def test_cli_context(root: Path, mem: memdir.Memdir) -> None:
     assert data["query"] is None and ("project/flock/plan.md", "included") in [(i["path"], i["why"]) for i in data["included"]]
     run = CliRunner().invoke(main, ["--root", str(root), "context", "--budget", "10"])
     assert run.exit_code == 2 and "10 is not in the range x>=100" in run.stderr
+
+
+def test_prompt_carries_the_context_when_given_a_memory(mem: memdir.Memdir) -> None:
+    plain = memdir.prompt()
+    assert "get_memory_context" in plain and "Recalled memory" not in plain
+    full = memdir.prompt(mem, budget=600, include=["project/flock/"])
+    assert full.startswith(plain + "\nRecalled memory, ")
+    assert full[len(plain) + 1:] == mem.context(budget=600, include=["project/flock/"]).text
+    mem.delete("notes/rules.md")  # the prompt follows the memory
+    assert "house rules" not in memdir.prompt(mem)

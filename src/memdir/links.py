@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from . import model, paths
-from .errors import MemdirError, NotFound
+from .errors import MemdirError
 
 if TYPE_CHECKING:
     from .memdir import Memdir
@@ -298,14 +298,13 @@ def _visible(md: Memdir, paths_: Iterable[str]) -> list[str]:
 
 def of(md: Memdir, path: str) -> Links:
     """The links and backlinks of one file, as this view may see them."""
-    p = paths.topic_path(path)
-    if not md.list(p):
-        raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
+    m = md.read(path)  # NotFound when missing or outside the scope
     g = graph(md)
+    found = g.links(m.path) if m.path in g.nodes else [Link(r.text, r.line, g.resolve(r, m.path))
+                                                        for r in parse(m.path, m.text)[0]]
     scope = md.principal
-    shown = tuple(link for link in g.links(p)
-                  if link.target is None or scope is None or scope.can_read(link.target))
-    return Links(p, shown, tuple(_visible(md, g.backlinks(p))))
+    shown = tuple(x for x in found if x.target is None or scope is None or scope.can_read(x.target))
+    return Links(m.path, shown, tuple(_visible(md, g.backlinks(m.path))))
 
 
 def broken(md: Memdir) -> list[tuple[str, str]]:
