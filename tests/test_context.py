@@ -118,6 +118,7 @@ def test_the_index_keeps_a_share_when_feedback_is_plentiful(md: memdir.Memdir) -
     assert index.tokens >= 1000 // 4 - 30
     assert any(d.reason.endswith("not reached: the budget was spent") for d in ctx.dropped)
     assert len(ctx.dropped) < 40  # past a few, files never reached are counted, not listed
+    assert not [d for d in ctx.dropped if "whole context" in d.reason]  # a smaller selection, not a dropped index
 
 
 def test_include_files_folders_and_their_neighbours(mem: memdir.Memdir) -> None:

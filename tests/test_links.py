@@ -1,11 +1,13 @@
 """Links between memories: parsing, resolution by path and by name, backlinks, renames, scopes, reconcile."""
 
 import json
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import memdir
-from memdir import NotFound
+from memdir import NotFound, links
 from memdir.cli import main
 from memdir.links import Link, Links, name_key, parse
 
@@ -130,3 +132,33 @@ def test_cli_links(root: object, md: memdir.Memdir) -> None:
         "backlinks": ["b.md"]}
     run = CliRunner().invoke(main, ["--root", str(root), "links", "zz.md"])
     assert (run.exit_code, run.output) == (1, "error: zz.md does not exist; MEMORY.md lists the memories that do\n")
+
+
+def test_a_new_process_loads_the_saved_graph_and_reads_only_what_changed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdir.open(root) as first:
+        for i in range(30):
+            first.write(f"notes/n{i}.md", f"Note {i}, see [[n{i + 1}]].\n")
+        first.write("pin.md", "---\npinned: true\n---\nAlways.\n")
+        assert links.graph(first).pinned == {"pin.md"}
+        assert (root / ".memdir" / "links.json").is_file()
+        first.write("notes/late.md", "Written after the snapshot: [[n3]].\n")
+    with memdir.open(root) as second:  # another handle, as a new process would open it
+        read: list[str] = []
+        real = second.store.get
+        monkeypatch.setattr(second.store, "get", lambda path: read.append(path) or real(path))
+        g = links.graph(second)
+        assert read == ["notes/late.md"]
+        assert g.pinned == {"pin.md"} and len(g.nodes) == 32
+        assert second.links("notes/n3.md").backlinks == ("notes/late.md", "notes/n2.md")
+
+
+def test_a_damaged_or_foreign_snapshot_is_rebuilt_from_the_files(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("a.md", "[[b]]\n")
+        md.write("b.md", "B.\n")
+    snapshot = root / ".memdir" / "links.json"
+    for junk in ("not json", '{"format": 1, "seq": 99999, "nodes": {}}', '{"format": 1, "seq": 1, "nodes": {"x.md": 3}}'):
+        snapshot.write_text(junk)
+        with memdir.open(root) as md:
+            assert md.links("b.md").backlinks == ("a.md",)
+            assert set(links.graph(md).nodes) == {"a.md", "b.md"}

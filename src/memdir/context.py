@@ -53,6 +53,7 @@ PER_RULE = 10  # candidates at most from each layer-2 rule (same folder, user, l
 INDEX_SHARE = 4  # the index keeps at least 1/INDEX_SHARE of the budget
 LINK_BOOST = 1.5  # a search hit linked with a file already in context
 MIN_BLOCK = 24  # below this many tokens left, nothing more can fit
+RETRIES = 3  # selections tried with a smaller budget when the whole counts over it
 MAX_MISSES = 3  # after this many files in a row did not fit, the rest of the layer is not read
 SHOWN_UNREACHED = 20  # candidates never reached are listed one by one up to this many, then counted
 _PLACEHOLDER = "0" * 8
@@ -220,18 +221,21 @@ class _Builder:
         if self.add(Item(m.path, layer, why, 0), _attrs(m), m.body.strip("\n")):
             self.memories[m.path] = m
 
-    def finish(self, query: str | None) -> Context:
+    def render(self) -> tuple[str, int]:
+        """The context text with its real nonce, and its tokens counted as a whole."""
+        text = _assemble(self.header, self.blocks)
+        return text, self.counter.count(text) if text else 0
+
+    def finish(self, query: str | None, limit: int) -> Context:
         for (layer, why), n in self.unreached.items():
             self.dropped.append(Dropped("", layer, why, f"{n} more not reached: the budget was spent"))
-        while True:
-            text = _assemble(self.header, self.blocks)
-            used = self.counter.count(text) if text else 0
-            if used <= self.budget or not self.blocks:
-                break
-            last = self.blocks.pop()  # counts of parts and whole can differ by a token or two
+        text, used = self.render()
+        while used > limit and self.blocks:  # the last resort: build() retries with a smaller budget first
+            last = self.blocks.pop()
             self.dropped.append(Dropped(last.item.path, last.item.layer, last.item.why,
                                         "over budget once the whole context was counted", last.item.tokens))
-        return Context(text, used, self.budget, query, self.counter.name, self.counter.exact,
+            text, used = self.render()
+        return Context(text, used, limit, query, self.counter.name, self.counter.exact,
                        tuple(b.item for b in self.blocks), tuple(self.dropped))
 
 
@@ -257,17 +261,25 @@ def build(
     if now is not None and not isinstance(now, dt.datetime):
         raise InvalidArgument(f"now must be a datetime, got {type(now).__name__}")
     day = (now or dt.datetime.now(dt.UTC)).date().isoformat()
-    b = _Builder(md, tokenizer or tokens.default(), budget, day)
-    if not md.list():
-        return b.finish(query)
+    counter = tokenizer or tokens.default()
+    if not md.count():
+        return _Builder(md, counter, budget, day).finish(query, budget)
     graph = links.graph(md) if (1 in layers or 2 in layers) else None
-    if graph is not None and 1 in layers:
-        _layer1(b, graph)
-    if graph is not None and 2 in layers:
-        _layer2(b, graph, wanted)
-    if query and 3 in layers:
-        _layer3(b, query, k, min_score)
-    return b.finish(query)
+    target = budget
+    for _ in range(RETRIES):
+        b = _Builder(md, counter, target, day)
+        if graph is not None and 1 in layers:
+            _layer1(b, graph)
+        if graph is not None and 2 in layers:
+            _layer2(b, graph, wanted)
+        if query and 3 in layers:
+            _layer3(b, query, k, min_score)
+        _, used = b.render()
+        if used <= budget:
+            break
+        # The blocks were counted with a placeholder nonce; the real one can take a few more tokens.
+        target -= used - budget
+    return b.finish(query, budget)
 
 
 def _includes(include: Iterable[str] | str) -> list[str]:
@@ -281,11 +293,14 @@ def _includes(include: Iterable[str] | str) -> list[str]:
 
 
 def _visible(md: Memdir, graph: links.Graph, found: Iterable[str]) -> list[str]:
-    """Readable paths, newest first."""
+    """Readable paths, newest first (the graph's own sets come sorted from its cache)."""
     scope = md.principal
-    nodes = graph.nodes
-    return sorted((p for p in found if scope is None or scope.can_read(p)),
-                  key=lambda p: (nodes[p].updated if p in nodes else "", p), reverse=True)
+    if isinstance(found, set) and any(found is s for s in (graph.pinned, *graph.types.values())):
+        ordered = graph.newest(found)
+    else:
+        nodes = graph.nodes
+        ordered = sorted(found, key=lambda p: (nodes[p].updated if p in nodes else "", p), reverse=True)
+    return ordered if scope is None else [p for p in ordered if scope.can_read(p)]
 
 
 def _layer1(b: _Builder, graph: links.Graph) -> None:
@@ -293,7 +308,7 @@ def _layer1(b: _Builder, graph: links.Graph) -> None:
     index_cost = b._cost({"path": paths.INDEX_NAME, "type": "index"}, index.rstrip("\n"))
     reserve = min(index_cost, b.budget // INDEX_SHARE)
     pinned = _visible(b.md, graph, graph.pinned)
-    feedback = [p for p in _visible(b.md, graph, graph.types.get("feedback", ())) if p not in graph.pinned]
+    feedback = [p for p in _visible(b.md, graph, graph.types["feedback"]) if p not in graph.pinned]
     saved = b.budget
     b.budget -= reserve  # the index's share is kept out of reach of the files before it
     for path in pinned:
@@ -337,7 +352,7 @@ def _layer2(b: _Builder, graph: links.Graph, wanted: list[str]) -> None:
         siblings = [e.path for e in md.list(home) if paths.parent(e.path) == home and e.path != path]
         for sibling in _visible(md, graph, siblings)[:PER_RULE]:
             b.memory(sibling, 2, f"same folder as {path}")
-    for path in _visible(md, graph, graph.types.get("user", ()))[:PER_RULE]:
+    for path in _visible(md, graph, graph.types["user"])[:PER_RULE]:
         b.memory(path, 2, "about the user")
     sources = [i.path for i in list(b.paths.values()) if i.path != paths.INDEX_NAME]
     for source in sources:

@@ -30,6 +30,8 @@ its frontmatter says `pinned: true`.
 
 from __future__ import annotations
 
+import json
+import os
 import posixpath
 import re
 import threading
@@ -37,6 +39,7 @@ import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -53,6 +56,9 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SEPARATORS = re.compile(r"[\s_-]+")
+SNAPSHOT = "links.json"
+SNAPSHOT_FORMAT = 1
+SAVE_EVERY = 200  # a long-running process saves the snapshot again after this many changes
 
 
 def name_key(text: str) -> str:
@@ -171,24 +177,39 @@ class _Node:
     raws: list[_Raw]
 
 
+def _keys(path: str, name: str) -> set[str]:
+    """The name keys a link may use for the file at `path` named `name`."""
+    return {name_key(_stem(path)), name_key(name)}
+
+
 def _refs(node: _Node) -> set[str]:
     return {r.path for r in node.raws if r.path} | {r.name for r in node.raws}
 
 
 class Graph:
-    """The links, types and pins of every file of one store, following its catalog changes."""
+    """The links, types and pins of every file of one store, following its catalog changes.
 
-    def __init__(self) -> None:
+    On a folder store the graph is also saved in `.memdir/links.json` with the
+    catalog seq it reflects, so a new process (a hook runs in one per prompt)
+    loads it and reads only the files changed since, instead of every file.
+    The name and link indexes are built on the first question that needs them.
+    """
+
+    def __init__(self, snapshot: Path | None = None) -> None:
         self._lock = threading.RLock()
+        self.snapshot = snapshot
         self._reset()
 
     def _reset(self) -> None:
         self.seq = 0
         self.nodes: dict[str, _Node] = {}
-        self._names: dict[str, set[str]] = defaultdict(set)  # name key -> paths with that stem or name
-        self._refs: dict[str, set[str]] = defaultdict(set)  # path or name key -> files whose links use it
         self.types: dict[str | None, set[str]] = defaultdict(set)
         self.pinned: set[str] = set()
+        self._indexed = False
+        self._names: dict[str, set[str]] = defaultdict(set)  # name key -> paths with that stem or name
+        self._refs: dict[str, set[str]] = defaultdict(set)  # path or name key -> files whose links use it
+        self._newest: dict[int, list[str]] = {}  # id of a path set -> its paths, newest first
+        self._saved = 0  # the seq of the snapshot on disk
 
     # -------------------------------------------------------- upkeep
 
@@ -196,10 +217,12 @@ class Graph:
         """Catch up with the store: read again only the files changed since the last call."""
         store = md.store
         with self._lock:
+            if not self.seq and self.snapshot is not None:
+                self._load()
+                newest = store.journal(limit=1)
+                if self.seq > (newest[0].seq if newest else 0):  # saved from another journal: start over
+                    self._reset()
             seq, changes = store.changes(self.seq)
-            if seq < self.seq:  # the store went back (a failed transaction): start over
-                self._reset()
-                seq, changes = store.changes(0)
             latest: dict[str, Entry | None] = dict(changes)
             for path, entry in latest.items():
                 self._drop(path)
@@ -214,38 +237,82 @@ class Graph:
                     raws, pinned = [], False
                 self._put(path, _Node(entry.name, entry.type, entry.updated or "", pinned, raws))
             self.seq = seq
+            if self.snapshot is not None and latest and (not self._saved or seq - self._saved >= SAVE_EVERY):
+                self._save()
         return self
-
-    def _keys(self, path: str, node: _Node) -> set[str]:
-        return {name_key(_stem(path)), name_key(node.name)}
 
     def _put(self, path: str, node: _Node) -> None:
         self.nodes[path] = node
-        for key in self._keys(path, node):
-            self._names[key].add(path)
-        for ref in _refs(node):
-            self._refs[ref].add(path)
         self.types[node.type].add(path)
         if node.pinned:
             self.pinned.add(path)
+        if self._indexed:
+            self._index_one(path, node, add=True)
+        self._newest.clear()
 
     def _drop(self, path: str) -> None:
         node = self.nodes.pop(path, None)
         if node is None:
             return
-        for key in self._keys(path, node):
-            self._names[key].discard(path)
-        for ref in _refs(node):
-            self._refs[ref].discard(path)
         self.types[node.type].discard(path)
         self.pinned.discard(path)
+        if self._indexed:
+            self._index_one(path, node, add=False)
+        self._newest.clear()
+
+    def _index_one(self, path: str, node: _Node, add: bool) -> None:
+        for key in _keys(path, node.name):
+            (self._names[key].add if add else self._names[key].discard)(path)
+        for ref in _refs(node):
+            (self._refs[ref].add if add else self._refs[ref].discard)(path)
+
+    def _index(self) -> None:
+        if not self._indexed:
+            for path, node in self.nodes.items():
+                self._index_one(path, node, add=True)
+            self._indexed = True
+
+    def _load(self) -> None:
+        assert self.snapshot is not None
+        try:
+            data = json.loads(self.snapshot.read_bytes())
+            if data.get("format") != SNAPSHOT_FORMAT:
+                return
+            for path, (name, kind, updated, pinned, raws) in data["nodes"].items():
+                self._put(path, _Node(name, kind, updated, pinned, [_Raw(*r) for r in raws]))
+            self.seq = self._saved = int(data["seq"])
+        except (OSError, ValueError, TypeError, KeyError):  # missing or damaged: rebuilt from the files
+            self._reset()
+
+    def _save(self) -> None:
+        assert self.snapshot is not None
+        nodes = {p: [n.name, n.type, n.updated, n.pinned, [[r.text, r.line, r.path, r.name] for r in n.raws]]
+                 for p, n in self.nodes.items()}
+        data = json.dumps({"format": SNAPSHOT_FORMAT, "seq": self.seq, "nodes": nodes}, ensure_ascii=False)
+        tmp = self.snapshot.with_name(f"{self.snapshot.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            tmp.write_text(data, encoding="utf-8")
+            os.replace(tmp, self.snapshot)  # readers see the old or the new snapshot, never half of one
+            self._saved = self.seq
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a read-only folder: the graph works, new processes rebuild it
 
     # -------------------------------------------------------- questions
+
+    def newest(self, found: set[str]) -> list[str]:
+        """The paths of `found` (one of this graph's sets), newest first (cached until a change)."""
+        with self._lock:
+            got = self._newest.get(id(found))
+            if got is None:
+                nodes = self.nodes
+                got = self._newest[id(found)] = sorted(found, key=lambda p: (nodes[p].updated, p), reverse=True)
+            return got
 
     def resolve(self, raw: _Raw, source: str) -> str | None:
         """The memory a link leads to now, or None."""
         if raw.path is not None and raw.path in self.nodes:
             return raw.path
+        self._index()
         found = self._names.get(raw.name)
         if not found:
             return None
@@ -262,16 +329,12 @@ class Graph:
             node = self.nodes.get(path)
             if node is None:
                 return set()
+            self._index()
             sources: set[str] = set()
-            for key in {path} | self._keys(path, node):
+            for key in {path} | _keys(path, node.name):
                 sources |= self._refs.get(key, set())
             return {s for s in sources - {path}
                     if any(self.resolve(r, s) == path for r in self.nodes[s].raws)}
-
-    def neighbours(self, path: str) -> set[str]:
-        """Files `path` links to or is linked from."""
-        out = {link.target for link in self.links(path) if link.target}
-        return (out | self.backlinks(path)) - {path}
 
     def broken(self) -> list[tuple[str, Link]]:
         with self._lock:
@@ -287,7 +350,8 @@ def graph(md: Memdir) -> Graph:
     with _graphs_lock:
         g = _graphs.get(md.store)
         if g is None:
-            g = _graphs[md.store] = Graph()
+            internal = getattr(md.store, "internal", None)  # a folder store's .memdir/
+            g = _graphs[md.store] = Graph(internal / SNAPSHOT if isinstance(internal, Path) and internal.is_dir() else None)
     return g.sync(md)
 
 

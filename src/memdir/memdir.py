@@ -188,6 +188,12 @@ class Memdir:
                 return [e] if e else []
             return sorted(cat.walk(paths.folder(prefix)), key=lambda e: e.path)
 
+    def count(self, prefix: str = "") -> int:
+        """How many topic files this view sees under a folder, without listing them."""
+        with self._lock:
+            node = self._view_catalog().folders.get(paths.folder(prefix))
+            return 0 if node is None else node.count
+
     def index(self, folder: str = "") -> str:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)

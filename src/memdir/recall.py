@@ -76,7 +76,7 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     if not isinstance(prompt, str) or prompt.lstrip().startswith("/") or small_talk(prompt):
         return None  # a slash command is for Claude Code itself
     query = prompt[:MAX_PROMPT_CHARS]
-    files = len(md.list())
+    files = md.count()
     if not files:
         return None
     floor = threshold * math.log(max(files, 3))
