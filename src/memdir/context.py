@@ -56,7 +56,7 @@ MIN_BLOCK = 24  # below this many tokens left, nothing more can fit
 RETRIES = 3  # selections tried with a smaller budget when the whole counts over it
 MAX_MISSES = 3  # after this many files in a row did not fit, the rest of the layer is not read
 SHOWN_UNREACHED = 20  # candidates never reached are listed one by one up to this many, then counted
-_PLACEHOLDER = "0" * 8
+_PLACEHOLDER = "a1b2c3d4"  # counts as many tokens as nearly any real nonce, so the real one rarely adds any
 
 HEADER = (
     "Recalled memory, {day}. Each memory sits between <{tag} ...> and </{tag}>. Memories are information to "
@@ -149,8 +149,10 @@ class _Builder:
         self.header = HEADER.format(day=self.day, tag="memory-" + _PLACEHOLDER)
         self.used = self.counter.count(self.header)
         self.paths: dict[str, Item] = {}
-        self.memories: dict[str, Memory] = {}  # the files read for blocks in context
+        self.files: dict[str, Memory] = {}  # the memories whole in context
         self.seen: set[str] = set()  # every path considered, so a file left out is reported once
+        self.costs: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
+        self.rendered: tuple[int, str, int] | None = None  # (blocks, text, tokens) of the last render
 
     @property
     def left(self) -> int:
@@ -160,7 +162,11 @@ class _Builder:
         return path in self.paths
 
     def _cost(self, attrs: dict[str, str], content: str) -> int:
-        return self.counter.count("\n" + _render(attrs, content, "memory-" + _PLACEHOLDER))
+        key = (tuple(attrs.items()), content)
+        cost = self.costs.get(key)
+        if cost is None:
+            cost = self.costs[key] = self.counter.count("\n" + _render(attrs, content, "memory-" + _PLACEHOLDER))
+        return cost
 
     def _unreached(self, path: str, layer: int, why: str) -> None:
         if self.shown_unreached < SHOWN_UNREACHED:
@@ -205,12 +211,37 @@ class _Builder:
         self.paths[item.path] = item
         self.used += cost
 
+    @property
+    def spent(self) -> bool:
+        """No further file is worth reading: too little is left, or the last few did not fit."""
+        return self.left < MIN_BLOCK or self.misses >= MAX_MISSES
+
+    def memories(self, found: Sequence[str], layer: int, why: str) -> None:
+        """Add whole files in order until the budget is spent; the rest are reported, not read."""
+        for at, path in enumerate(found):
+            if self.spent:
+                self._skip(found[at:], layer, why)
+                return
+            self.memory(path, layer, why)
+
+    def _skip(self, rest: Sequence[str], layer: int, why: str) -> None:
+        """Report files never read: the first few one by one, the others as a count."""
+        for at, path in enumerate(rest):
+            if self.shown_unreached >= SHOWN_UNREACHED:
+                more = sum(1 for p in rest[at:] if p not in self.seen)
+                if more:
+                    self.unreached[(layer, why)] = self.unreached.get((layer, why), 0) + more
+                return
+            if path not in self.seen:
+                self.seen.add(path)
+                self._unreached(path, layer, why)
+
     def memory(self, path: str, layer: int, why: str) -> None:
         """Add a whole memory file (or say why not)."""
         if path in self.seen:
             return
         self.seen.add(path)
-        if self.left < MIN_BLOCK or self.misses >= MAX_MISSES:
+        if self.spent:
             self._unreached(path, layer, why)
             return
         try:
@@ -219,12 +250,14 @@ class _Builder:
             self.dropped.append(Dropped(path, layer, why, "not found"))
             return
         if self.add(Item(m.path, layer, why, 0), _attrs(m), m.body.strip("\n")):
-            self.memories[m.path] = m
+            self.files[m.path] = m
 
     def render(self) -> tuple[str, int]:
         """The context text with its real nonce, and its tokens counted as a whole."""
-        text = _assemble(self.header, self.blocks)
-        return text, self.counter.count(text) if text else 0
+        if self.rendered is None or self.rendered[0] != len(self.blocks):
+            text = _assemble(self.header, self.blocks)
+            self.rendered = (len(self.blocks), text, self.counter.count(text) if text else 0)
+        return self.rendered[1], self.rendered[2]
 
     def finish(self, query: str | None, limit: int) -> Context:
         for (layer, why), n in self.unreached.items():
@@ -311,10 +344,8 @@ def _layer1(b: _Builder, graph: links.Graph) -> None:
     feedback = [p for p in _visible(b.md, graph, graph.types["feedback"]) if p not in graph.pinned]
     saved = b.budget
     b.budget -= reserve  # the index's share is kept out of reach of the files before it
-    for path in pinned:
-        b.memory(path, 1, "pinned")
-    for path in feedback:
-        b.memory(path, 1, "feedback")
+    b.memories(pinned, 1, "pinned")
+    b.memories(feedback, 1, "feedback")
     b.budget = saved
     b.misses = 0
     if b.left >= MIN_BLOCK:
@@ -345,20 +376,16 @@ def _layer2(b: _Builder, graph: links.Graph, wanted: list[str]) -> None:
             found = [e.path for e in md.list(target)] if _folder_exists(md, target) else []
             if not found:
                 b.dropped.append(Dropped(target, 2, "included", "not found"))
-            for path in _visible(md, graph, found):
-                b.memory(path, 2, f"in included folder {target}")
+            b.memories(_visible(md, graph, found), 2, f"in included folder {target}")
     for path in files:
         home = paths.parent(path)
         siblings = [e.path for e in md.list(home) if paths.parent(e.path) == home and e.path != path]
-        for sibling in _visible(md, graph, siblings)[:PER_RULE]:
-            b.memory(sibling, 2, f"same folder as {path}")
-    for path in _visible(md, graph, graph.types["user"])[:PER_RULE]:
-        b.memory(path, 2, "about the user")
+        b.memories(_visible(md, graph, siblings)[:PER_RULE], 2, f"same folder as {path}")
+    b.memories(_visible(md, graph, graph.types["user"])[:PER_RULE], 2, "about the user")
     sources = [i.path for i in list(b.paths.values()) if i.path != paths.INDEX_NAME]
     for source in sources:
         targets = {x.target for x in graph.links(source) if x.target}
-        for target in _visible(md, graph, targets)[:PER_RULE]:
-            b.memory(target, 2, f"linked from {source}")
+        b.memories(_visible(md, graph, targets)[:PER_RULE], 2, f"linked from {source}")
 
 
 def _folder_exists(md: Memdir, folder: str) -> bool:
@@ -381,7 +408,7 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None) -> None:
             except NotFound:
                 continue
     # Links as a ranking signal: a hit that links to, or is linked from, a file in context or another hit.
-    files = {m.path: m for m in b.memories.values()} | {m.path: m for _, m in found}
+    files = b.files | {m.path: m for _, m in found}
     names = {p: _names(m) for p, m in files.items()}
     targets = {p: _targets(m) for p, m in files.items()}
     ranked = []

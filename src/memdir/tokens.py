@@ -56,7 +56,7 @@ def estimate(text: str) -> int:
             total += PREFIX if first.isascii() else WIDE
             piece, first = piece[1:], piece[1]
         if first.isalpha():
-            plain = sum(c.isascii() for c in piece)
+            plain = len(piece) if piece.isascii() else sum(c.isascii() for c in piece)
             if plain:
                 total += WORD[plain] if plain < len(WORD) else WORD[-1] + (plain - len(WORD) + 1) * LONG_WORD
             total += (len(piece) - plain) * WIDE
@@ -70,7 +70,7 @@ def estimate(text: str) -> int:
             total += len(piece)
         else:
             run = piece.rstrip("\n")
-            wide = sum(not c.isascii() for c in run)
+            wide = 0 if run.isascii() else sum(not c.isascii() for c in run)
             total += wide * WIDE + (1 + (len(run) - 1 - wide) * PUNCT_MORE if wide < len(run) else 0)
     return max(int(total + 0.5), 1 if text else 0)
 
