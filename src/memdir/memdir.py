@@ -689,7 +689,7 @@ class Memdir:
             if fix:
                 self._state.written = {}
                 self._refresh(full=True)
-            report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]
+        report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]  # once committed
         return report
 
     def _problems(self, mem: Memory) -> builtins.list[str]:
