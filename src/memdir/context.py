@@ -144,6 +144,7 @@ class _Builder:
     unreached: dict[tuple[int, str], int] = field(default_factory=dict)
     shown_unreached: int = 0
     misses: int = 0  # files in a row that did not fit
+    reserved: int = 0  # kept for a later block (the index) out of reach of the ones before it
 
     def __post_init__(self) -> None:
         self.header = HEADER.format(day=self.day, tag="memory-" + _PLACEHOLDER)
@@ -156,7 +157,7 @@ class _Builder:
 
     @property
     def left(self) -> int:
-        return self.budget - self.used
+        return self.budget - self.reserved - self.used
 
     def has(self, path: str) -> bool:
         return path in self.paths
@@ -175,13 +176,12 @@ class _Builder:
         else:
             self.unreached[(layer, why)] = self.unreached.get((layer, why), 0) + 1
 
-    def add(self, item: Item, attrs: dict[str, str], content: str, *, room: int | None = None,
-            cut: bool = False, first_line: int = 1, note: bool = True) -> bool:
-        """Add a block if it fits in `room` (default: what is left); `cut` allows keeping only its first lines.
+    def add(self, item: Item, attrs: dict[str, str], content: str, *, cut: bool = False, note: bool = True) -> bool:
+        """Add a block if it fits in what is left; `cut` allows keeping only its first lines.
 
         A block that does not fit is recorded as dropped (unless `note` is False: the caller tries a smaller one).
         """
-        room = self.left if room is None else room
+        room = self.left
         cost = self._cost(attrs, content)
         self.misses += 1
         if cost <= room:
@@ -191,13 +191,12 @@ class _Builder:
             lines = content.split("\n")
             total = len(lines)
             keep = _fit_lines(lines, lambda n: self._cost(
-                {**attrs, "lines": f"{first_line}-{first_line + n - 1} of {total}"}, "\n".join(lines[:n])), room)
+                {**attrs, "lines": f"1-{n} of {total}"}, "\n".join(lines[:n])), room)
             if keep:
-                shown = {**attrs, "lines": f"{first_line}-{first_line + keep - 1} of {total}"}
+                shown = {**attrs, "lines": f"1-{keep} of {total}"}
                 text = "\n".join(lines[:keep])
                 cost = self._cost(shown, text)
-                self._take(Item(item.path, item.layer, item.why, cost, (first_line, first_line + keep - 1), item.score),
-                           cost, shown, text)
+                self._take(Item(item.path, item.layer, item.why, cost, (1, keep), item.score), cost, shown, text)
                 return True
         if note:
             self.dropped.append(Dropped(item.path, item.layer, item.why,
@@ -342,12 +341,10 @@ def _layer1(b: _Builder, graph: links.Graph) -> None:
     reserve = min(index_cost, b.budget // INDEX_SHARE)
     pinned = _visible(b.md, graph, graph.pinned)
     feedback = [p for p in _visible(b.md, graph, graph.types["feedback"]) if p not in graph.pinned]
-    saved = b.budget
-    b.budget -= reserve  # the index's share is kept out of reach of the files before it
+    b.reserved = reserve  # the index's share, out of reach of the files before it
     b.memories(pinned, 1, "pinned")
     b.memories(feedback, 1, "feedback")
-    b.budget = saved
-    b.misses = 0
+    b.reserved = b.misses = 0
     if b.left >= MIN_BLOCK:
         b.add(Item(paths.INDEX_NAME, 1, "index", 0), {"path": paths.INDEX_NAME, "type": "index"},
               index.rstrip("\n"), cut=True)
