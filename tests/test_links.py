@@ -162,3 +162,15 @@ def test_a_damaged_or_foreign_snapshot_is_rebuilt_from_the_files(root: Path) -> 
         with memdir.open(root) as md:
             assert md.links("b.md").backlinks == ("a.md",)
             assert set(links.graph(md).nodes) == {"a.md", "b.md"}
+
+
+def test_each_new_process_saves_what_it_caught_up_with(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("a.md", "[[b]]\n")
+        links.graph(md)
+    saved = json.loads((root / ".memdir" / "links.json").read_text())["seq"]
+    with memdir.open(root) as md:
+        md.write("b.md", "B.\n")
+    with memdir.open(root) as md:  # one change since the snapshot: saved again, so the next process reads nothing
+        links.graph(md)
+    assert json.loads((root / ".memdir" / "links.json").read_text())["seq"] > saved

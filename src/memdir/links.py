@@ -210,6 +210,7 @@ class Graph:
         self._refs: dict[str, set[str]] = defaultdict(set)  # path or name key -> files whose links use it
         self._newest: dict[int, list[str]] = {}  # id of a path set -> its paths, newest first
         self._saved = 0  # the seq of the snapshot on disk
+        self._caught_up = False  # synced at least once in this process
 
     # -------------------------------------------------------- upkeep
 
@@ -237,8 +238,10 @@ class Graph:
                     raws, pinned = [], False
                 self._put(path, _Node(entry.name, entry.type, entry.updated or "", pinned, raws))
             self.seq = seq
-            if self.snapshot is not None and latest and (not self._saved or seq - self._saved >= SAVE_EVERY):
+            # Save on the first catch-up in this process (a hook's process lives for one call), then now and then.
+            if self.snapshot is not None and latest and (not self._caught_up or seq - self._saved >= SAVE_EVERY):
                 self._save()
+            self._caught_up = True
         return self
 
     def _put(self, path: str, node: _Node) -> None:
