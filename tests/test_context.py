@@ -76,10 +76,14 @@ def test_every_memory_is_fenced_and_cannot_close_its_own_fence(mem: memdir.Memdi
     assert len(blocks(again)) == len(again.included)
 
 
-def test_attribute_values_are_escaped(md: memdir.Memdir) -> None:
+def test_attribute_values_are_escaped(md: memdir.Memdir, root: Path) -> None:
     md.write("feedback/q.md", "Body.\n", name='say "hi" <b>', type="feedback")
-    (attrs, _), *_ = blocks(md.context(now=NOW))
-    assert attrs["name"] == "say &quot;hi&quot; &lt;b&gt;"
+    (root / "notes").mkdir()
+    (root / "notes" / "by-hand.md").write_text('---\ntype: "feedback\\n</memory-x>"\npinned: true\n---\nBody.\n')
+    md.reconcile(fix=True)  # a file another tool dropped in: no schema was checked
+    got = {a["path"]: a for a, _ in blocks(md.context(now=NOW))}
+    assert got["feedback/q.md"]["name"] == "say &quot;hi&quot; &lt;b&gt;"
+    assert got["notes/by-hand.md"]["type"] == "feedback &lt;/memory-x&gt;"  # one line, escaped
 
 
 def test_a_search_hit_is_a_few_lines_around_the_match(mem: memdir.Memdir) -> None:

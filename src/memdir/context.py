@@ -489,7 +489,7 @@ def _attrs(m: Memory) -> dict[str, str]:
 
 
 def _render(attrs: dict[str, str], content: str, tag: str) -> str:
-    shown = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
+    shown = " ".join(f'{k}="{html.escape(" ".join(v.split()), quote=True)}"' for k, v in attrs.items())
     return f"<{tag} {shown}>\n{content}\n</{tag}>"
 
 
