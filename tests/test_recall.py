@@ -91,3 +91,11 @@ def test_small_talk() -> None:
     assert recall.small_talk("Ok, thanks! Looks great :)")
     assert recall.small_talk("")
     assert not recall.small_talk("ok, now fix the stripe webhook")
+
+
+def test_hook_output_stays_under_claude_codes_size_cap(md: memdir.Memdir) -> None:
+    for i in range(10):  # a run of spaces is one token: 2,000 tokens of these are far over 10,000 characters
+        md.write(f"feedback/f{i:02d}.md", "start" + " " * 3000 + "end\n", type="feedback")
+    assert len(recall.build(md, budget=2000, layers=(1,), tokenizer=memdir.tokens.ESTIMATE).text) > 20_000
+    text = context_of(recall.session_start(md, SESSION_START), "SessionStart")
+    assert 5_000 < len(text) <= recall.MAX_CHARS

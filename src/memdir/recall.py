@@ -29,7 +29,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import tokens
-from .context import build
+from .context import MIN_BUDGET, build
 
 if TYPE_CHECKING:
     from .memdir import Memdir
@@ -39,6 +39,7 @@ PROMPT_BUDGET = 800
 THRESHOLD = 1.2
 PROMPT_HITS = 5
 MAX_PROMPT_CHARS = 2000  # a pasted log is searched by its start
+MAX_CHARS = 10_000  # Claude Code shows longer hook output as a preview, not in full
 
 # Words of talk with an agent that carry no topic: function words, acknowledgements, greetings and
 # steering. Written from general knowledge of such talk, not fitted to the benchmark's prompts.
@@ -65,8 +66,7 @@ _WORD = re.compile(r"\w+")
 
 def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
     """SessionStart: what the agent should know before the first prompt."""
-    ctx = build(md, budget=SESSION_BUDGET, layers=(1,), tokenizer=tokens.ESTIMATE)
-    return _output("SessionStart", ctx.text)
+    return _output("SessionStart", _text(md, None, SESSION_BUDGET, layers=(1,)))
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
@@ -80,13 +80,21 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     if not files:
         return None
     floor = threshold * math.log(max(files, 3))
-    ctx = build(md, query, budget=budget, layers=(3,), tokenizer=tokens.ESTIMATE, k=PROMPT_HITS, min_score=floor)
-    return _output("UserPromptSubmit", ctx.text)
+    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, min_score=floor))
 
 
 def small_talk(prompt: str) -> bool:
     """Whether every word of the prompt is small talk ("ok, thanks!", "yes please go ahead")."""
     return all(w in SMALL_TALK for w in _WORD.findall(prompt.lower()))
+
+
+def _text(md: Memdir, query: str | None, budget: int, **options: Any) -> str:
+    """The context text, within `budget` tokens and MAX_CHARS characters (a smaller budget if need be)."""
+    text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
+    while len(text) > MAX_CHARS and budget > MIN_BUDGET:
+        budget = max(MIN_BUDGET, int(budget * MAX_CHARS / len(text) * 0.9))
+        text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
+    return text
 
 
 def _output(event: str, text: str) -> dict[str, Any] | None:
