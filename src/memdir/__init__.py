@@ -22,7 +22,7 @@ from .errors import (
 )
 from .limits import Limits
 from .links import Links
-from .memdir import ANY, Finding, Hit, Memdir, Report
+from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
 from .opening import open, prompt
 from .scope import Scope
@@ -47,6 +47,7 @@ __all__ = [
     "MemdirError",
     "Memory",
     "NotFound",
+    "Op",
     "RateLimited",
     "Record",
     "Report",
