@@ -108,13 +108,33 @@ def test_a_2mb_transcript_becomes_a_short_record(tmp_path: Path) -> None:
         assert entry.size <= md.limits.max_bytes and md.read(entry.path).meta["turns"] > 1000
 
 
-def test_the_readme_settings_snippet_parses_and_names_both_events() -> None:
+def test_recall_events_answer_with_context_in_a_fresh_process(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    with memdir.open(root) as md:
+        md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n", type="feedback", description="no dark UI")
+        md.write("project/flock.md", "Launch date: 2026-12-15.\n", type="project", description="Flock: route planner")
+        for i in range(20):
+            md.write(f"notes/n{i:02d}.md", f"Unrelated note {i} about gardening.\n")
+    start = hook(root, (DATA / "session-start.json").read_text())
+    assert start.returncode == 0, start.stderr
+    out = json.loads(start.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "Never propose dark themes." in out["additionalContext"]
+    asked = hook(root, (DATA / "user-prompt-submit.json").read_text())
+    assert asked.returncode == 0, asked.stderr
+    out = json.loads(asked.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and "Launch date: 2026-12-15." in out["additionalContext"]
+    chat = hook(root, (DATA / "user-prompt-submit.json").read_text().replace(
+        "When is the flock launch date?", "thanks!"))
+    assert (chat.returncode, chat.stdout) == (0, "")  # small talk gets nothing
+
+
+def test_the_readme_settings_snippet_parses_and_names_every_event() -> None:
     import re
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     [block] = [b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "SessionEnd" in b]
     hooks_ = json.loads(block)["hooks"]
-    assert set(hooks_) == {"SessionEnd", "PreCompact"}
+    assert set(hooks_) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact"}
     for entries in hooks_.values():
         assert entries[0]["hooks"][0] == {"type": "command", "command": "memdir --root ~/memory hook claude-code"}
     assert set(hooks_) <= set(hooks.CLAUDE_CODE)

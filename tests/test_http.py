@@ -320,6 +320,21 @@ def test_a_bad_bind_address_is_refused() -> None:
         parse_bind("localhost:http")
 
 
+def test_context(server: Running) -> None:
+    call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
+    call("PUT", f"{server.url}/v1/files/feedback/no-dark.md", {"body": "Never dark themes.\n", "type": "feedback"})
+    got = call("GET", f"{server.url}/v1/context?q=launch+date&budget=600&include=project/&include=nope.md")
+    assert got.status == 200 and got.json["budget"] == 600 and got.json["tokens"] <= 600
+    assert [(i["path"], i["layer"]) for i in got.json["included"]] == [
+        ("feedback/no-dark.md", 1), ("MEMORY.md", 1), ("project/flock.md", 2)]
+    assert [(d["path"], d["reason"]) for d in got.json["dropped"]] == [
+        ("nope.md", "not found"), ("project/flock.md", "already in context (in included folder project/)")]
+    raw = call("GET", f"{server.url}/v1/context", headers={"Accept": "text/markdown"})
+    assert raw.headers["content-type"].startswith("text/markdown") and raw.text.startswith("Recalled memory, ")
+    bad = call("GET", f"{server.url}/v1/context?budget=20")
+    assert bad.status == 400 and bad.error == ("BadRequest", "budget='20' is not valid; use a whole number from 100 to 100000")
+
+
 # ---------------------------------------------------------------- OpenAPI
 
 
@@ -423,6 +438,8 @@ def test_answers_match_the_documented_schemas(server: Running) -> None:
     check("/v1/files", "get", call("GET", files))
     check("/v1/index", "get", call("GET", f"{server.url}/v1/index"))
     check("/v1/search", "get", call("GET", f"{server.url}/v1/search?q=launch"))
+    check("/v1/context", "get", call("GET", f"{server.url}/v1/context?q=launch&include=project/"))
+    check("/v1/context", "get", call("GET", f"{server.url}/v1/context?budget=5"))
     check("/v1/history/{path}", "get", call("GET", f"{server.url}/v1/history/project/flock.md?content=true"))
     check("/v1/files/{path}", "delete", call("DELETE", f"{files}/project/flock.md"))
     check("/v1/undo/{path}", "post", call("POST", f"{server.url}/v1/undo/project/flock.md"))

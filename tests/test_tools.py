@@ -176,3 +176,31 @@ def test_an_unexpected_failure_is_still_a_tool_error(md: memdir.Memdir, monkeypa
     reply = handle(md, "read_memory_file", {"path": "a.md"})
     assert reply.is_error
     assert reply.text == "read_memory_file failed unexpectedly (OSError: [Errno 5] Input/output error); retry once, or carry on without it"
+
+
+def test_get_memory_context(session: Session) -> None:
+    assert session.handle("get_memory_context").text == "memory is empty: nothing to recall yet"
+    session.md.write("feedback/no-dark.md", "Never propose dark themes.\n", type="feedback")
+    session.md.write("project/flock.md", "Launch date: 2026-12-15.\n", type="project")
+    start = session.handle("get_memory_context")
+    assert not start.is_error and start.text.startswith("Recalled memory, ")
+    assert start.data and [i["path"] for i in start.data["included"]] == ["feedback/no-dark.md", "MEMORY.md"]
+    assert "text" not in start.data and start.data["tokens"] <= start.data["budget"] == 2000
+    asked = session.handle("get_memory_context", {"query": "flock launch", "budget": 500, "include": "project/, nope.md"})
+    assert asked.data and ("project/flock.md", 2) in [(i["path"], i["layer"]) for i in asked.data["included"]]
+    assert ("nope.md", "not found") in [(d["path"], d["reason"]) for d in asked.data["dropped"]]
+    assert "Note:" not in session.handle("write_memory_file", {"path": "feedback/no-dark.md", "content": "Light.\n"}).text
+    small = session.handle("get_memory_context", {"budget": 50})
+    assert small.is_error and small.text == "get_memory_context: budget must be at least 100, got 50"
+
+
+def test_read_memory_file_lists_links_and_backlinks(session: Session) -> None:
+    session.md.write("project/flock.md", "Uses [[stripe]] and [[nowhere]].\n")
+    session.md.write("reference/stripe.md", "Webhooks. Back to [flock](../project/flock.md).\n")
+    read = session.handle("read_memory_file", {"path": "project/flock.md"})
+    assert read.text.endswith("Uses [[stripe]] and [[nowhere]].\n\n[links: reference/stripe.md, [[nowhere]] (broken); "
+                              "linked from: reference/stripe.md]")
+    assert read.data and read.data["backlinks"] == ["reference/stripe.md"]
+    assert [x["target"] for x in read.data["links"]] == ["reference/stripe.md", None]
+    plain = session.handle("write_memory_file", {"path": "a.md", "content": "No links.\n"})
+    assert not plain.is_error and session.handle("read_memory_file", {"path": "a.md"}).text.endswith("No links.\n")

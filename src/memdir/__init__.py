@@ -7,6 +7,7 @@
     print(md.index())
 """
 
+from .context import Context
 from .errors import (
     Conflict,
     Forbidden,
@@ -20,6 +21,7 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
+from .links import Links
 from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
 from .opening import open, prompt
@@ -30,6 +32,7 @@ from .stores.base import Record
 __all__ = [
     "ANY",
     "Conflict",
+    "Context",
     "Entry",
     "Finding",
     "Forbidden",
@@ -39,6 +42,7 @@ __all__ = [
     "InvalidPath",
     "LimitExceeded",
     "Limits",
+    "Links",
     "Memdir",
     "MemdirError",
     "Memory",

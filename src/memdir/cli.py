@@ -435,6 +435,56 @@ def reindex(obj: Context, as_json: bool) -> None:
 
 
 @main.command()
+@click.argument("query", required=False)
+@click.option("--budget", "-b", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Tokens the context may take at most.")
+@click.option("--include", "-i", multiple=True, metavar="PATH",
+              help="A file or folder to include (layer 2); repeat for several.")
+@json_option
+@click.pass_obj
+def context(obj: Context, query: str | None, budget: int, include: tuple[str, ...], as_json: bool) -> None:
+    """Print what an agent should see at the start of a turn, within a token budget.
+
+    Layer 1: pinned files, feedback memories and the index; layer 2: --include
+    files and folders, their neighbours, user memories and linked files; layer 3:
+    lines of the files that best match QUERY. Lower layers are dropped first.
+    The account of what was included and dropped goes to stderr (or --json).
+
+    \b
+    memdir context "when does flock launch?" --budget 800
+    """
+    ctx = obj.memdir().context(query, budget=budget, include=include)
+    if as_json:
+        emit(ctx.to_dict())
+        return
+    click.echo(ctx.text, nl=False)
+    for item in ctx.included:
+        shown = f" lines {item.lines[0]}-{item.lines[1]}" if item.lines else ""
+        click.echo(f"included\tlayer {item.layer}\t{item.tokens} tokens\t{item.path}{shown} ({item.why})", err=True)
+    for d in ctx.dropped:
+        click.echo(f"dropped\tlayer {d.layer}\t{d.path or '-'} ({d.why}): {d.reason}", err=True)
+    click.echo(f"{ctx.tokens} of {ctx.budget} tokens ({ctx.tokenizer}{'' if ctx.exact else ', estimated'})", err=True)
+
+
+@main.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def links(obj: Context, path: str, as_json: bool) -> None:
+    """Show the links in PATH ([[Name]] and [text](file.md)) and the files that link to it."""
+    got = obj.memdir().links(path)
+    if as_json:
+        emit(got.to_dict())
+        return
+    click.echo("links:")
+    for link in got.links:
+        click.echo(f"  {link.text} -> {link.target or '(broken)'} (line {link.line})")
+    click.echo("backlinks:")
+    for source in got.backlinks:
+        click.echo(f"  {source}")
+
+
+@main.command()
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")

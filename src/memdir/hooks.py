@@ -7,6 +7,9 @@ command to more events than it handles is harmless. A hook must never cost the
 user their session: memdir errors go to stderr with exit code 1 (Claude Code
 shows it and carries on), never 2 (which would block a prompt or a compaction).
 
+- SessionStart: the always-layer of context (`recall.session_start`).
+- UserPromptSubmit: lines of memory matching the prompt, when any match well
+  (`recall.user_prompt_submit`).
 - SessionEnd: capture the session from its `transcript_path`.
 - PreCompact: capture the session so far, before compaction summarises it away
   (the record is replaced by the SessionEnd capture later: one per session).
@@ -50,7 +53,23 @@ def pre_compact(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
     return _capture(md, payload, f"PreCompact:{payload.get('trigger') or 'auto'}")
 
 
+def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """A session starts: give it the always-layer of context (pinned, feedback, the index)."""
+    from . import recall
+
+    return recall.session_start(md, payload)
+
+
+def user_prompt_submit(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """A prompt arrives: add the lines of memory that match it well (most prompts get nothing)."""
+    from . import recall
+
+    return recall.user_prompt_submit(md, payload)
+
+
 CLAUDE_CODE: dict[str, Handler] = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
     "SessionEnd": session_end,
     "PreCompact": pre_compact,
 }

@@ -210,6 +210,7 @@ class Api:
             route("/v1/files/{path:path}", self.delete_file, "DELETE"),
             route("/v1/index", self.index, "GET"),
             route("/v1/search", self.search, "GET"),
+            route("/v1/context", self.context, "GET"),
             route("/v1/history", self.history, "GET"),
             route("/v1/history/{path:path}", self.history, "GET"),
             route("/v1/undo/{path:path}", self.undo, "POST"),
@@ -301,6 +302,17 @@ class Api:
         since = request.query_params.get("since")
         hits = await run_in_threadpool(lambda: md.search(query, k=k, mode=mode, prefix=folder, types=types, since=since))
         return JSONResponse({"query": query, "hits": [h.to_dict() for h in hits]})
+
+    async def context(self, request: Request) -> Response:
+        """What an agent should see this turn: `?q=` (optional), `budget`, `include` (repeatable)."""
+        md = self.memdir(request)
+        query = request.query_params.get("q") or None
+        budget = _int(request, "budget", 2000, 100, 100_000)
+        include = request.query_params.getlist("include")
+        ctx = await run_in_threadpool(lambda: md.context(query, budget=budget, include=include))
+        if _wants_markdown(request):
+            return Response(ctx.text, media_type=MARKDOWN)
+        return JSONResponse(ctx.to_dict())
 
     async def history(self, request: Request) -> Response:
         md = self.memdir(request)

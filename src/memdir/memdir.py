@@ -16,8 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from . import context as context_mod
 from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
+from . import links as links_mod
 from . import search as searching
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
@@ -58,7 +60,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing reconcile found: kind is new, changed, missing, index, invalid or repaired."""
+    """One thing reconcile found: kind is new, changed, missing, index, invalid, link (a broken link) or repaired."""
 
     kind: str
     path: str
@@ -75,7 +77,8 @@ class Report:
 
     @property
     def clean(self) -> bool:
-        return not [f for f in self.findings if f.kind != "repaired"]
+        """Files, catalog and index agree (a broken link is reported, not a disagreement)."""
+        return not [f for f in self.findings if f.kind not in ("repaired", "link")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
@@ -216,6 +219,12 @@ class Memdir:
                 return [e] if e else []
             return sorted(cat.walk(paths.folder(prefix)), key=lambda e: e.path)
 
+    def count(self, prefix: str = "") -> int:
+        """How many topic files this view sees under a folder, without listing them."""
+        with self._lock:
+            node = self._view_catalog().folders.get(paths.folder(prefix))
+            return 0 if node is None else node.count
+
     def index(self, folder: str = "") -> str:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
@@ -283,6 +292,15 @@ class Memdir:
         if not all(isinstance(t, str) and t for t in kinds):
             raise InvalidArgument(f"types must be type names such as 'feedback', got {types!r}")
         return Filter(tuple(prefixes), kinds, searching.since_of(since))
+
+    def context(self, query: str | None = None, *, budget: int = context_mod.DEFAULT_BUDGET,
+                include: Iterable[str] | str = (), now: dt.datetime | None = None) -> context_mod.Context:
+        """What an agent should see at the start of a turn, within `budget` tokens (see `memdir.context`)."""
+        return context_mod.build(self, query, budget=budget, include=include, now=now)
+
+    def links(self, path: str) -> links_mod.Links:
+        """The links in a file (`[[Name]]`, `[text](x.md)`) and the files that link to it."""
+        return links_mod.of(self, path)
 
     def _search_index(self) -> LexicalIndex:
         """The lexical index, caught up with the catalog (only changed files are read)."""
@@ -828,6 +846,7 @@ class Memdir:
             if fix:
                 self._state.written = {}
                 self._refresh(full=True)
+        report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]  # once committed
         return report
 
     def _problems(self, mem: Memory) -> builtins.list[str]:

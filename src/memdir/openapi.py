@@ -122,6 +122,27 @@ SCHEMAS: dict[str, Any] = {
             "type": NULLABLE, "updated": NULLABLE,
         },
     },
+    "Context": {
+        "type": "object",
+        "required": ["query", "budget", "tokens", "tokenizer", "included", "dropped", "text"],
+        "properties": {
+            "query": NULLABLE, "budget": {"type": "integer"},
+            "tokens": {"type": "integer", "description": "Tokens the text takes"},
+            "tokenizer": {"type": "object", "properties": {"name": {"type": "string"}, "exact": {"type": "boolean"}}},
+            "included": {"type": "array", "items": {"type": "object", "required": ["path", "layer", "why", "tokens"], "properties": {
+                "path": {"type": "string"}, "layer": {"type": "integer", "enum": [1, 2, 3]},
+                "why": {"type": "string"}, "tokens": {"type": "integer"},
+                "lines": {"type": ["array", "null"], "items": {"type": "integer"},
+                          "description": "First and last line shown, when only part of the file is"},
+                "score": {"type": ["number", "null"]},
+            }}},
+            "dropped": {"type": "array", "items": {"type": "object", "required": ["path", "layer", "why", "reason"], "properties": {
+                "path": {"type": "string"}, "layer": {"type": "integer"}, "why": {"type": "string"},
+                "reason": {"type": "string"}, "tokens": {"type": "integer"},
+            }}},
+            "text": {"type": "string", "description": "The memories, fenced as data, ready for a prompt"},
+        },
+    },
     "Record": {
         "type": "object",
         "required": ["seq", "time", "actor", "op", "path"],
@@ -241,6 +262,22 @@ def document() -> dict[str, Any]:
                 "responses": {
                     "200": _json({"type": "object", "properties": {"query": {"type": "string"},
                                                                     "hits": {"type": "array", "items": _ref("Hit")}}}, "Hits"),
+                    **_errors(400, 401),
+                },
+            }},
+            "/v1/context": {"get": {
+                "summary": "What an agent should see this turn: pinned, feedback and the index, included files, "
+                           "then lines that match q, within a token budget",
+                "parameters": [
+                    {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "What the turn is about"},
+                    {"name": "budget", "in": "query",
+                     "schema": {"type": "integer", "minimum": 100, "maximum": 100000, "default": 2000}},
+                    {"name": "include", "in": "query", "schema": {"type": "array", "items": {"type": "string"}},
+                     "style": "form", "explode": True, "description": "A file or folder to include; repeat for several"},
+                ],
+                "responses": {
+                    "200": {"description": "The context (JSON, or its text for Accept: text/markdown)",
+                            "content": {"application/json": {"schema": _ref("Context")}, **markdown}},
                     **_errors(400, 401),
                 },
             }},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from .memdir import Memdir
@@ -20,11 +21,22 @@ def default_actor() -> str:
         return "unknown"
 
 
-def prompt() -> str:
-    """The system-prompt text that tells a model when to read and when to save memory."""
+def prompt(md: Memdir | None = None, *, budget: int = 2000, include: Iterable[str] | str = ()) -> str:
+    """The system-prompt text that tells a model when to read and when to save memory.
+
+    Given a memory, the prompt also carries its context (pinned and feedback
+    memories, the index, the `include`d files) within `budget` tokens, so the
+    model starts the conversation knowing them without a tool call. A query
+    has no place here: a system prompt outlives the turn; use `md.context(query)`
+    or the `get_memory_context` tool for that.
+    """
     from .tools import prompt as tools_prompt
 
-    return tools_prompt()
+    text = tools_prompt()
+    if md is None:
+        return text
+    ctx = md.context(budget=budget, include=include)
+    return f"{text}\n{ctx.text}" if ctx.text else text
 
 
 def open(  # noqa: A001 - the natural name: memdir.open("memory")

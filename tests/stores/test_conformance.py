@@ -495,3 +495,22 @@ def test_read_as_of_and_changes_in_a_window(memory: memdir.Memdir) -> None:
     assert [(r.op, r.path) for r in recent] == [("write", "notes/other.md"), ("write", "project/launch.md")]
     assert [r.path for r in memory.changes(since=middle, prefix="project/")] == ["project/launch.md"]
     assert [r.path for r in memory.changes(until=middle)] == ["project/launch.md"]
+
+
+# ---------------------------------------------------------------- links and context
+
+
+def test_links_and_context_follow_changes_on_every_backend(memory: memdir.Memdir) -> None:
+    memory.write("project/flock.md", "Launch date: 2026-12-15. Payments: [[stripe]], [old](../ref/gone.md).\n", type="project")
+    memory.write("reference/stripe.md", "Webhooks retry for 3 days.\n", type="reference")
+    memory.write("feedback/no-dark.md", "---\npinned: true\n---\nNever dark themes.\n", type="feedback")
+    assert [x.target for x in memory.links("project/flock.md").links] == ["reference/stripe.md", None]
+    memory.rename("reference/stripe.md", "archive/stripe.md")
+    assert memory.links("archive/stripe.md").backlinks == ("project/flock.md",)
+    assert [(f.kind, f.path) for f in memory.reconcile().findings] == [("link", "project/flock.md")]
+    ctx = memory.context("when is the flock launch?")
+    assert [(i.path, i.why) for i in ctx.included] == [
+        ("feedback/no-dark.md", "pinned"), ("MEMORY.md", "index"), ("project/flock.md", "search")]
+    memory.delete("feedback/no-dark.md")
+    assert "Never dark themes" not in memory.context().text
+    assert memory.count() == 2 and memory.count("archive/") == 1 and memory.scope(read=["project/"]).count() == 1
