@@ -185,6 +185,12 @@ class Memdir:
                 return [e] if e else []
             return sorted(cat.walk(paths.folder(prefix)), key=lambda e: e.path)
 
+    def entries(self, wanted: Iterable[str]) -> dict[str, Entry]:
+        """Catalog entries of the given paths that this view can read (one catalog sync for all)."""
+        with self._lock:
+            cat = self._view_catalog()
+            return {p: e for p in wanted if (e := cat.get(p)) is not None}
+
     def index(self, folder: str = "") -> str:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
