@@ -112,7 +112,7 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         np = self._np
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out: Vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         with self._lock:
@@ -169,12 +169,14 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self.batch):
             rows += self._post(list(texts[start : start + self.batch]))
         if not rows:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            empty: Vectors = np.zeros((0, self.dim), dtype=np.float32)
+            return empty
         width = {len(r) for r in rows}
         if len(width) != 1 or (self.dim and self.dim not in width):
+            got = "/".join(str(w) for w in sorted(width))
             raise EmbeddingError(
-                f"{self.url} answered vectors of {sorted(width)} dimensions for model {self.model!r}, expected {self.dim}; "
-                "check the model name"
+                f"{self.url} answered vectors of {got} dimensions for model {self.model!r}, expected "
+                f"{self.dim or 'one size'}; check the model name"
             )
         self.dim = width.pop()
         return normalise(rows)

@@ -100,6 +100,8 @@ def chunks(memory: Memory) -> list[Chunk]:
             lines.append(line)
             fenced = not fenced
             heading = False
+            if not fenced:  # the fence closed: the block is one chunk
+                close(number)
             continue
         if fenced:
             lines.append(line)
