@@ -113,20 +113,31 @@ def serve(layout: str, shared: bool, mode: str = "lexical") -> None:
     if mode != "lexical":
         from memdir import hybrid
     opened: dict[str, memdir.Memdir] = {}
+    took: list[float] = []
     for line in sys.stdin:
         ask = json.loads(line)
         conv, k, unit = ask["conv_id"], int(ask["k"]), ask.get("unit", "turn")
         md = opened.get(conv) or opened.setdefault(conv, open_for(conv, shared))
         # At session level, rank turns and keep the first k distinct sessions.
         want = k if unit == "turn" else k * 10
+        started = time.perf_counter()
         if mode == "lexical":
             hits = md.search(ask["query"], want, prefix=conv + "/")
         else:
             hits = hybrid.search(md, ask["query"], k=want, mode=mode, prefix=conv + "/")
+        took.append((time.perf_counter() - started) * 1000)
         ids = [dia_id(h.path) for h in hits]
         if unit != "turn":
             ids = list(dict.fromkeys(i.split(":")[0] for i in ids))[:k]
         print(json.dumps({"ids": ids}), flush=True)
+    if took:
+        took.sort()
+        print(f"serve --mode {mode}: {len(took)} queries, search median {took[len(took) // 2]:.1f} ms,"
+              f" p95 {took[int(len(took) * 0.95)]:.1f} ms", file=sys.stderr)
+    if mode != "lexical":
+        counts = [hybrid.stats(md) for md in opened.values()]
+        print(f"serve --mode {mode}: auto fallbacks {sum(c['auto_fallbacks'] for c in counts)},"
+              f" chunks embedded while serving {sum(c['embedded'] for c in counts)}", file=sys.stderr)
     for md in opened.values():
         md.close()
 

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import Backend
 from fakeembed import EmbeddingsAPI
 
 import memdir
@@ -170,3 +171,21 @@ def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
         hybrid.Settings.of({"wieght": 0.3})
     with pytest.raises(InvalidArgument, match='embedder = \'gpu\'; use "local" or "openai"'):
         hybrid.Settings.of({"embedder": "gpu"})
+
+
+def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_restart(
+        backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path / "cache"))
+    with backend.open("a") as a, backend.open("b") as b:
+        a.write("notes/kite.md", "We flew the red kite on the beach.\n")
+        b.write("notes/boat.md", "We sailed the red boat on the lake.\n")
+        emb = FakeEmbedder()
+        assert [h.path for h in hybrid.search(a, "red kite", k=5, mode="semantic", embedder=emb)] == ["notes/kite.md"]
+        assert [h.path for h in hybrid.search(b, "red kite", k=5, mode="semantic", embedder=emb)] == ["notes/boat.md"]
+        hybrid.close(a)
+        hybrid.close(b)
+    again = FakeEmbedder()
+    with backend.open("a") as a:
+        assert [h.path for h in hybrid.search(a, "red kite", k=5, mode="hybrid", embedder=again)] == ["notes/kite.md"]
+        hybrid.close(a)
+    assert again.texts == ["red kite"]

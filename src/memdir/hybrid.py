@@ -18,8 +18,12 @@ Then three signals, each a small rule any memory can use:
   run of turns, and a question's answer often follows the turn that matched.
 
 `auto` runs the lexical search first and adds the semantic side only when the
-lexical result is weak (fewer than `k` hits, or a best hit below
-`auto_min_score`); each such fallback is counted. Without the `semantic`
+lexical result is weak (fewer than `k` hits, or a best BM25 below
+`auto_min_score`); each such fallback is counted. On LoCoMo the gain of the
+semantic side is spread evenly over strong and weak lexical results (no
+threshold on the best score or on its ratio to the tenth picks out the
+questions it helps), so the default threshold (15) falls back on most
+conversational questions and skips only the clearly answered ones. Without the `semantic`
 extra, `auto` is the lexical search and nothing warns.
 
 Settings come from `[semantic]` in memdir.toml:
@@ -70,7 +74,7 @@ class Settings:
     dates: float = 0.2
     neighbours: float = 0.25
     window: int = 2
-    auto_min_score: float = 0.0  # lexical best BM25 below this falls back (0: only too few hits)
+    auto_min_score: float = 15.0  # auto: a best BM25 below this (or fewer than k hits) adds the semantic side
 
     @classmethod
     def load(cls, folder: Path | None) -> Settings:
@@ -287,7 +291,17 @@ _OPENING = threading.Lock()
 
 
 def vector_location(store: Any) -> Path | None:
-    """Where a memory's vectors live: beside a local store's data, else in memory (rebuilt per process)."""
+    """Where a memory's vectors live: beside a local store's data, else in a local cache.
+
+    Folder: `.memdir/vectors.sqlite3`. SQLite: `<db>-vectors/<tenant>.sqlite3`.
+    PostgreSQL and S3: `$MEMDIR_CACHE` (default `~/.cache/memdir`)
+    `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
+    picks up again; the catalog seq and file versions it records make it
+    catch up with changes made meanwhile, and vectors are found by content.
+    """
+    import hashlib
+    import os
+
     root = getattr(store, "root", None)
     if isinstance(root, Path):
         return root / paths.INTERNAL_DIR / "vectors.sqlite3"
@@ -295,7 +309,12 @@ def vector_location(store: Any) -> Path | None:
     tenant = getattr(store, "tenant", None)
     if isinstance(db, Path) and tenant:
         return db.with_name(db.name + "-vectors") / f"{tenant}.sqlite3"
-    return None
+    key = getattr(store, "key", None)
+    if not isinstance(key, str):
+        return None
+    cache = Path(os.environ.get("MEMDIR_CACHE") or Path.home() / ".cache" / "memdir")
+    name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
+    return cache / "vectors" / f"{name}.sqlite3"
 
 
 def semantic(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
