@@ -235,14 +235,16 @@ def spread(scores: dict[str, float], order: Mapping[str, tuple[Sequence[str], in
     if not share or not window:
         return scores
     out = dict(scores)
+    everything = "" in prefixes
     for path, score in scores.items():
         found = order.get(path)
-        if found is None:
+        if found is None or score <= 0:
             continue
         files, at = found
-        for j in range(max(0, at - window), min(len(files), at + window + 1)):
-            if j != at and any(files[j].startswith(p) for p in prefixes):
-                out[files[j]] = out.get(files[j], 0.0) + share * score
+        give = share * score
+        for near in files[max(0, at - window) : at + window + 1]:
+            if near != path and (everything or near.startswith(tuple(prefixes))):
+                out[near] = out.get(near, 0.0) + give
     return out
 
 

@@ -309,7 +309,10 @@ class VectorIndex:
         if not spans:
             return out
         rows = np.concatenate([np.arange(lo, hi) for lo, hi in spans]) if len(spans) > 1 else None
-        sims = m.vectors[rows] @ q if rows is not None else m.vectors[spans[0][0] : spans[0][1]] @ q
+        part = m.vectors[rows] if rows is not None else m.vectors[spans[0][0] : spans[0][1]]
+        # einsum rather than `@`: a BLAS matrix-vector product starts OpenBLAS's threads, which on a
+        # busy machine took 23 ms instead of 0.03 for 2,000 rows; einsum's own loop is steady.
+        sims = np.einsum("ij,j->i", part, q)
         base = spans[0][0]
         take = len(sims) if not limit else min(len(sims), limit * 4)
         while True:
