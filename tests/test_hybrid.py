@@ -92,7 +92,7 @@ def test_semantic_hits_point_at_the_lines_of_their_best_chunk(md: memdir.Memdir)
 def test_auto_falls_back_to_hybrid_only_when_the_lexical_result_is_weak_and_counts_it(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    hybrid.semantic(md, embedder=emb, settings=hybrid.Settings(auto_min_score=0.5))  # BM25 is small in a tiny memory
+    hybrid.semantic(md, embedder=emb, settings=hybrid.Settings(auto_min_score=0))  # only "fewer than k hits" is weak
     strong = hybrid.search(md, "camping", k=2, mode="auto", embedder=emb)
     assert [h.path for h in strong] == [h.path for h in md.search("camping", 2)]
     assert hybrid.stats(md)["auto_fallbacks"] == 0 and emb.texts == []  # nothing embedded for a strong lexical answer
