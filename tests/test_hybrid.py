@@ -190,3 +190,12 @@ def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_rest
         assert [h.path for h in hybrid.search(a, "red kite", k=5, mode="hybrid", embedder=again)] == ["notes/kite.md"]
         hybrid.close(a)
     assert again.texts == ["red kite"]
+
+
+def test_the_semantic_side_reads_the_question_without_the_people_who_title_files() -> None:
+    titles = ["Caroline, 8 May 2023", "Melanie, 8 May 2023"]
+    assert hybrid.without_people("When did Caroline go to the LGBTQ support group?", titles) == \
+        "When did go to the LGBTQ support group?"
+    assert hybrid.without_people("What is Caroline's identity?", titles) == "What is identity?"
+    assert hybrid.without_people("Who is Caroline?", titles) == "Who is Caroline?"  # nothing would be left
+    assert hybrid.without_people("When did Caroline go?", []) == "When did Caroline go?"
