@@ -199,3 +199,17 @@ def test_the_semantic_side_reads_the_question_without_the_people_who_title_files
     assert hybrid.without_people("What is Caroline's identity?", titles) == "What is identity?"
     assert hybrid.without_people("Who is Caroline?", titles) == "Who is Caroline?"  # nothing would be left
     assert hybrid.without_people("When did Caroline go?", []) == "When did Caroline go?"
+
+
+def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("notes/trip.md", "We drove to the coast.\n\nThe hotel had a pool.\n\nWe ate oysters.\n")
+        emb = FakeEmbedder()
+        hybrid.reindex(md, embedder=emb)
+        path = root / "notes" / "trip.md"
+        path.write_text(path.read_text().replace("a pool", "a sauna"))  # a person edits the file
+        md.reconcile(fix=True)  # what `memdir watch` does on a change event
+        hits = hybrid.search(md, "sauna", k=1, mode="semantic", embedder=emb)
+        hybrid.close(md)
+    assert emb.texts[3:] == ["The hotel had a sauna.", "sauna"]
+    assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)
