@@ -126,8 +126,9 @@ def test_a_scoped_view_ranks_only_what_it_may_read(md: memdir.Memdir) -> None:
 def test_edits_reembed_only_what_changed_and_deletes_leave_the_index(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    hybrid.reindex(md, embedder=emb)
-    assert len(emb.texts) == 7
+    seen: list[tuple[int, int]] = []
+    hybrid.reindex(md, embedder=emb, progress=lambda done, total: seen.append((done, total)))
+    assert len(emb.texts) == 7 and seen == [(7, 7)]
     md.edit("chat/s1/t-6.md", "stars", "fireflies")
     md.delete("chat/s1/t-5.md")
     hits = hybrid.search(md, "fireflies", k=10, mode="semantic", embedder=emb)

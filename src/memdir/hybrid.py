@@ -40,7 +40,7 @@ import re
 import threading
 import tomllib
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -367,7 +367,7 @@ def stats(md: Memdir) -> dict[str, Any]:
     return {**sem.stats.to_dict(), **sem.index.counters.to_dict()}
 
 
-def sync(md: Memdir, sem: Semantic) -> int:
+def sync(md: Memdir, sem: Semantic, progress: Callable[[int, int], None] | None = None) -> int:
     """Catch the vectors up with the catalog (only changed chunk texts are embedded)."""
     from . import model
     from .vectors import sync as sync_index
@@ -382,13 +382,17 @@ def sync(md: Memdir, sem: Semantic) -> int:
             return None
 
     with sem.lock:
-        return sync_index(sem.index, md.store.changes, read)
+        return sync_index(sem.index, md.store.changes, read, progress)
 
 
-def reindex(md: Memdir, *, embedder: embed.Embedder | None = None) -> dict[str, int]:
-    """Bring the vector index up to date now (rather than on the next search); returns the counters."""
+def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
+            progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Bring the vector index up to date now (rather than on the next search); returns the counters.
+
+    `progress(done, total)` is called as files are read (for a progress bar).
+    """
     sem = semantic(md, embedder=embedder)
-    sync(md, sem)
+    sync(md, sem, progress)
     return sem.index.counters.to_dict()
 
 

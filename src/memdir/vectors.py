@@ -362,11 +362,12 @@ def _slices(paths: list[str], prefixes: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def sync(index: VectorIndex, changes: Callable[[int], tuple[int, list[tuple[str, Any]]]],
-         read: Callable[[str], Memory | None]) -> int:
+         read: Callable[[str], Memory | None], progress: Callable[[int, int], None] | None = None) -> int:
     """Bring `index` up to the catalog: `changes(seq)` names what changed since, `read` loads it.
 
-    Returns how many files were looked at. A catalog behind the index (a new
-    store at the same place) makes it start over from seq 0.
+    Returns how many files were looked at; `progress(done, total)` hears of
+    each batch. A catalog behind the index (a new store at the same place)
+    makes it start over from seq 0.
     """
     seq = index.seq
     now, changed = changes(seq)
@@ -377,12 +378,17 @@ def sync(index: VectorIndex, changes: Callable[[int], tuple[int, list[tuple[str,
         return 0
     have = index.versions() if changed else {}
     todo: list[tuple[str, Memory | None]] = []
-    for path, entry in dict(changed).items():
+    latest = dict(changed)
+    for done, (path, entry) in enumerate(latest.items(), 1):
         if entry is not None and have.get(path) == entry.version:
             continue
         todo.append((path, None if entry is None else read(path)))
         if len(todo) >= 256:
             index.update(todo)
             todo = []
+            if progress is not None:
+                progress(done, len(latest))
     index.update(todo, now)
+    if progress is not None:
+        progress(len(latest), len(latest))
     return len(changed)
