@@ -145,8 +145,9 @@ def test_the_vectors_persist_beside_the_store_and_survive_a_restart(root: Path) 
     again = FakeEmbedder()
     with memdir.open(root) as md:
         hybrid.search(md, "camping", k=2, mode="hybrid", embedder=again)
+        hybrid.search(md, "camping", k=5, mode="hybrid", embedder=again)
         hybrid.close(md)
-    assert again.texts == ["camping"]
+    assert again.texts == ["camping"]  # the second search reuses the query's vector too
 
 
 def test_private_prefixes_in_memdir_toml_never_reach_the_endpoint(root: Path) -> None:

@@ -286,6 +286,17 @@ class Semantic:
         self.stats = Stats({m: 0 for m in MODES})
         self.lock = threading.Lock()
         self._order: tuple[int, dict[str, tuple[list[str], int]]] | None = None
+        self._queries: dict[str, Any] = {}  # query text -> vector, oldest first
+
+    def query_vector(self, text: str) -> Any:
+        """The embedding of a query; the last few are kept (a hook and a tool often ask the same)."""
+        found = self._queries.pop(text, None)
+        if found is None:
+            found = self.index.embedder.embed([text])[0]
+        self._queries[text] = found
+        while len(self._queries) > 64:
+            del self._queries[next(iter(self._queries))]
+        return found
 
     def order(self) -> dict[str, tuple[list[str], int]]:
         """path -> (the files of its folder in natural order, its place there)."""
@@ -435,7 +446,7 @@ def search(md: Memdir, query: str, *, k: int = 10, mode: str = "hybrid", prefix:
     if not prefixes or not query.strip():
         return []
     ask = query if mode == "semantic" or not settings.people else without_people(query, [h.name for h in lexical])
-    vector = sem.index.embedder.embed([ask])[0]
+    vector = sem.query_vector(ask)
     found = sem.index.scores(vector, prefixes, limit=depth)
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
     if mode == "semantic":
