@@ -382,6 +382,10 @@ def test_readme_config_snippets_parse(tmp_path: Path) -> None:
         data = json.loads(body) if kind == "json" else tomllib.loads(body)
         if kind == "json":
             assert data["mcpServers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
+        elif "semantic" in data:
+            from memdir.hybrid import Settings
+
+            assert Settings.of(data["semantic"]).private == ("people/",)
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))
