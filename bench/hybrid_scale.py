@@ -28,7 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import memdir  # noqa: E402
-from memdir import hybrid  # noqa: E402
+from memdir.search import semantic  # noqa: E402
+from memdir.search.embed import Embedder, LocalEmbedder  # noqa: E402
 
 WORDS = """garden kite harbour violin recipe invoice migraine bicycle passport orchard tenant webhook
 deploy cache pottery marathon glacier lantern monsoon satellite sourdough ferry ledger allergy
@@ -49,12 +50,12 @@ def build(root: Path, n: int) -> None:
             md.write(f"notes/n{i:05d}.md", body, name=f"note {i} about {rng.choice(WORDS)}")
 
 
-def embedder(kind: str) -> memdir.embed.Embedder:
+def embedder(kind: str) -> Embedder:
     if kind == "fake":
         from memdir.testing import FakeEmbedder
 
         return FakeEmbedder(384)
-    return memdir.embed.LocalEmbedder()
+    return LocalEmbedder()
 
 
 def serve(root: Path, kind: str, runs: int) -> dict[str, list[float]]:
@@ -64,14 +65,15 @@ def serve(root: Path, kind: str, runs: int) -> dict[str, list[float]]:
     emb = embedder(kind)
     out: dict[str, list[float]] = {}
     with memdir.open(root, actor="bench") as md:
+        semantic.attach(md, embedder=emb)
         start = time.perf_counter()
-        hybrid.search(md, queries[0], k=10, mode="hybrid", embedder=emb)
+        md.search(queries[0], k=10, mode="hybrid")
         out["cold first hybrid query"] = [(time.perf_counter() - start) * 1000]
         for mode in ("lexical", "semantic", "hybrid"):
             took = []
             for q in queries[1:]:
                 start = time.perf_counter()
-                hybrid.search(md, q, k=10, mode=mode, embedder=emb)
+                md.search(q, k=10, mode=mode)
                 took.append((time.perf_counter() - start) * 1000)
             out[mode] = took
         took = []
@@ -80,7 +82,7 @@ def serve(root: Path, kind: str, runs: int) -> dict[str, list[float]]:
             emb.embed([q])
             took.append((time.perf_counter() - start) * 1000)
         out["(of which: embed the query)"] = took
-        hybrid.close(md)
+        semantic.close(md)
     return out
 
 
@@ -103,9 +105,9 @@ def main() -> None:
             build(root, n)
             with memdir.open(root, actor="bench") as md:
                 start = time.perf_counter()
-                counts = hybrid.reindex(md, embedder=embedder(a.embedder))
+                counts = semantic.reindex(md, embedder=embedder(a.embedder))
                 built = time.perf_counter() - start
-                hybrid.close(md)
+                semantic.close(md)
             disk = (root / ".memdir" / "vectors.sqlite3").stat().st_size / 1e6
             print(f"| {n} | build: {counts['embedded']} chunks embedded in {built:.1f} s, vectors {disk:.1f} MB | | |")
             got = subprocess.run([sys.executable, __file__, "--serve", str(root), "--embedder", a.embedder,

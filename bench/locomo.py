@@ -20,17 +20,13 @@ folder, so the prefix filter of the query keeps each question inside its own
 conversation. File paths map back to dia_ids (`D1-3.md` -> `D1:3`).
 
 `--layout plain` leaves the name out (body only, the baseline's own text).
-
-`--mode semantic|hybrid|auto` (needs `memdir[semantic]`) embeds every turn at
-ingest (one vector per turn file, stored in the tenant's `.memdir/`) and
-answers through `memdir.hybrid.search`; `created` is the session's date, so
-the date signal can match dates in a question. Lexical BM25 and the local
-model are fused by weighted score fusion (weight 0.4 on the semantic side),
-then the signals: files titled with a person the question names, files whose
-date matches a date in the question, and neighbouring turns of the same
-session (two turns either side, a quarter of the score). Measured on the dev
-split, weighted fusion beat reciprocal-rank fusion at every weight tried
-(see the report in DESIGN.md, "Semantic and hybrid search").
+`--mode` (lexical, semantic, hybrid, auto) is the search mode: `serve`
+passes it to `Memdir.search`; `ingest` builds what the mode needs (the
+lexical index is kept by every write; with `memdir[semantic]`, semantic,
+hybrid and auto embed every turn at ingest, so `build s` counts the
+embedding). `created` is the session's date, so the date signal can match
+dates in a question. Serve prints the search time (median, p95) and the
+auto fallbacks to stderr.
 """
 
 from __future__ import annotations
@@ -78,7 +74,7 @@ def open_for(conv: str, shared: bool) -> memdir.Memdir:
     return memdir.open(memory_root(), tenant=tenant, actor="locomo")
 
 
-def ingest(layout: str, shared: bool, mode: str = "lexical") -> None:
+def ingest(layout: str, shared: bool, mode: str = "auto") -> None:
     folder = Path(os.environ["LOCOMO_INGEST_DIR"])
     started = time.perf_counter()
     count = 0
@@ -100,18 +96,16 @@ def ingest(layout: str, shared: bool, mode: str = "lexical") -> None:
                 md.write(turn_path(conv, turn), head + body, name=name)
                 count += 1
             if mode != "lexical":
-                from memdir import hybrid
+                from memdir.search import semantic
 
-                hybrid.reindex(md)  # embed now, so the build time counts the embedding
-                hybrid.close(md)
+                semantic.reindex(md)  # embed now, so the build time counts the embedding
+                semantic.close(md)
     print(f"ingested {count} turns into {memory_root()} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
 
 
-def serve(layout: str, shared: bool, mode: str = "lexical") -> None:
+def serve(layout: str, shared: bool, mode: str = "auto") -> None:
     if not memory_root().exists():
         ingest(layout, shared, mode)
-    if mode != "lexical":
-        from memdir import hybrid
     opened: dict[str, memdir.Memdir] = {}
     took: list[float] = []
     for line in sys.stdin:
@@ -119,12 +113,8 @@ def serve(layout: str, shared: bool, mode: str = "lexical") -> None:
         conv, k, unit = ask["conv_id"], int(ask["k"]), ask.get("unit", "turn")
         md = opened.get(conv) or opened.setdefault(conv, open_for(conv, shared))
         # At session level, rank turns and keep the first k distinct sessions.
-        want = k if unit == "turn" else k * 10
         started = time.perf_counter()
-        if mode == "lexical":
-            hits = md.search(ask["query"], want, prefix=conv + "/")
-        else:
-            hits = hybrid.search(md, ask["query"], k=want, mode=mode, prefix=conv + "/")
+        hits = md.search(ask["query"], k=k if unit == "turn" else k * 10, mode=mode, prefix=conv + "/")
         took.append((time.perf_counter() - started) * 1000)
         ids = [dia_id(h.path) for h in hits]
         if unit != "turn":
@@ -135,7 +125,9 @@ def serve(layout: str, shared: bool, mode: str = "lexical") -> None:
         print(f"serve --mode {mode}: {len(took)} queries, search median {took[len(took) // 2]:.1f} ms,"
               f" p95 {took[int(len(took) * 0.95)]:.1f} ms", file=sys.stderr)
     if mode != "lexical":
-        counts = [hybrid.stats(md) for md in opened.values()]
+        from memdir.search import semantic
+
+        counts = [semantic.stats(md) for md in opened.values()]
         print(f"serve --mode {mode}: auto fallbacks {sum(c['auto_fallbacks'] for c in counts)},"
               f" chunks embedded while serving {sum(c['embedded'] for c in counts)}", file=sys.stderr)
     for md in opened.values():
@@ -147,8 +139,8 @@ def main() -> None:
     ap.add_argument("command", choices=["ingest", "serve"])
     ap.add_argument("--layout", choices=["titled", "plain"], default="titled")
     ap.add_argument("--shared", action="store_true", help="all conversations in one memory, one folder each")
-    ap.add_argument("--mode", choices=["lexical", "semantic", "hybrid", "auto"], default="lexical",
-                    help="search mode; semantic, hybrid and auto need memdir[semantic]")
+    ap.add_argument("--mode", choices=["lexical", "semantic", "hybrid", "auto"], default="auto",
+                    help="the search mode (Memdir.search's mode)")
     a = ap.parse_args()
     ingest(a.layout, a.shared, a.mode) if a.command == "ingest" else serve(a.layout, a.shared, a.mode)
 

@@ -62,5 +62,12 @@ def test_stores_know_nothing_of_the_library_above_them() -> None:
 
 
 def test_library_does_not_import_interfaces() -> None:
-    for name in ("memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py", "search.py"):
-        assert not {m for m in imports(SRC / name) if m in {"cli", "demo", "importer"}}, name
+    library = ["memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py"]
+    library += [str(p.relative_to(SRC)) for p in (SRC / "search").glob("*.py")]
+    for name in library:
+        assert not {m for m in imports(SRC / name) if m in {"cli", "demo", "importer", "http", "mcp", "tools"}}, name
+
+
+def test_search_reaches_stores_only_through_their_interface() -> None:
+    for path in (SRC / "search").glob("*.py"):
+        assert not {m for m in imports(path) if m in {"memdir", "cli", "index", "catalog"}}, path.name

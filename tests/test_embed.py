@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fakeembed import EmbeddingsAPI
 
-from memdir.embed import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder, available
+from memdir.search.embed import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder, available
 from memdir.testing import FakeEmbedder
 
 

@@ -15,6 +15,7 @@ from memdir import InvalidArgument
 from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
 from memdir.cli import main
 from memdir.http import Api
+from memdir.search import embed
 
 ALICE, BOB, ADMIN = "alice-token-0123456789", "bob-token-0123456789ab", "admin-token-0123456789"
 NOTE = {"body": "Launch date: 2026-12-15.\n", "description": "Flock: route planner", "type": "project"}
@@ -105,13 +106,22 @@ def test_index_and_listing(server: Running) -> None:
     assert [f["path"] for f in call("GET", f"{server.url}/v1/files").json["files"]] == ["project/flock.md", "user/profile.md"]
 
 
-def test_search(server: Running) -> None:
+def test_search(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "available", lambda: False)  # the server runs in this process: as without the extra
     call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
     found = call("GET", f"{server.url}/v1/search?q=launch&k=5")
     assert found.status == 200
     assert [h["path"] for h in found.json["hits"]] == ["project/flock.md"]
     assert call("GET", f"{server.url}/v1/search?q=").status == 400
     assert call("GET", f"{server.url}/v1/search?q=x&k=0").status == 400
+    hit = found.json["hits"][0]
+    assert hit["line"] <= hit["end_line"] and "updated" in hit and "type" in hit
+    assert call("GET", f"{server.url}/v1/search?q=launch&type=user").json["hits"] == []
+    assert call("GET", f"{server.url}/v1/search?q=launch&since=2999-01-01").json["hits"] == []
+    assert call("GET", f"{server.url}/v1/search?q=launch&since=soon").status == 400
+    refused = call("GET", f"{server.url}/v1/search?q=launch&mode=semantic")
+    assert refused.status == 400 and "pip install 'memdir[semantic]'" in refused.json["error"]["message"]
+    assert call("GET", f"{server.url}/v1/search?q=" + "x" * 5000).status == 413  # LimitExceeded
 
 
 @pytest.mark.parametrize(
@@ -383,7 +393,7 @@ def test_readme_config_snippets_parse(tmp_path: Path) -> None:
         if kind == "json":
             assert data["mcpServers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
         elif "semantic" in data:
-            from memdir.hybrid import Settings
+            from memdir.search.semantic import Settings
 
             assert Settings.of(data["semantic"]).private == ("people/",)
         elif "tokens" in data:

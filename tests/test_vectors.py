@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from memdir import model
+from memdir.search.vectors import Chunk, VectorIndex, chunks
 from memdir.testing import FakeEmbedder
-from memdir.vectors import Chunk, VectorIndex, chunks
 
 TEXT = """---
 name: garden

@@ -23,7 +23,7 @@ from .model import count_lines
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
-SECTIONS = ("semantic",)  # other tables of memdir.toml, read elsewhere (hybrid.Settings)
+SECTIONS = ("semantic",)  # other tables of memdir.toml, read elsewhere (search.semantic.Settings)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from .embed import Vectors, normalise, numpy_module
+from .search.embed import Vectors, normalise, numpy_module
 
 __all__ = ["FakeEmbedder"]
 

@@ -40,19 +40,37 @@ import re
 import threading
 import tomllib
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from . import embed, paths
-from .errors import InvalidArgument
-from .model import Entry
-from .search import SNIPPET_CHARS, STOPWORDS, SearchHit
+from .. import paths
+from ..errors import InvalidArgument
+from ..model import Entry
+from . import embed, lexical
+from .lexical import Doc, Filter, SearchHit
+from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 
 if TYPE_CHECKING:
-    from .memdir import Memdir
+    from ..limits import Limits
+    from ..stores.base import Store
+    from .lexical import LexicalIndex
     from .vectors import VectorIndex
+
+
+class Memdir(Protocol):
+    """What this layer uses of a `Memdir` (the search package does not import the facade)."""
+
+    limits: Limits
+    _lock: Any
+
+    @property
+    def store(self) -> Store: ...
+
+    def entries(self, wanted: Iterable[str]) -> dict[str, Entry]: ...
+
+    def _search_index(self) -> LexicalIndex: ...
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
 
@@ -345,13 +363,17 @@ def vector_location(store: Any) -> Path | None:
     return cache / "vectors" / f"{name}.sqlite3"
 
 
-def semantic(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
-    """The semantic side of `md` (shared by its scoped views), opened on first use."""
+def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
+    """The semantic side of `md` (shared by its scoped views), opened on first use.
+
+    Pass `embedder` (e.g. `memdir.testing.FakeEmbedder()`) or `settings` to
+    use other than what memdir.toml says; the next searches use them.
+    """
     from .vectors import VectorIndex
 
     with _OPENING:
         found = _OPEN.get(md.store)
-        if found is not None and (embedder is None or found.index.embedder is embedder):
+        if found is not None and (embedder is None or found.index.embedder is embedder) and settings is None:
             return found
         if found is not None:
             found.index.close()
@@ -360,6 +382,19 @@ def semantic(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Se
         index = VectorIndex(embedder or settings.embedder_instance(), vector_location(md.store), private=settings.private)
         sem = _OPEN[md.store] = Semantic(index, settings)
         return sem
+
+
+def _indexed(md: Memdir) -> bool:
+    """Whether `md` has a vector index already (built by a semantic or hybrid search, or reindex)."""
+    if md.store in _OPEN:
+        return _OPEN[md.store].index.seq > 0
+    where = vector_location(md.store)
+    return where is not None and where.is_file()
+
+
+def ready() -> bool:
+    """Whether semantic search can run here (the `semantic` extra is installed)."""
+    return embed.available()
 
 
 def close(md: Memdir) -> None:
@@ -371,7 +406,10 @@ def close(md: Memdir) -> None:
 
 
 def stats(md: Memdir) -> dict[str, Any]:
-    """Counters of `md`'s semantic side: queries per mode, auto fallbacks, embedded and reused chunks."""
+    """Counters of `md`'s semantic side: queries per mode, auto fallbacks, embedded and reused chunks.
+
+    `memdir stats` can show them: `semantic.stats(md)` is cheap and never opens the index.
+    """
     sem = _OPEN.get(md.store)
     if sem is None:
         return {"queries": {m: 0 for m in MODES}, "auto_fallbacks": 0, "embedded": 0, "reused": 0, "rebuilds": 0}
@@ -380,7 +418,7 @@ def stats(md: Memdir) -> dict[str, Any]:
 
 def sync(md: Memdir, sem: Semantic, progress: Callable[[int, int], None] | None = None) -> int:
     """Catch the vectors up with the catalog (only changed chunk texts are embedded)."""
-    from . import model
+    from .. import model
     from .vectors import sync as sync_index
 
     def read(path: str) -> model.Memory | None:
@@ -402,7 +440,7 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 
     `progress(done, total)` is called as files are read (for a progress bar).
     """
-    sem = semantic(md, embedder=embedder)
+    sem = attach(md, embedder=embedder)
     sync(md, sem, progress)
     return sem.index.counters.to_dict()
 
@@ -410,70 +448,90 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def readable_prefixes(md: Memdir, prefix: str) -> list[str]:
-    """The folders a query may rank: `prefix` within the view's scope (as Memdir.search does)."""
-    where = paths.folder(prefix)
-    scope = md.principal
-    if scope is None:
-        return [where]
-    return [where if where.startswith(r) else r for r in scope.read if where.startswith(r) or r.startswith(where)]
+def _lexical(md: Memdir, query: Query, n: int, where: Filter) -> list[tuple[str, float]]:
+    """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
+    with md._lock:  # the search package is Memdir's own: it reads the index Memdir keeps
+        return lexical.rank(md._search_index(), query, n, where)
 
 
-def search(md: Memdir, query: str, *, k: int = 10, mode: str = "hybrid", prefix: str = "",
-           embedder: embed.Embedder | None = None) -> list[SearchHit]:
-    """Search `md` lexically, semantically or both; see the module docstring.
+def _docs(md: Memdir, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
+    with md._lock:
+        return md._search_index().docs(list(paths_), where) if paths_ else {}
 
-    This is the integration point `Memdir.search(mode=...)` delegates to.
+
+def _keep(md: Memdir, sem: Semantic, where: Filter) -> Callable[[str], bool] | None:
+    """The types/since part of `where` as a test on paths, applied before the semantic top-k."""
+    if not where.types and where.since is None:
+        return None
+    entries = md.entries(sem.index.files())
+    since = where.since or ""
+
+    def keep(path: str) -> bool:
+        e = entries.get(path)
+        return (e is not None and (not where.types or e.type in where.types)
+                and (e.updated or e.created or "") >= since)
+
+    return keep
+
+
+def search(md: Memdir, query: str, *, k: int, mode: str, where: Filter) -> list[SearchHit]:
+    """Search `md` semantically, hybrid, or auto (lexical unless weak); see the module docstring.
+
+    `Memdir.search(mode=...)` calls this with `where`, the filter (scope,
+    prefix, types, since) every index query carries.
     """
-    if mode not in MODES:
-        raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == "lexical" or (mode == "auto" and embedder is None and not embed.available()):
-        return md.search(query, k, prefix=prefix)
-    sem = semantic(md, embedder=embedder)
+    if mode not in ("semantic", "hybrid", "auto"):
+        raise InvalidArgument(f"the semantic layer searches in modes semantic, hybrid and auto, not {mode!r}")
+    parsed = parse(query)
+    if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
+        with md._lock:
+            return lexical.hits(lexical.top(md._search_index(), parsed, k, where), parsed) if parsed else []
+    sem = attach(md)
     settings = sem.settings
     sem.stats.queries[mode] += 1
     depth = max(settings.depth, k)
-    lexical: list[SearchHit] = []
-    if mode != "semantic":
-        lexical = md.search(query, depth, prefix=prefix)
-        if mode == "auto":
-            strong = len(lexical) >= k and lexical[0].score >= settings.auto_min_score
-            if strong:
-                return lexical[:k]
-            sem.stats.fallbacks += 1
-    sync(md, sem)
-    prefixes = readable_prefixes(md, prefix)
-    if not prefixes or not query.strip():
+    lexical_side: list[tuple[str, float]] = []
+    if mode != "semantic" and parsed:
+        lexical_side = _lexical(md, parsed, depth if mode != "auto" else max(k, depth), where)
+    if mode == "auto":
+        strong = len(lexical_side) >= k and lexical_side[0][1] >= settings.auto_min_score
+        if strong:
+            docs = _docs(md, [p for p, _ in lexical_side[:k]], where)
+            return lexical.hits([(docs[p], s) for p, s in lexical_side[:k] if p in docs], parsed)
+        sem.stats.fallbacks += 1
+    if not where.prefixes or not query.strip():
         return []
-    ask = query if mode == "semantic" or not settings.people else without_people(query, [h.name for h in lexical])
+    sync(md, sem)
+    titles = [d.name for d in _docs(md, [p for p, _ in lexical_side[:depth]], where).values()]
+    ask = query if mode == "semantic" or not settings.people else without_people(query, titles)
     vector = sem.query_vector(ask)
-    found = sem.index.scores(vector, prefixes, limit=depth)
+    found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
     if mode == "semantic":
         scores = {p: found[p][0] for p in ranked}
     elif settings.fusion == "rrf":
-        scores = reciprocal_rank([h.path for h in lexical], ranked, settings.weight, settings.rrf_k)
+        scores = reciprocal_rank([p for p, _ in lexical_side], ranked, settings.weight, settings.rrf_k)
     else:
-        scores = weighted([(h.path, h.score) for h in lexical], {p: found[p][0] for p in ranked}, settings.weight)
+        scores = weighted(lexical_side, {p: found[p][0] for p in ranked}, settings.weight)
     if mode != "semantic":
         apply_signals(scores, query, md.entries(scores), settings)
-        scores = spread(scores, sem.order(), settings.neighbours, settings.window, prefixes)
-    best = sorted(scores, key=lambda p: -scores[p])
-    entries = md.entries(best[: k * 2])
-    by_path = {h.path: h for h in lexical}
+        scores = spread(scores, sem.order(), settings.neighbours, settings.window, where.prefixes)
+    best = [p for p in sorted(scores, key=lambda p: -scores[p]) if mode == "semantic" or scores[p] > 0]
+    docs = _docs(md, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
+    best = [p for p in best if p in docs][:k]
+    matched = {p for p, _ in lexical_side}
     out: list[SearchHit] = []
+    lexical_hits = {h.path: h for h in lexical.hits([(docs[p], scores[p]) for p in best if p in matched], parsed)} \
+        if parsed else {}
     for path in best:
-        if len(out) == k or (mode != "semantic" and scores[path] <= 0):
-            break
-        entry = entries.get(path)
-        if entry is None:  # removed since the index was synced
+        hit = lexical_hits.get(path)
+        if hit is not None and (path not in found or hit.line):
+            out.append(hit)
             continue
-        hit = by_path.get(path)
-        if hit is not None:
-            out.append(replace(hit, score=scores[path]))
-            continue
-        _, start, _stop = found.get(path, (0.0, 0, 0))
+        doc = docs[path]
+        _, start, stop = found.get(path, (0.0, 0, 0))
         text = sem.index.text(path, start) if start else ""
-        snippet = text.split("\n", 1)[0][:SNIPPET_CHARS] if text else entry.description
-        out.append(SearchHit(path, scores[path], entry.name, entry.description, snippet, start))
+        snippet = clip(text.split("\n", 1)[0], 0) if text else doc.description
+        out.append(SearchHit(path, round(scores[path], 6), doc.name, doc.description or doc.body.strip()[:SNIPPET_CHARS],
+                             snippet, start, stop, doc.type, doc.updated))
     return out

@@ -1,15 +1,17 @@
-"""Hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
+"""Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Backend
 from fakeembed import EmbeddingsAPI
 
 import memdir
-from memdir import embed, hybrid
 from memdir.errors import InvalidArgument
+from memdir.search import embed
+from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
 
 
@@ -18,6 +20,12 @@ def md(root: Path) -> Iterator[memdir.Memdir]:
     with memdir.open(root) as m:
         yield m
         hybrid.close(m)
+
+
+def find(md: memdir.Memdir, emb: FakeEmbedder, query: str, **kw: Any) -> list[memdir.SearchHit]:
+    """Search `md` with `emb` as its embedder (the way a test plugs in the fake)."""
+    hybrid.attach(md, embedder=emb)
+    return md.search(query, **kw)
 
 
 def test_weighted_fusion_scales_each_side_then_mixes_them() -> None:
@@ -66,8 +74,8 @@ def conversation(md: memdir.Memdir) -> None:
 def test_hybrid_adds_the_neighbours_and_the_person_the_question_names(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    lexical = [h.path for h in md.search("How did the support group feel to Caroline?", 3)]
-    hits = hybrid.search(md, "How did the support group feel to Caroline?", k=3, mode="hybrid", embedder=emb)
+    lexical = [h.path for h in md.search("How did the support group feel to Caroline?", k=3, mode="lexical")]
+    hits = find(md, emb, "How did the support group feel to Caroline?", k=3, mode="hybrid")
     # The answer (t-3: "It felt like home") shares no rare word with the question; it follows the match.
     assert "chat/s1/t-3.md" not in lexical[:1]
     assert [h.path for h in hits][:1] == ["chat/s1/t-1.md"] and "chat/s1/t-3.md" in [h.path for h in hits]
@@ -77,14 +85,14 @@ def test_hybrid_adds_the_neighbours_and_the_person_the_question_names(md: memdir
 def test_a_date_in_the_question_prefers_files_of_that_date(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    june = hybrid.search(md, "Where did Melanie go camping in June 2023?", k=1, mode="hybrid", embedder=emb)
-    may = hybrid.search(md, "Where did Melanie go camping in May 2023?", k=1, mode="hybrid", embedder=emb)
+    june = find(md, emb, "Where did Melanie go camping in June 2023?", k=1, mode="hybrid")
+    may = find(md, emb, "Where did Melanie go camping in May 2023?", k=1, mode="hybrid")
     assert june[0].path == "chat/s2/t-1.md" and may[0].path == "chat/s1/t-4.md"
 
 
 def test_semantic_hits_point_at_the_lines_of_their_best_chunk(md: memdir.Memdir) -> None:
     md.write("garden.md", "Tomatoes need sun.\n\n- plant basil in May\n- prune the roses\n", name="garden")
-    hits = hybrid.search(md, "basil plant", k=1, mode="semantic", embedder=FakeEmbedder())
+    hits = find(md, FakeEmbedder(), "basil plant", k=1, mode="semantic")
     assert (hits[0].path, hits[0].line, hits[0].snippet) == ("garden.md", 8, "- plant basil in May")
     assert md.read("garden.md").text.splitlines()[8 - 1] == "- plant basil in May"
 
@@ -92,23 +100,29 @@ def test_semantic_hits_point_at_the_lines_of_their_best_chunk(md: memdir.Memdir)
 def test_auto_falls_back_to_hybrid_only_when_the_lexical_result_is_weak_and_counts_it(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    hybrid.semantic(md, embedder=emb, settings=hybrid.Settings(auto_min_score=0))  # only "fewer than k hits" is weak
-    strong = hybrid.search(md, "camping", k=2, mode="auto", embedder=emb)
-    assert [h.path for h in strong] == [h.path for h in md.search("camping", 2)]
-    assert hybrid.stats(md)["auto_fallbacks"] == 0 and emb.texts == []  # nothing embedded for a strong lexical answer
-    weak = hybrid.search(md, "marshmallows stars", k=4, mode="auto", embedder=emb)
+    assert find(md, emb, "marshmallows stars", k=4, mode="auto") == md.search("marshmallows stars", k=4, mode="lexical")
+    assert emb.texts == []  # no vector index yet: auto never embeds a whole memory behind a search's back
+    hybrid.attach(md, embedder=emb, settings=hybrid.Settings(auto_min_score=0))  # only "fewer than k hits" is weak
+    hybrid.reindex(md)
+    embedded = len(emb.texts)
+    strong = find(md, emb, "camping", k=2, mode="auto")
+    assert strong == md.search("camping", k=2, mode="lexical")
+    assert hybrid.stats(md)["auto_fallbacks"] == 0 and len(emb.texts) == embedded  # not even the query
+    weak = find(md, emb, "marshmallows stars", k=4, mode="auto")
     assert len(weak) == 4 and hybrid.stats(md)["auto_fallbacks"] == 1
     assert hybrid.stats(md)["queries"] == {"lexical": 0, "semantic": 0, "hybrid": 0, "auto": 2}
+    assert weak[:2] != md.search("marshmallows stars", k=4, mode="lexical")[:2] or len(md.search("marshmallows stars", k=4, mode="lexical")) < 4
 
 
-def test_without_the_extra_auto_is_lexical_and_nothing_warns(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch,
-                                                              recwarn: pytest.WarningsRecorder) -> None:
+def test_without_the_extra_auto_is_lexical_semantic_says_what_to_install(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch,
+                                                                         recwarn: pytest.WarningsRecorder) -> None:
     conversation(md)
     monkeypatch.setattr(embed, "available", lambda: False)
-    assert hybrid.search(md, "marshmallows stars", k=4, mode="auto") == md.search("marshmallows stars", 4)
+    assert md.search("marshmallows stars", k=4) == md.search("marshmallows stars", k=4, mode="lexical")
     assert len(recwarn) == 0 and hybrid.stats(md)["queries"]["auto"] == 0
-    with pytest.raises(InvalidArgument, match="mode must be one of lexical, semantic, hybrid, auto, got 'fuzzy'"):
-        hybrid.search(md, "x", mode="fuzzy")
+    for mode in ("semantic", "hybrid"):
+        with pytest.raises(InvalidArgument, match=r"needs the semantic layer, which is not installed: pip install 'memdir\[semantic\]'"):
+            md.search("camping", mode=mode)
 
 
 def test_a_scoped_view_ranks_only_what_it_may_read(md: memdir.Memdir) -> None:
@@ -118,9 +132,9 @@ def test_a_scoped_view_ranks_only_what_it_may_read(md: memdir.Memdir) -> None:
     emb = FakeEmbedder()
     bob = md.scope(read=["people/bob/", "house/"])
     for mode in ("semantic", "hybrid"):
-        found = {h.path for h in hybrid.search(bob, "Alice allergic apple pollen", k=10, mode=mode, embedder=emb)}
+        found = {h.path for h in find(bob, emb, "Alice allergic apple pollen", k=10, mode=mode)}
         assert found == {"people/bob/notes.md", "house/garden.md"}
-    assert {h.path for h in hybrid.search(md, "apple", k=10, mode="semantic", prefix="house/", embedder=emb)} == {"house/garden.md"}
+    assert {h.path for h in find(md, emb, "apple", k=10, mode="semantic", prefix="house/")} == {"house/garden.md"}
 
 
 def test_edits_reembed_only_what_changed_and_deletes_leave_the_index(md: memdir.Memdir) -> None:
@@ -131,7 +145,7 @@ def test_edits_reembed_only_what_changed_and_deletes_leave_the_index(md: memdir.
     assert len(emb.texts) == 7 and seen == [(7, 7)]
     md.edit("chat/s1/t-6.md", "stars", "fireflies")
     md.delete("chat/s1/t-5.md")
-    hits = hybrid.search(md, "fireflies", k=10, mode="semantic", embedder=emb)
+    hits = find(md, emb, "fireflies", k=10, mode="semantic")
     assert emb.texts[7:] == ["Melanie: Yes, and we watched the fireflies all night.", "fireflies"]  # then the query
     assert "chat/s1/t-5.md" not in {h.path for h in hits}
 
@@ -144,8 +158,8 @@ def test_the_vectors_persist_beside_the_store_and_survive_a_restart(root: Path) 
     assert (root / ".memdir" / "vectors.sqlite3").is_file()
     again = FakeEmbedder()
     with memdir.open(root) as md:
-        hybrid.search(md, "camping", k=2, mode="hybrid", embedder=again)
-        hybrid.search(md, "camping", k=5, mode="hybrid", embedder=again)
+        find(md, again, "camping", k=2, mode="hybrid")
+        find(md, again, "camping", k=5, mode="hybrid")
         hybrid.close(md)
     assert again.texts == ["camping"]  # the second search reuses the query's vector too
 
@@ -160,9 +174,9 @@ def test_private_prefixes_in_memdir_toml_never_reach_the_endpoint(root: Path) ->
         with memdir.open(root) as md:
             md.write("people/alice/health.md", "Alice is allergic to pollen.\n")
             md.write("house/garden.md", "The pollen count is high in May.\n")
-            hits = hybrid.search(md, "pollen", k=5, mode="hybrid")
+            hits = md.search("pollen", k=5, mode="hybrid")
             assert {h.path for h in hits} == {"people/alice/health.md", "house/garden.md"}  # found lexically, locally
-            assert md.limits.max_lines == 300 and hybrid.semantic(md).settings.weight == 0.5
+            assert md.limits.max_lines == 300 and hybrid.attach(md).settings.weight == 0.5
             hybrid.close(md)
     assert api.inputs() == ["The pollen count is high in May.", "pollen"]
 
@@ -183,13 +197,13 @@ def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_rest
         a.write("notes/kite.md", "We flew the red kite on the beach.\n")
         b.write("notes/boat.md", "We sailed the red boat on the lake.\n")
         emb = FakeEmbedder()
-        assert [h.path for h in hybrid.search(a, "red kite", k=5, mode="semantic", embedder=emb)] == ["notes/kite.md"]
-        assert [h.path for h in hybrid.search(b, "red kite", k=5, mode="semantic", embedder=emb)] == ["notes/boat.md"]
+        assert [h.path for h in find(a, emb, "red kite", k=5, mode="semantic")] == ["notes/kite.md"]
+        assert [h.path for h in find(b, emb, "red kite", k=5, mode="semantic")] == ["notes/boat.md"]
         hybrid.close(a)
         hybrid.close(b)
     again = FakeEmbedder()
     with backend.open("a") as a:
-        assert [h.path for h in hybrid.search(a, "red kite", k=5, mode="hybrid", embedder=again)] == ["notes/kite.md"]
+        assert [h.path for h in find(a, again, "red kite", k=5, mode="hybrid")] == ["notes/kite.md"]
         hybrid.close(a)
     assert again.texts == ["red kite"]
 
@@ -211,7 +225,7 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
         path = root / "notes" / "trip.md"
         path.write_text(path.read_text().replace("a pool", "a sauna"))  # a person edits the file
         md.reconcile(fix=True)  # what `memdir watch` does on a change event
-        hits = hybrid.search(md, "sauna", k=1, mode="semantic", embedder=emb)
+        hits = find(md, emb, "sauna", k=1, mode="semantic")
         hybrid.close(md)
     assert emb.texts[3:] == ["The hotel had a sauna.", "sauna"]
     assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)

