@@ -90,7 +90,7 @@ class Settings:
     depth: int = 50  # candidates taken from each side
     people: float = 0.6
     dates: float = 0.2
-    neighbours: float = 0.25
+    neighbours: float = 0.1
     window: int = 2
     auto_min_score: float = 15.0  # auto: a best BM25 below this (or fewer than k hits) adds the semantic side
 
