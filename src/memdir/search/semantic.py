@@ -3,8 +3,10 @@
 Both sides propose candidates (the `depth` best files each). Fusion is
 weighted score fusion by default: BM25 divided by the query's best BM25, plus
 `weight` times the cosine min-max scaled over the semantic candidates. The
-reciprocal-rank alternative (`fusion = "rrf"`) is kept for comparison; on
-LoCoMo it loses to weighted fusion (see bench/locomo.py's docstring).
+reciprocal-rank alternative (`fusion = "rrf"`) is kept for comparison. On
+the LoCoMo dev split (turn R@10, categories 1-4), fusing alone: weighted 0.674
+(weight 0.4) against RRF 0.659 (k=10) and 0.622 (the usual k=60); with the
+signals below: weighted 0.759, RRF at best 0.738.
 
 Then three signals, each a small rule any memory can use:
 
