@@ -22,8 +22,11 @@ conversation. File paths map back to dia_ids (`D1-3.md` -> `D1:3`).
 `--layout plain` leaves the name out (body only, the baseline's own text).
 `--mode` (lexical, semantic, hybrid, auto) is the search mode: `serve`
 passes it to `Memdir.search`; `ingest` builds what the mode needs (the
-lexical index is kept by every write; a semantic index is built through
-`Memdir.search` once per conversation so its cost shows in `build s`).
+lexical index is kept by every write; with `memdir[semantic]`, semantic,
+hybrid and auto embed every turn at ingest, so `build s` counts the
+embedding). `created` is the session's date, so the date signal can match
+dates in a question. Serve prints the search time (median, p95) and the
+auto fallbacks to stderr.
 """
 
 from __future__ import annotations
@@ -39,6 +42,17 @@ from pathlib import Path
 import memdir
 
 _DATE = re.compile(r"on (\d{1,2}) (\w+), (\d{4})")
+_TIME = re.compile(r"(\d{1,2}):(\d{2}) ([ap]m)")
+_MONTHS = "January February March April May June July August September October November December".split()
+
+
+def session_stamp(date: str) -> str | None:
+    """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00Z' (None if it does not parse)."""
+    m, t = _DATE.search(date), _TIME.search(date)
+    if not m or m.group(2) not in _MONTHS:
+        return None
+    hour, minute = (int(t.group(1)) % 12 + (12 if t.group(3) == "pm" else 0), int(t.group(2))) if t else (0, 0)
+    return f"{m.group(3)}-{_MONTHS.index(m.group(2)) + 1:02d}-{int(m.group(1)):02d}T{hour:02d}:{minute:02d}:00Z"
 
 
 def memory_root() -> Path:
@@ -77,10 +91,15 @@ def ingest(layout: str, shared: bool, mode: str = "auto") -> None:
                     m = _DATE.search(str(turn.get("date", "")))
                     when = f"{m.group(1)} {m.group(2)} {m.group(3)}" if m else str(turn.get("date", ""))
                     name = f"{turn['speaker']}, {when}"
-                md.write(turn_path(conv, turn), body, name=name)
+                stamp = session_stamp(str(turn.get("date", "")))
+                head = f"---\ncreated: {stamp}\n---\n" if stamp else ""
+                md.write(turn_path(conv, turn), head + body, name=name)
                 count += 1
-            if mode in ("semantic", "hybrid"):
-                md.search("warm up", k=1, mode=mode, prefix=conv + "/")  # builds its index, outside the timed queries
+            if mode != "lexical":
+                from memdir.search import semantic
+
+                semantic.reindex(md)  # embed now, so the build time counts the embedding
+                semantic.close(md)
     print(f"ingested {count} turns into {memory_root()} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
 
 
@@ -88,16 +107,29 @@ def serve(layout: str, shared: bool, mode: str = "auto") -> None:
     if not memory_root().exists():
         ingest(layout, shared, mode)
     opened: dict[str, memdir.Memdir] = {}
+    took: list[float] = []
     for line in sys.stdin:
         ask = json.loads(line)
         conv, k, unit = ask["conv_id"], int(ask["k"]), ask.get("unit", "turn")
         md = opened.get(conv) or opened.setdefault(conv, open_for(conv, shared))
         # At session level, rank turns and keep the first k distinct sessions.
+        started = time.perf_counter()
         hits = md.search(ask["query"], k=k if unit == "turn" else k * 10, mode=mode, prefix=conv + "/")
+        took.append((time.perf_counter() - started) * 1000)
         ids = [dia_id(h.path) for h in hits]
         if unit != "turn":
             ids = list(dict.fromkeys(i.split(":")[0] for i in ids))[:k]
         print(json.dumps({"ids": ids}), flush=True)
+    if took:
+        took.sort()
+        print(f"serve --mode {mode}: {len(took)} queries, search median {took[len(took) // 2]:.1f} ms,"
+              f" p95 {took[int(len(took) * 0.95)]:.1f} ms", file=sys.stderr)
+    if mode != "lexical":
+        from memdir.search import semantic
+
+        counts = [semantic.stats(md) for md in opened.values()]
+        print(f"serve --mode {mode}: auto fallbacks {sum(c['auto_fallbacks'] for c in counts)},"
+              f" chunks embedded while serving {sum(c['embedded'] for c in counts)}", file=sys.stderr)
     for md in opened.values():
         md.close()
 

@@ -31,3 +31,17 @@ def test_ingest_then_answer_turn_and_session_queries(tmp_path: Path) -> None:
     assert first["ids"][0] == "D2:1" and len(first["ids"]) <= 2
     assert second["ids"][0] == "D1"
     assert (tmp_path / "memdir" / "tenants" / "conv1" / "conv-1" / "session-02" / "D2-1.md").exists()
+
+
+def test_hybrid_mode_embeds_at_ingest_and_answers_with_the_local_model(tmp_path: Path) -> None:
+    (tmp_path / "conv-1.jsonl").write_text("".join(json.dumps({"conv_id": "conv-1", **t}) + "\n" for t in TURNS))
+    env = {**os.environ, "LOCOMO_INGEST_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, str(SCRIPT), "ingest", "--mode", "hybrid"], env=env, check=True, capture_output=True)
+    assert (tmp_path / "memdir" / "tenants" / "conv1" / ".memdir" / "vectors.sqlite3").is_file()
+    ask = {"conv_id": "conv-1", "query": "When did Melanie paint a sunrise?", "k": 2, "unit": "turn"}
+    out = subprocess.run([sys.executable, str(SCRIPT), "serve", "--mode", "hybrid"], env=env, check=True,
+                         capture_output=True, text=True, input=json.dumps(ask) + "\n")
+    assert json.loads(out.stdout)["ids"][0] == "D2:1"
+    assert "chunks embedded while serving 0" in out.stderr  # everything was embedded at ingest
+    text = (tmp_path / "memdir" / "tenants" / "conv1" / "conv-1" / "session-02" / "D2-1.md").read_text()
+    assert "created: 2023-05-20T19:00:00Z" in text

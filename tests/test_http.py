@@ -15,6 +15,7 @@ from memdir import InvalidArgument
 from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
 from memdir.cli import main
 from memdir.http import Api
+from memdir.search import embed
 
 ALICE, BOB, ADMIN = "alice-token-0123456789", "bob-token-0123456789ab", "admin-token-0123456789"
 NOTE = {"body": "Launch date: 2026-12-15.\n", "description": "Flock: route planner", "type": "project"}
@@ -105,7 +106,8 @@ def test_index_and_listing(server: Running) -> None:
     assert [f["path"] for f in call("GET", f"{server.url}/v1/files").json["files"]] == ["project/flock.md", "user/profile.md"]
 
 
-def test_search(server: Running) -> None:
+def test_search(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "available", lambda: False)  # the server runs in this process: as without the extra
     call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
     found = call("GET", f"{server.url}/v1/search?q=launch&k=5")
     assert found.status == 200
@@ -407,6 +409,10 @@ def test_readme_config_snippets_parse(tmp_path: Path) -> None:
             continue  # the Claude Code hooks snippet: tests/test_hooks.py
         if kind == "json":
             assert data["mcpServers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
+        elif "semantic" in data:
+            from memdir.search.semantic import Settings
+
+            assert Settings.of(data["semantic"]).private == ("people/",)
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import memdir
 from memdir import InvalidArgument, LimitExceeded, SearchHit
 from memdir.cli import main
-from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, match_expression, terms
+from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, embed, match_expression, terms
 from memdir.search.lexical import neighbours
 
 
@@ -220,7 +220,8 @@ def test_types_and_since_filter_inside_the_query(md: memdir.Memdir, root: Path) 
         md.search("deploy", types=[3])  # type: ignore[list-item]
 
 
-def test_semantic_modes_need_the_extra_and_auto_is_lexical(filled: memdir.Memdir) -> None:
+def test_semantic_modes_need_the_extra_and_auto_is_lexical(filled: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "available", lambda: False)  # as without `pip install 'memdir[semantic]'`
     for mode in ("semantic", "hybrid"):
         with pytest.raises(InvalidArgument, match=r"needs the semantic layer, which is not installed: pip install 'memdir\[semantic\]'"):
             filled.search("launch", mode=mode)
@@ -291,7 +292,8 @@ def test_reindex_rebuilds_and_the_cli_reports_it(filled: memdir.Memdir, root: Pa
     assert out.stdout.startswith("indexed 5 files in ")
 
 
-def test_cli_search_modes_and_filters(filled: memdir.Memdir, root: Path) -> None:
+def test_cli_search_modes_and_filters(filled: memdir.Memdir, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "available", lambda: False)  # as without the semantic extra
     runner = CliRunner()
     out = runner.invoke(main, ["--root", str(root), "search", "launch", "--mode", "semantic"])
     assert out.exit_code == 1 and out.stderr.startswith("error: search mode 'semantic' needs the semantic layer")

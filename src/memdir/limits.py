@@ -23,7 +23,7 @@ from .model import count_lines
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
-SECTIONS = ("diary", "summarizer")  # memdir.toml tables that other modules read (diary.py, summarize.py)
+SECTIONS = ("diary", "summarizer", "semantic")  # memdir.toml tables that other modules read (diary.py, summarize.py, search/semantic.py)
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,12 @@ class Memdir:
             node = self._view_catalog().folders.get(paths.folder(prefix))
             return 0 if node is None else node.count
 
+    def entries(self, wanted: Iterable[str]) -> dict[str, Entry]:
+        """Catalog entries of the given paths that this view can read (one catalog sync for all)."""
+        with self._lock:
+            cat = self._view_catalog()
+            return {p: e for p in wanted if (e := cat.get(p)) is not None}
+
     def index(self, folder: str = "") -> str:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
@@ -270,7 +276,7 @@ class Memdir:
             raise InvalidArgument(f"mode must be one of {', '.join(searching.MODES)}; got {mode!r}")
         parsed = searching.parse(query)
         where = self._search_filter(prefix, types, since)
-        if mode in ("semantic", "hybrid"):
+        if mode in ("semantic", "hybrid") or (mode == "auto" and searching.semantic_ready()):
             found: builtins.list[SearchHit] = searching.semantic_layer(mode).search(self, query, k=k, mode=mode,
                                                                                    where=where)
             return found

@@ -5,11 +5,12 @@
 - `fts` (SQLite FTS5: folder, SQLite, S3 cache) and `pg` (PostgreSQL): the indexes.
 - `grep`: regular expressions in linear time over the index's copy of the texts.
 
-Modes: `lexical` is this package; `auto` is lexical unless a semantic layer
-says otherwise; `semantic` and `hybrid` belong to the optional semantic layer,
-a module `memdir.search.semantic` (the `memdir[semantic]` extra) providing
-`search(md, query, *, k, mode, where) -> list[SearchHit]`, where `where` is
-the `Filter` (scope, prefix, types, since) that must go inside its queries.
+Modes: `lexical` is this package; `semantic` and `hybrid` are the semantic
+layer (`semantic`, `vectors`, `embed`; the `memdir[semantic]` extra), whose
+`search(md, query, *, k, mode, where) -> list[SearchHit]` takes the `Filter`
+(scope, prefix, types, since) that goes inside its queries; `auto` is lexical,
+and with the extra and a vector index already built it adds the semantic side
+when the lexical result is weak.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, par
 
 __all__ = [
     "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
-    "catch_up", "doc_of", "match_expression", "open_index", "parse", "semantic_layer", "since_of", "terms",
+    "catch_up", "doc_of", "match_expression", "open_index", "parse", "semantic_layer", "semantic_ready", "since_of",
+    "terms",
 ]
 
 MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -55,13 +57,18 @@ def open_index(store: Store) -> LexicalIndex:
 
 def semantic_layer(mode: str) -> ModuleType:
     """The semantic layer's module, or a one-line error saying what to install."""
-    try:
-        return importlib.import_module("memdir.search.semantic")
-    except ImportError:
+    module = importlib.import_module("memdir.search.semantic")
+    if not module.ready():
         raise InvalidArgument(
             f"search mode {mode!r} needs the semantic layer, which is not installed: "
             "pip install 'memdir[semantic]' (or use mode 'lexical')"
-        ) from None
+        )
+    return module
+
+
+def semantic_ready() -> bool:
+    """Whether `auto` may call on the semantic layer (the extra is installed; nothing warns if not)."""
+    return bool(importlib.import_module("memdir.search.semantic").ready())
 
 
 def since_of(value: Any) -> str | None:

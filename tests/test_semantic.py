@@ -1,0 +1,231 @@
+"""Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Backend
+from fakeembed import EmbeddingsAPI
+
+import memdir
+from memdir.errors import InvalidArgument
+from memdir.search import embed
+from memdir.search import semantic as hybrid
+from memdir.testing import FakeEmbedder
+
+
+@pytest.fixture
+def md(root: Path) -> Iterator[memdir.Memdir]:
+    with memdir.open(root) as m:
+        yield m
+        hybrid.close(m)
+
+
+def find(md: memdir.Memdir, emb: FakeEmbedder, query: str, **kw: Any) -> list[memdir.SearchHit]:
+    """Search `md` with `emb` as its embedder (the way a test plugs in the fake)."""
+    hybrid.attach(md, embedder=emb)
+    return md.search(query, **kw)
+
+
+def test_weighted_fusion_scales_each_side_then_mixes_them() -> None:
+    fused = hybrid.weighted([("a.md", 8.0), ("b.md", 2.0)], {"b.md": 0.9, "c.md": 0.5, "d.md": 0.1}, 0.4)
+    assert fused == pytest.approx({"a.md": 0.6, "b.md": 0.15 + 0.4, "c.md": 0.2, "d.md": 0.0})
+
+
+def test_reciprocal_rank_fusion_uses_ranks_only() -> None:
+    fused = hybrid.reciprocal_rank(["a.md", "b.md"], ["b.md", "c.md"], 0.5, k=10)
+    best = 0.5 / 12 + 0.5 / 11  # b.md: second on one side, first on the other
+    assert fused == pytest.approx({"a.md": 0.5 / 11 / best, "b.md": 1.0, "c.md": 0.5 / 12 / best})
+
+
+def test_people_and_dates_are_read_from_the_query() -> None:
+    assert hybrid.people("When did Caroline meet Mel at the LGBTQ center?") == {"Caroline", "Mel", "LGBTQ"}
+    assert hybrid.people("What did she say?") == set()
+    assert hybrid.dates("on 8 May 2023, in June 2022, since 2021-03-04 or May 7th") == {
+        (2023, 5, 8), (2022, 6, None), (2021, 3, 4), (None, 5, 7),
+    }
+    assert hybrid.dates("in 2019") == {(2019, None, None)}
+
+
+def test_neighbours_in_natural_order_share_part_of_a_score() -> None:
+    files = ["s/t-1.md", "s/t-2.md", "s/t-3.md", "s/t-10.md"]
+    order = {p: (files, i) for i, p in enumerate(files)}
+    assert sorted(files[1:3], key=lambda p: hybrid.natural(p)) == files[1:3]
+    out = hybrid.spread({"s/t-2.md": 1.0}, order, 0.25, 1)
+    assert out == {"s/t-1.md": 0.25, "s/t-2.md": 1.0, "s/t-3.md": 0.25}
+
+
+def conversation(md: memdir.Memdir) -> None:
+    turns = [
+        ("Caroline", "I went to a support group yesterday, it was powerful."),
+        ("Melanie", "That sounds wonderful. How did it feel?"),
+        ("Caroline", "It felt like home. Everyone shared their stories."),
+        ("Melanie", "I took the kids camping at the lake last weekend."),
+        ("Caroline", "Camping is fun. Did you roast marshmallows?"),
+        ("Melanie", "Yes, and we watched the stars all night."),
+    ]
+    for i, (who, text) in enumerate(turns, 1):
+        md.write(f"chat/s1/t-{i}.md", f"---\ncreated: 2023-05-08T13:56:00Z\n---\n{who}: {text}\n", name=f"{who}, 8 May 2023")
+    md.write("chat/s2/t-1.md", "---\ncreated: 2023-06-20T10:00:00Z\n---\nMelanie: We went camping again.\n",
+             name="Melanie, 20 June 2023")
+
+
+def test_hybrid_adds_the_neighbours_and_the_person_the_question_names(md: memdir.Memdir) -> None:
+    conversation(md)
+    emb = FakeEmbedder()
+    lexical = [h.path for h in md.search("How did the support group feel to Caroline?", k=3, mode="lexical")]
+    hits = find(md, emb, "How did the support group feel to Caroline?", k=3, mode="hybrid")
+    # The answer (t-3: "It felt like home") shares no rare word with the question; it follows the match.
+    assert "chat/s1/t-3.md" not in lexical[:1]
+    assert [h.path for h in hits][:1] == ["chat/s1/t-1.md"] and "chat/s1/t-3.md" in [h.path for h in hits]
+    assert all(h.score > 0 for h in hits) and hits == sorted(hits, key=lambda h: -h.score)
+
+
+def test_a_date_in_the_question_prefers_files_of_that_date(md: memdir.Memdir) -> None:
+    conversation(md)
+    emb = FakeEmbedder()
+    june = find(md, emb, "Where did Melanie go camping in June 2023?", k=1, mode="hybrid")
+    may = find(md, emb, "Where did Melanie go camping in May 2023?", k=1, mode="hybrid")
+    assert june[0].path == "chat/s2/t-1.md" and may[0].path == "chat/s1/t-4.md"
+
+
+def test_semantic_hits_point_at_the_lines_of_their_best_chunk(md: memdir.Memdir) -> None:
+    md.write("garden.md", "Tomatoes need sun.\n\n- plant basil in May\n- prune the roses\n", name="garden")
+    hits = find(md, FakeEmbedder(), "basil plant", k=1, mode="semantic")
+    assert (hits[0].path, hits[0].line, hits[0].snippet) == ("garden.md", 8, "- plant basil in May")
+    assert md.read("garden.md").text.splitlines()[8 - 1] == "- plant basil in May"
+
+
+def test_auto_falls_back_to_hybrid_only_when_the_lexical_result_is_weak_and_counts_it(md: memdir.Memdir) -> None:
+    conversation(md)
+    emb = FakeEmbedder()
+    assert find(md, emb, "marshmallows stars", k=4, mode="auto") == md.search("marshmallows stars", k=4, mode="lexical")
+    assert emb.texts == []  # no vector index yet: auto never embeds a whole memory behind a search's back
+    hybrid.attach(md, embedder=emb, settings=hybrid.Settings(auto_min_score=0))  # only "fewer than k hits" is weak
+    hybrid.reindex(md)
+    embedded = len(emb.texts)
+    strong = find(md, emb, "camping", k=2, mode="auto")
+    assert strong == md.search("camping", k=2, mode="lexical")
+    assert hybrid.stats(md)["auto_fallbacks"] == 0 and len(emb.texts) == embedded  # not even the query
+    weak = find(md, emb, "marshmallows stars", k=4, mode="auto")
+    assert len(weak) == 4 and hybrid.stats(md)["auto_fallbacks"] == 1
+    assert hybrid.stats(md)["queries"] == {"lexical": 0, "semantic": 0, "hybrid": 0, "auto": 2}
+    assert weak[:2] != md.search("marshmallows stars", k=4, mode="lexical")[:2] or len(md.search("marshmallows stars", k=4, mode="lexical")) < 4
+
+
+def test_without_the_extra_auto_is_lexical_semantic_says_what_to_install(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch,
+                                                                         recwarn: pytest.WarningsRecorder) -> None:
+    conversation(md)
+    monkeypatch.setattr(embed, "available", lambda: False)
+    assert md.search("marshmallows stars", k=4) == md.search("marshmallows stars", k=4, mode="lexical")
+    assert len(recwarn) == 0 and hybrid.stats(md)["queries"]["auto"] == 0
+    for mode in ("semantic", "hybrid"):
+        with pytest.raises(InvalidArgument, match=r"needs the semantic layer, which is not installed: pip install 'memdir\[semantic\]'"):
+            md.search("camping", mode=mode)
+
+
+def test_a_scoped_view_ranks_only_what_it_may_read(md: memdir.Memdir) -> None:
+    md.write("people/alice/health.md", "Alice is allergic to apple pollen.\n")
+    md.write("people/bob/notes.md", "Bob likes apple pie.\n")
+    md.write("house/garden.md", "The apple tree needs pruning.\n")
+    emb = FakeEmbedder()
+    bob = md.scope(read=["people/bob/", "house/"])
+    for mode in ("semantic", "hybrid"):
+        found = {h.path for h in find(bob, emb, "Alice allergic apple pollen", k=10, mode=mode)}
+        assert found == {"people/bob/notes.md", "house/garden.md"}
+    assert {h.path for h in find(md, emb, "apple", k=10, mode="semantic", prefix="house/")} == {"house/garden.md"}
+
+
+def test_edits_reembed_only_what_changed_and_deletes_leave_the_index(md: memdir.Memdir) -> None:
+    conversation(md)
+    emb = FakeEmbedder()
+    seen: list[tuple[int, int]] = []
+    hybrid.reindex(md, embedder=emb, progress=lambda done, total: seen.append((done, total)))
+    assert len(emb.texts) == 7 and seen == [(7, 7)]
+    md.edit("chat/s1/t-6.md", "stars", "fireflies")
+    md.delete("chat/s1/t-5.md")
+    hits = find(md, emb, "fireflies", k=10, mode="semantic")
+    assert emb.texts[7:] == ["Melanie: Yes, and we watched the fireflies all night.", "fireflies"]  # then the query
+    assert "chat/s1/t-5.md" not in {h.path for h in hits}
+
+
+def test_the_vectors_persist_beside_the_store_and_survive_a_restart(root: Path) -> None:
+    with memdir.open(root) as md:
+        conversation(md)
+        hybrid.reindex(md, embedder=FakeEmbedder())
+        hybrid.close(md)
+    assert (root / ".memdir" / "vectors.sqlite3").is_file()
+    again = FakeEmbedder()
+    with memdir.open(root) as md:
+        find(md, again, "camping", k=2, mode="hybrid")
+        find(md, again, "camping", k=5, mode="hybrid")
+        hybrid.close(md)
+    assert again.texts == ["camping"]  # the second search reuses the query's vector too
+
+
+def test_private_prefixes_in_memdir_toml_never_reach_the_endpoint(root: Path) -> None:
+    root.mkdir()
+    with EmbeddingsAPI() as api:
+        (root / "memdir.toml").write_text(
+            f'max_lines = 300\n\n[semantic]\nembedder = "openai"\nurl = "{api.url}"\nmodel = "nomic-embed-text"\n'
+            'private = ["people/alice"]\nweight = 0.5\n'
+        )
+        with memdir.open(root) as md:
+            md.write("people/alice/health.md", "Alice is allergic to pollen.\n")
+            md.write("house/garden.md", "The pollen count is high in May.\n")
+            hits = md.search("pollen", k=5, mode="hybrid")
+            assert {h.path for h in hits} == {"people/alice/health.md", "house/garden.md"}  # found lexically, locally
+            assert md.limits.max_lines == 300 and hybrid.attach(md).settings.weight == 0.5
+            hybrid.close(md)
+    assert api.inputs() == ["The pollen count is high in May.", "pollen"]
+
+
+def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
+    with pytest.raises(InvalidArgument, match=r"\[semantic\] weight = 'high' is not valid; use a float"):
+        hybrid.Settings.of({"weight": "high"})
+    with pytest.raises(InvalidArgument, match="unknown \\[semantic\\] setting 'wieght'"):
+        hybrid.Settings.of({"wieght": 0.3})
+    with pytest.raises(InvalidArgument, match='embedder = \'gpu\'; use "local" or "openai"'):
+        hybrid.Settings.of({"embedder": "gpu"})
+
+
+def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_restart(
+        backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path / "cache"))
+    with backend.open("a") as a, backend.open("b") as b:
+        a.write("notes/kite.md", "We flew the red kite on the beach.\n")
+        b.write("notes/boat.md", "We sailed the red boat on the lake.\n")
+        emb = FakeEmbedder()
+        assert [h.path for h in find(a, emb, "red kite", k=5, mode="semantic")] == ["notes/kite.md"]
+        assert [h.path for h in find(b, emb, "red kite", k=5, mode="semantic")] == ["notes/boat.md"]
+        hybrid.close(a)
+        hybrid.close(b)
+    again = FakeEmbedder()
+    with backend.open("a") as a:
+        assert [h.path for h in find(a, again, "red kite", k=5, mode="hybrid")] == ["notes/kite.md"]
+        hybrid.close(a)
+    assert again.texts == ["red kite"]
+
+
+def test_the_semantic_side_reads_the_question_without_the_people_who_title_files() -> None:
+    titles = ["Caroline, 8 May 2023", "Melanie, 8 May 2023"]
+    assert hybrid.without_people("When did Caroline go to the LGBTQ support group?", titles) == \
+        "When did go to the LGBTQ support group?"
+    assert hybrid.without_people("What is Caroline's identity?", titles) == "What is identity?"
+    assert hybrid.without_people("Who is Caroline?", titles) == "Who is Caroline?"  # nothing would be left
+    assert hybrid.without_people("When did Caroline go?", []) == "When did Caroline go?"
+
+
+def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("notes/trip.md", "We drove to the coast.\n\nThe hotel had a pool.\n\nWe ate oysters.\n")
+        emb = FakeEmbedder()
+        hybrid.reindex(md, embedder=emb)
+        path = root / "notes" / "trip.md"
+        path.write_text(path.read_text().replace("a pool", "a sauna"))  # a person edits the file
+        md.reconcile(fix=True)  # what `memdir watch` does on a change event
+        hits = find(md, emb, "sauna", k=1, mode="semantic")
+        hybrid.close(md)
+    assert emb.texts[3:] == ["The hotel had a sauna.", "sauna"]
+    assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)
