@@ -229,3 +229,12 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
         hybrid.close(md)
     assert emb.texts[3:] == ["The hotel had a sauna.", "sauna"]
     assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)
+
+
+def test_closing_a_memory_closes_its_vector_index(root: Path) -> None:
+    md = memdir.open(root)
+    conversation(md)
+    hybrid.reindex(md, embedder=FakeEmbedder())
+    assert md.store in hybrid._OPEN
+    md.close()
+    assert md.store not in hybrid._OPEN

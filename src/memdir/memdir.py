@@ -153,6 +153,7 @@ class Memdir:
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
+            searching.close_layers(self)
             self._store.close()
 
     def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import re
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -69,6 +70,13 @@ def semantic_layer(mode: str) -> ModuleType:
 def semantic_ready() -> bool:
     """Whether `auto` may call on the semantic layer (the extra is installed; nothing warns if not)."""
     return bool(importlib.import_module("memdir.search.semantic").ready())
+
+
+def close_layers(md: Any) -> None:
+    """Close what the semantic layer holds open for `md` (its vector index), if it was ever used."""
+    module = sys.modules.get("memdir.search.semantic")
+    if module is not None:
+        module.close(md)
 
 
 def since_of(value: Any) -> str | None:
