@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .catalog import Catalog
+from .catalog import Catalog, Folder
 from .model import Entry, clip
 from .paths import INDEX_NAME
 
@@ -88,21 +88,22 @@ def _more_line(folder: str, files: int, folders: int) -> str:
 
 
 def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[str, list[str]]:
-    """(index text for `folder`, the subfolders it collapses into links)."""
+    """(index text for `folder`, the subfolders it collapses into links).
+
+    Works from the catalog's running totals, so its cost grows with the lines
+    the index shows (bounded by the caps), not with the files in the folder.
+    """
     title = _title(folder)
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
         return f"{title}\n\nNo memories yet.\n", []
-    subs = sorted(node.subfolders, key=lambda f: (-cat.folders[f].count, f))
-    direct = [p for _, p in reversed(node.recent)]  # newest first
+    subs = [path for _, path in node.ranked]  # largest first, then by path
     plan = _Plan(cat, folder, max_lines, max_bytes)
-    for path in direct:
-        plan.add_file(path)
-    for sub in subs:
-        plan.add_inline(sub)
-    inline = list(subs)
-    while not plan.fits() and inline:  # collapse the largest folders first
-        plan.collapse(inline.pop(0))
+    plan.add_all(node)
+    collapsed = 0
+    while not plan.fits() and collapsed < len(subs) and len(plan.links) < max_lines:
+        plan.collapse(subs[collapsed])  # the largest folders first
+        collapsed += 1
     hidden_files = hidden_folders = 0
     if not plan.fits():
         # Only files and folder links remain: keep the largest folders, then the newest files.
@@ -114,12 +115,12 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
                 break
         hidden_folders = len(subs) - len(plan.links)
         if not hidden_folders:
-            for path in direct:
+            for _, path in reversed(node.recent):  # newest first
                 plan.add_file(path)
                 if not plan.fits():
                     plan.drop_file()
                     break
-        hidden_files = len(direct) - len(plan.files)
+        hidden_files = len(node.recent) - len(plan.files)
     return plan.text(hidden_files, hidden_folders), sorted(plan.links)
 
 
@@ -130,12 +131,18 @@ class _Plan:
         self.cat, self.folder = cat, folder
         self.max_lines, self.max_bytes = max_lines, max_bytes
         self.files: list[str] = []
-        self.inline: list[str] = []
+        self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
         self.kinds: Counter[str | None] = Counter()
         title = _title(folder)
         self.lines = 1 + (2 if reserve else 0)
         self.bytes = len(title.encode()) + 1 + (len(reserve.encode()) + 2 if reserve else 0)
+
+    def add_all(self, node: Folder) -> None:
+        self.everything = node
+        self.kinds.update(node.types)
+        self.lines += node.count
+        self.bytes += node.bytes
 
     def add_file(self, path: str) -> None:
         self.files.append(path)
@@ -149,16 +156,8 @@ class _Plan:
         self.lines -= 1
         self.bytes -= self.cat.line_bytes(path)
 
-    def add_inline(self, sub: str) -> None:
-        node = self.cat.folders[sub]
-        self.inline.append(sub)
-        self.kinds.update(node.types)
-        self.lines += node.count
-        self.bytes += node.bytes
-
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
-        self.inline.remove(sub)
         self.kinds.subtract(node.types)
         self.lines -= node.count
         self.bytes -= node.bytes
@@ -185,12 +184,17 @@ class _Plan:
         size = self.bytes + sum(len(n.encode()) + 5 for n in sections)
         return lines <= self.max_lines and size <= self.max_bytes
 
-    def text(self, hidden_files: int, hidden_folders: int) -> str:
+    def _listed(self) -> list[Entry]:
         listed = [self.cat.entries[p] for p in self.files]
-        for sub in self.inline:
-            listed.extend(self.cat.walk(sub))
+        if self.everything is not None:
+            listed += [self.cat.entries[p] for _, p in self.everything.recent]
+            for sub in self.everything.subfolders - self.links.keys():
+                listed.extend(self.cat.walk(sub))
+        return listed
+
+    def text(self, hidden_files: int, hidden_folders: int) -> str:
         groups: dict[str | None, list[Entry]] = {}
-        for entry in listed:
+        for entry in self._listed():
             groups.setdefault(entry.type, []).append(entry)
         out = [_title(self.folder)]
         for kind in sorted(groups, key=_section_order):
