@@ -304,3 +304,14 @@ def test_render_follows_the_rule_at_every_size_and_shape(seed: int) -> None:
             text, links = index_mod.render(cat, folder, max_lines, max_bytes)
             assert text == _reference_render(cat, folder, max_lines, max_bytes), (folder, max_lines)
             assert len(text.splitlines()) <= max_lines or "older" in text or "smaller" in text
+
+
+def test_descriptions_keep_their_brackets_unless_they_would_make_a_link(md: memdir.Memdir) -> None:
+    md.append("log.md", "met Alice about the launch")
+    md.write("docs.md", "x\n", description="see [the docs](https://example.com) and [x][y]")
+    lines = {line.split("](", 1)[0]: line for line in md.index().splitlines() if line.startswith("- [")}
+    assert re.fullmatch(r"- \[log\]\(log\.md\) — \[\d{4}-\d\d-\d\d \d\d:\d\d\] met Alice about the launch", lines["- [log"])
+    assert lines["- [docs"] == r"- [docs](docs.md) — see [the docs\](https://example.com) and [x\][y]"
+    found, skipped = parse(md.index())
+    assert [f.path for f in found] == ["docs.md", "log.md"] or [f.path for f in found] == ["log.md", "docs.md"]
+    assert skipped == []

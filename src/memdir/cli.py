@@ -34,6 +34,12 @@ class Context:
             self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor())
         return self._md
 
+    def current(self) -> Memdir:
+        """The memory with edits made by hand since the last command caught up (a stat check per file)."""
+        md = self.memdir()
+        md.sync()
+        return md
+
     def close(self) -> None:
         if self._md is not None:
             self._md.close()
@@ -229,7 +235,7 @@ def mv(obj: Context, old: str, new: str, as_json: bool) -> None:
 @click.pass_obj
 def ls(obj: Context, prefix: str, as_json: bool) -> None:
     """List topic files under PREFIX (a folder): path, type, updated, lines, description."""
-    entries = obj.memdir().list(prefix)
+    entries = obj.current().list(prefix)
     if as_json:
         emit([e.to_dict() for e in entries])
         return
@@ -246,7 +252,7 @@ def ls(obj: Context, prefix: str, as_json: bool) -> None:
 @click.pass_obj
 def index(obj: Context, folder: str, as_json: bool) -> None:
     """Print MEMORY.md, the generated index (of FOLDER if given)."""
-    text = obj.memdir().index(folder)
+    text = obj.current().index(folder)
     if as_json:
         emit({"folder": folder, "text": text})
     else:
@@ -284,7 +290,7 @@ def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None
     \b
     memdir search "when does flock launch"
     """
-    hits = obj.memdir().search(query, k, prefix=prefix)
+    hits = obj.current().search(query, k, prefix=prefix)
     if as_json:
         emit([h.to_dict() for h in hits])
         return

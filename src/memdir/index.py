@@ -22,7 +22,16 @@ FOLDERS = "Folders"
 
 
 def _escape(text: str) -> str:
+    """Link text: every bracket escaped, so the link around it still parses."""
     return " ".join(text.split()).replace("[", "\\[").replace("]", "\\]")
+
+
+_LINK_START = re.compile(r"\](?=[(\[])")
+
+
+def _escape_tail(text: str) -> str:
+    """A description: only a bracket that would start a link target is escaped (`[2026-11-30 10:40] note` stays)."""
+    return _LINK_START.sub(r"\\]", " ".join(text.split()))
 
 
 _ANGLED = re.compile(r"[ ()<>]")
@@ -35,7 +44,7 @@ def _target(path: str) -> str:
 def label(entry: Entry) -> tuple[str, str]:
     """The parts of an index line that do not depend on where the index is: (name, " — description")."""
     desc = clip(entry.description)
-    return _escape(entry.name), f" — {_escape(desc)}" if desc else ""
+    return _escape(entry.name), f" — {_escape_tail(desc)}" if desc else ""
 
 
 def line(entry: Entry, base: str = "") -> str:
@@ -255,3 +264,9 @@ def parse(text: str) -> tuple[list[IndexLine], list[tuple[int, str]]]:
             continue
         skipped.append((number, raw))
     return found, skipped
+
+
+def links(text: str, folder: str) -> list[str]:
+    """The subfolders an index text of `folder` links to (their own MEMORY.md), sorted."""
+    found, _ = parse(text)
+    return sorted(folder + line.path[: -len(INDEX_NAME)] for line in found if line.path.endswith("/" + INDEX_NAME))

@@ -12,7 +12,7 @@ import copy
 import datetime as dt
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -78,20 +78,40 @@ class Report:
 
 
 class _State:
-    """What every view of one memory shares: the catalog and the index files on disk."""
+    """What every view of one memory shares: the catalog, the index files on disk, parsed files."""
+
+    PARSED_BYTES = 64 << 20  # parsed files kept for reads, by text size
 
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
-        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk (as far as known)
         self.search: SearchIndex | None = None  # built on the first search
+        self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
+        self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
+
+    def changed(self, paths: set[str]) -> None:
+        """The one place that hears which paths the catalog moved since the last sync (any writer,
+        any process, hand edits found by `sync`): derived indexes that follow files take them here."""
+        if self.search is not None:
+            self.search.dirty |= paths
+
+    def keep(self, mem: Memory) -> None:
+        old = self.parsed.pop(mem.path, None)
+        if old is not None:
+            self.parsed_bytes -= len(old.text)
+        while self.parsed and self.parsed_bytes + len(mem.text) > self.PARSED_BYTES:
+            self.parsed_bytes -= len(self.parsed.pop(next(iter(self.parsed))).text)  # the oldest first
+        self.parsed[mem.path] = mem
+        self.parsed_bytes += len(mem.text)
 
     def forget(self) -> None:
         """Drop every cache: the next call reloads from the store."""
         if self.search is not None:
             self.search.close()
         self.catalog, self.written, self.search = None, {}, None
+        self.parsed, self.parsed_bytes = {}, 0
         self.generation += 1
 
 
@@ -170,11 +190,18 @@ class Memdir:
         return self._memory(p, blob)
 
     def _memory(self, path: str, blob: Blob, change: str = "") -> Memory:
+        """The parsed file; parsed again only when its version (on a folder: its stat) changed."""
+        hit = self._state.parsed.get(path)
+        if hit is not None and hit.version == blob.version and blob.version:
+            return replace(hit, meta=dict(hit.meta), change=change)
         try:
             text = blob.data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InvalidMemory(f"{path} is not UTF-8 text (byte {e.start}); memdir stores text only", path=path) from None
-        return model.memory(path, text, blob.version, self.limits.types, change=change)
+        mem = model.memory(path, text, blob.version, self.limits.types, change=change)
+        if blob.version:
+            self._state.keep(replace(mem, meta=dict(mem.meta), change=""))
+        return mem
 
     def list(self, prefix: str = "") -> list[Entry]:
         """Catalog entries under a folder (or the one file), sorted by path."""
@@ -189,6 +216,10 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
+            if self._state.catalog is None and self._scope is None:
+                stored = self._stored_index(f)
+                if stored is not None:
+                    return stored
             cat = self._view_catalog()
             view = self._views.get(f)
             if view is not None and view[:2] == (self._state.generation, cat.seq):
@@ -198,6 +229,14 @@ class Memdir:
             text, _ = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
             self._views[f] = (self._state.generation, cat.seq, text)
             return text
+
+    def _stored_index(self, folder: str) -> str | None:
+        """In a process that has not loaded the catalog: the index file as stored, if it reflects the
+        latest change (derived state is trusted when its seq matches; nothing is rendered)."""
+        if self.recovered or self._store.changes(self._store.derived())[1]:
+            return None
+        blob = self._store.get(folder + INDEX_NAME)
+        return None if blob is None else blob.data.decode("utf-8", "replace")
 
     def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> builtins.list[Hit]:
         """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`."""
@@ -578,41 +617,145 @@ class Memdir:
                 cat.put(entry)
         cat.seq = seq
         changed = {p for p, _ in changes}
-        if self._state.search is not None:
-            self._state.search.dirty |= changed
+        self._state.changed(changed)
         return cat, changed
 
+    def _render(self, cat: Catalog, folder: str) -> tuple[str, builtins.list[str]]:
+        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes)
+        if self._scope is None:
+            self._views[folder] = (self._state.generation, cat.seq, text)
+        return text, links
+
     def _refresh(self, full: bool = False) -> None:
-        """Rewrite the index files the latest changes touched (call with the store lock held)."""
+        """Rewrite the index files the latest changes touched (call with the store lock held).
+
+        Only the root and the linked folders on the changed paths are rendered,
+        and each render is bounded by the caps. What is on disk for the others
+        is trusted (a new process learns it from the files when it needs it).
+        """
         cat, changed = self._sync()
-        if full:
-            changed = None
-        touched = None if changed is None else {a for p in changed for a in paths.ancestors(p)}
+        if full or changed is None:
+            self._refresh_all(cat)
+            return
+        touched = {a for p in changed for a in paths.ancestors(p)}
+        written = self._state.written
+        files: dict[str, bytes | None] = {}
+
+        def known(f: str) -> tuple[str, builtins.list[str]] | None:
+            prev = written.get(f)
+            if prev is None:
+                blob = self._store.get(f + INDEX_NAME)
+                if blob is not None:
+                    text = blob.data.decode("utf-8", "replace")
+                    prev = written[f] = (text, index.links(text, f))
+            return prev
+
+        def drop(f: str) -> None:  # no longer linked: its index goes, and those it linked
+            prev = known(f)
+            written.pop(f, None)
+            if prev is not None:
+                files[f + INDEX_NAME] = None
+                for sub in prev[1]:
+                    drop(sub)
+
+        stack = [""]
+        while stack:
+            f = stack.pop()
+            old = known(f)
+            text, links = written[f] = self._render(cat, f)
+            if old is None or old[0] != text:
+                files[f + INDEX_NAME] = text.encode()
+            before = set() if old is None else set(old[1])
+            stack.extend(sub for sub in links if sub in touched or sub not in before)
+            for sub in before.difference(links):
+                drop(sub)
+        self._store.derive(files, cat.seq)
+
+    def _refresh_all(self, cat: Catalog) -> None:
+        """Render every index file from the catalog and remove stray ones."""
         rendered: dict[str, tuple[str, builtins.list[str]]] = {}
         stack = [""]
         while stack:
             f = stack.pop()
-            prev = self._state.written.get(f)
-            if touched is None or prev is None or f in touched:
-                prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
-            rendered[f] = prev
-            if self._scope is None:
-                self._views[f] = (self._state.generation, cat.seq, prev[0])
-            stack.extend(prev[1])
-        files: dict[str, bytes | None] = {}
-        for f, (text, _) in rendered.items():
-            if touched is None or self._state.written.get(f, ("",))[0] != text:
-                files[f + INDEX_NAME] = text.encode()
-        for f in self._state.written.keys() - rendered.keys():
-            files[f + INDEX_NAME] = None
-        if full:
-            for f in cat.folders.keys() - rendered.keys():
-                if self._store.get(f + INDEX_NAME) is not None:
-                    files[f + INDEX_NAME] = None
+            rendered[f] = self._render(cat, f)
+            stack.extend(rendered[f][1])
+        files: dict[str, bytes | None] = {f + INDEX_NAME: text.encode() for f, (text, _) in rendered.items()}
+        for f in (cat.folders.keys() | self._state.written.keys()) - rendered.keys():
+            if self._store.get(f + INDEX_NAME) is not None:
+                files[f + INDEX_NAME] = None
         self._state.written = rendered
         self._store.derive(files, cat.seq)
 
     # ------------------------------------------------------------ reconcile
+
+    def sync(self, changed: Iterable[str] | None = None) -> builtins.list[str]:
+        """Catch up with edits made outside memdir (by a person, an editor, another tool).
+
+        Files added, changed or deleted by hand are journaled as `external`
+        changes (undo works on them) and the catalog, the indexes and search
+        follow. Without `changed`, every file's stat is compared with the
+        catalog (the check where no watcher runs); with it (a watcher's
+        events), only those paths are looked at. Returns the paths found
+        changed, as far as this view may read them.
+        """
+        with self._writing():
+            cat, _ = self._sync()
+            if changed is None:
+                found: dict[str, str | None] = dict(self._store.list())
+                found.update((p, None) for p in cat.entries.keys() - found.keys())
+            else:
+                found = {}
+                for raw in changed:
+                    try:
+                        p = paths.topic_path(raw)
+                    except MemdirError:
+                        continue  # MEMORY.md, .memdir/, not markdown: not a topic file
+                    blob = self._store.get(p)
+                    found[p] = None if blob is None else blob.version
+            report = self._external(cat, found, Report(fixed=True), commit=self._commit)
+        return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
+
+    def _external(self, cat: Catalog, found: dict[str, str | None], report: Report,
+                  commit: Callable[[builtins.list[Change]], object] | None) -> Report:
+        """Compare stored versions with the catalog; report what differs and, given `commit`,
+        journal it as `external` (the one code path for hand edits: reconcile, sync, the watcher)."""
+        changes: builtins.list[Change] = []
+        now = model.now_stamp()
+        for path in sorted(found):
+            entry, version = cat.get(path), found[path]
+            if (entry.version if entry is not None else None) == version:
+                continue
+            if version is None:
+                report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
+                if commit is not None:
+                    last = self._store.journal(path, limit=1)
+                    old = last[0].new if last and last[0].new is not None else None
+                    changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
+                                          entry=None, actor=self.actor, time=now, record_only=True))
+                continue
+            blob = self._store.get(path)
+            if blob is None:
+                continue
+            kind = "new" if entry is None else "changed"
+            try:
+                mem = self._memory(path, blob)
+            except MemdirError as e:
+                report.findings.append(Finding("invalid", path, e.message))
+                continue
+            report.findings.append(Finding(kind, path, "not in the catalog" if entry is None else "changed outside memdir"))
+            for problem in self._problems(mem):
+                report.findings.append(Finding("invalid", path, problem))
+            if commit is not None:
+                old = None
+                if entry is not None:
+                    last = self._store.journal(path, limit=1)
+                    old = last[0].new if last else None
+                changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version, old=old,
+                                      entry=model.entry_of(mem), actor=self.actor, time=now, record_only=True))
+        for start in range(0, len(changes), 500):
+            assert commit is not None
+            commit(changes[start : start + 500])
+        return report
 
     def reconcile(self, fix: bool = False) -> Report:
         """Compare the files with the catalog and the indexes; with fix, repair them.
@@ -628,48 +771,13 @@ class Memdir:
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             cat, _ = self._sync()
-            on_disk = dict(self._store.list())
-            changes: builtins.list[Change] = []
-            now = model.now_stamp()
-            for path in sorted(on_disk.keys() | cat.entries.keys()):
-                entry, version = cat.get(path), on_disk.get(path)
-                if entry is not None and version == entry.version:
-                    continue
-                if version is None:
-                    report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
-                    if fix:
-                        last = self._store.journal(path, limit=1)
-                        old = last[0].new if last and last[0].new is not None else None
-                        changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
-                                              entry=None, actor=self.actor, time=now, record_only=True))
-                    continue
-                blob = self._store.get(path)
-                if blob is None:
-                    continue
-                kind = "new" if entry is None else "changed"
-                try:
-                    mem = self._memory(path, blob)
-                except MemdirError as e:
-                    report.findings.append(Finding("invalid", path, e.message))
-                    continue
-                report.findings.append(Finding(kind, path, "not in the catalog" if entry is None else "changed outside memdir"))
-                for problem in self._problems(mem):
-                    report.findings.append(Finding("invalid", path, problem))
-                if fix:
-                    old = None
-                    if entry is not None:
-                        last = self._store.journal(path, limit=1)
-                        old = last[0].new if last else None
-                    changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version, old=old,
-                                          entry=model.entry_of(mem), actor=self.actor, time=now, record_only=True))
-            if fix and changes:
-                for start in range(0, len(changes), 500):
-                    self._store.commit(changes[start : start + 500])
+            found: dict[str, str | None] = dict(self._store.list())
+            found.update((p, None) for p in cat.entries.keys() - found.keys())
+            self._external(cat, found, report, commit=self._store.commit if fix else None)
             cat, _ = self._sync()
             if self._store.derived() < cat.seq or self._index_stale(cat):
                 report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
-                self._state.written = {}
                 self._refresh(full=True)
         return report
 
