@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from .model import Entry
 from .paths import ancestors, parent
@@ -80,6 +80,39 @@ class Catalog:
         home.direct_types[entry.type] += 1
         home.direct_bytes += size
         bisect.insort(home.recent, (entry.updated or "", path))
+
+    def load(self, entries: Iterable[Entry]) -> None:
+        """Fill an empty catalog (a new process loading it): `put`'s totals, sorted once at the end.
+
+        A path given more than once keeps its last entry."""
+        assert not self.entries, "load fills an empty catalog; use put for changes"
+        folders, label = self.folders, self._label
+        chains: dict[str, list[Folder]] = {}  # folder -> its Folder and those above it, root first
+        for entry in {e.path: e for e in entries}.values():
+            path = entry.path
+            name, tail = self.labels[path] = label(entry)
+            size = self._bytes[path] = len(name.encode()) + len(tail.encode()) + len(path.encode()) + 9
+            self.entries[path] = entry
+            chain = chains.get(parent(path))
+            if chain is None:
+                chain = chains[parent(path)] = []
+                for here in ancestors(path):
+                    node = folders.get(here)
+                    if node is None:
+                        node = folders[here] = Folder(here)
+                        chain[-1].subfolders.add(here)
+                    chain.append(node)
+            kind = entry.type
+            for node in chain:
+                node.count += 1
+                node.bytes += size
+                node.types[kind] += 1
+            node.direct_types[kind] += 1
+            node.direct_bytes += size
+            node.recent.append((entry.updated or "", path))
+        for node in folders.values():
+            node.recent.sort()
+            node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)
 
     def remove(self, path: str) -> None:
         entry = self.entries.pop(path, None)

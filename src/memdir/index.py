@@ -23,7 +23,8 @@ FOLDERS = "Folders"
 
 def _escape(text: str) -> str:
     """Link text: every bracket escaped, so the link around it still parses."""
-    return " ".join(text.split()).replace("[", "\\[").replace("]", "\\]")
+    text = " ".join(text.split())
+    return text.replace("[", "\\[").replace("]", "\\]") if "[" in text or "]" in text else text
 
 
 _LINK_START = re.compile(r"\](?=[(\[])")
@@ -31,7 +32,8 @@ _LINK_START = re.compile(r"\](?=[(\[])")
 
 def _escape_tail(text: str) -> str:
     """A description: only a bracket that would start a link target is escaped (`[2026-11-30 10:40] note` stays)."""
-    return _LINK_START.sub(r"\\]", " ".join(text.split()))
+    text = " ".join(text.split())
+    return _LINK_START.sub(r"\\]", text) if "]" in text else text
 
 
 _ANGLED = re.compile(r"[ ()<>]")

@@ -594,21 +594,23 @@ class Memdir:
             self._scoped = (key, view)
         return self._scoped[1]
 
-    def _sync(self) -> tuple[Catalog, set[str] | None]:
-        """Load or catch up the catalog; returns it and the paths changed (None: all)."""
+    def _sync(self) -> tuple[Catalog, set[str]]:
+        """Load or catch up the catalog; returns it and the paths changed since the last call."""
         cat = self._state.catalog
         if cat is None:
             cat = Catalog(index.label)
             seq, changes = self._store.changes(0)
-            for _, entry in changes:
-                if entry is not None:
-                    cat.put(entry)
+            cat.load(entry for _, entry in changes if entry is not None)
             cat.seq = seq
             self._state.catalog = cat
-            if self._store.derived() < seq or self.recovered:
+            derived = self._store.derived()
+            if derived < seq or self.recovered:  # the index files lag behind the catalog
                 with self._store.lock():
-                    self._refresh(full=True)
-            return cat, None
+                    if derived and not self.recovered:
+                        self._reindex(cat, {p for p, _ in self._store.changes(derived)[1]})
+                    else:
+                        self._refresh_all(cat)
+            return cat, set()
         seq, changes = self._store.changes(cat.seq)
         for path, entry in changes:
             if entry is None:
@@ -634,9 +636,12 @@ class Memdir:
         is trusted (a new process learns it from the files when it needs it).
         """
         cat, changed = self._sync()
-        if full or changed is None:
+        if full:
             self._refresh_all(cat)
-            return
+        elif changed:
+            self._reindex(cat, changed)
+
+    def _reindex(self, cat: Catalog, changed: set[str]) -> None:
         touched = {a for p in changed for a in paths.ancestors(p)}
         written = self._state.written
         files: dict[str, bytes | None] = {}
