@@ -103,13 +103,14 @@ class Catalog:
                         chain[-1].subfolders.add(here)
                     chain.append(node)
             kind = entry.type
-            for node in chain:
-                node.count += 1
-                node.bytes += size
-                node.types[kind] += 1
-            node.direct_types[kind] += 1
-            node.direct_bytes += size
-            node.recent.append((entry.updated or "", path))
+            for here_node in chain:
+                here_node.count += 1
+                here_node.bytes += size
+                here_node.types[kind] += 1
+            home = chain[-1]
+            home.direct_types[kind] += 1
+            home.direct_bytes += size
+            home.recent.append((entry.updated or "", path))
         for node in folders.values():
             node.recent.sort()
             node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)

@@ -551,5 +551,10 @@ def serve(
         memories.close()
 
 
+from .watch import watch_command  # noqa: E402 - registered last, in its own module
+
+main.add_command(watch_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
