@@ -18,7 +18,7 @@ from .paths import ancestors, parent
 
 class Folder:
     __slots__ = ("path", "count", "bytes", "types", "direct_types", "direct_bytes", "recent", "subfolders",
-                 "ranked", "newest")
+                 "ranked", "newest", "link")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -31,6 +31,7 @@ class Folder:
         self.subfolders: set[str] = set()
         self.ranked: list[tuple[int, str]] = []  # (-count, path) of the subfolders, largest first
         self.newest: str | None = None  # latest `updated` below; None until computed
+        self.link: str | None = None  # its line in the parent's index when collapsed; None until rendered
 
 
 class Catalog:
@@ -75,7 +76,7 @@ class Catalog:
             self._recount(node, 1)
             node.bytes += size
             node.types[entry.type] += 1
-            node.newest = None
+            node.newest = node.link = None
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] += 1
         home.direct_bytes += size
@@ -135,7 +136,7 @@ class Catalog:
             node = self.folders[name]
             self._recount(node, -1)
             node.bytes -= size
-            node.newest = None
+            node.newest = node.link = None
             node.types[entry.type] -= 1
             if node.types[entry.type] == 0:
                 del node.types[entry.type]

@@ -8,6 +8,7 @@ lists the most recently updated and says how many more there are.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ def _escape_tail(text: str) -> str:
 _ANGLED = re.compile(r"[ ()<>]")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _target(path: str) -> str:
     return f"<{path}>" if _ANGLED.search(path) else path
 
@@ -77,7 +79,14 @@ def _title(folder: str) -> str:
 
 
 def _folder_line(cat: Catalog, sub: str, base: str) -> str:
+    """The line that links `sub`'s own index from its parent folder `base` (kept until `sub` changes)."""
     node = cat.folders[sub]
+    if node.link is None:
+        node.link = _link_text(cat, node, sub, base)
+    return node.link
+
+
+def _link_text(cat: Catalog, node: Folder, sub: str, base: str) -> str:
     kinds = sorted(node.types.items(), key=lambda kv: (-kv[1], _section_order(kv[0])))
     mix = ", ".join(f"{_section_title(k).lower()} {n:,}" for k, n in kinds[:4])
     newest = cat.newest(sub)[:10]
@@ -112,7 +121,9 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     plan = _Plan(cat, folder, max_lines, max_bytes)
     plan.add_all(node)
     collapsed = 0
-    while not plan.fits() and collapsed < len(subs) and len(plan.links) < max_lines:
+    if 1 + len(node.recent) + len(subs) > max_lines:
+        collapsed = len(subs)  # even with every folder collapsed the lines would not fit: skip to the fallback
+    while not plan.fits() and collapsed < len(subs):
         plan.collapse(subs[collapsed])  # the largest folders first
         collapsed += 1
     hidden_files = hidden_folders = 0
@@ -145,31 +156,43 @@ class _Plan:
         self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
         self.kinds: Counter[str | None] = Counter()
+        self.sections = 0  # type sections listed, and the bytes of their headings
+        self.section_bytes = 0
         title = _title(folder)
         self.lines = 1 + (2 if reserve else 0)
         self.bytes = len(title.encode()) + 1 + (len(reserve.encode()) + 2 if reserve else 0)
 
+    def _count(self, kind: str | None, delta: int) -> None:
+        before = self.kinds[kind]
+        self.kinds[kind] = before + delta
+        if (before > 0) != (before + delta > 0):
+            sign = 1 if before + delta > 0 else -1
+            self.sections += sign
+            self.section_bytes += sign * (len(_section_title(kind).encode()) + 5)
+
     def add_all(self, node: Folder) -> None:
         self.everything = node
-        self.kinds.update(node.types)
+        for kind, n in node.types.items():
+            self._count(kind, n)
         self.lines += node.count
         self.bytes += node.bytes
 
     def add_file(self, path: str) -> None:
         self.files.append(path)
-        self.kinds[self.cat.entries[path].type] += 1
+        self._count(self.cat.entries[path].type, 1)
         self.lines += 1
         self.bytes += self.cat.line_bytes(path)
 
     def drop_file(self) -> None:
         path = self.files.pop()
-        self.kinds[self.cat.entries[path].type] -= 1
+        self._count(self.cat.entries[path].type, -1)
         self.lines -= 1
         self.bytes -= self.cat.line_bytes(path)
 
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
-        self.kinds.subtract(node.types)
+        for kind, n in node.types.items():
+            self._count(kind, -n)
         self.lines -= node.count
         self.bytes -= node.bytes
         self.link(sub)
@@ -185,14 +208,10 @@ class _Plan:
         self.lines -= 1
         self.bytes -= len(text.encode()) + 1
 
-    def _sections(self) -> list[str]:
-        names = [_section_title(k) for k, n in self.kinds.items() if n > 0]
-        return names + ([FOLDERS] if self.links else [])
-
     def fits(self) -> bool:
-        sections = self._sections()
-        lines = self.lines + 2 * len(sections)
-        size = self.bytes + sum(len(n.encode()) + 5 for n in sections)
+        folders = 1 if self.links else 0
+        lines = self.lines + 2 * (self.sections + folders)
+        size = self.bytes + self.section_bytes + folders * (len(FOLDERS) + 5)
         return lines <= self.max_lines and size <= self.max_bytes
 
     def _listed(self) -> list[Entry]:
@@ -208,11 +227,14 @@ class _Plan:
         for entry in self._listed():
             groups.setdefault(entry.type, []).append(entry)
         out = [_title(self.folder)]
+        labels, cut = self.cat.labels, len(self.folder)
         for kind in sorted(groups, key=_section_order):
             out += ["", f"## {_section_title(kind)}"]
             items = sorted(groups[kind], key=lambda e: e.path)
             items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
-            out += [_line(self.cat, e.path, self.folder) for e in items]
+            for e in items:
+                name, tail = labels[e.path]
+                out.append(f"- [{name}]({_target(e.path[cut:])}){tail}")
         if self.links:
             out += ["", f"## {FOLDERS}"]
             out += [self.links[s] for s in sorted(self.links)]
