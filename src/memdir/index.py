@@ -137,11 +137,7 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
                 break
         hidden_folders = len(subs) - len(plan.links)
         if not hidden_folders:
-            for _, path in reversed(node.recent):  # newest first
-                plan.add_file(path)
-                if not plan.fits():
-                    plan.drop_file()
-                    break
+            plan.add_newest(node)
         hidden_files = len(node.recent) - len(plan.files)
     return plan.text(hidden_files, hidden_folders), sorted(plan.links)
 
@@ -182,6 +178,32 @@ class _Plan:
         self._count(self.cat.entries[path].type, 1)
         self.lines += 1
         self.bytes += self.cat.line_bytes(path)
+
+    def add_newest(self, node: Folder) -> None:
+        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick)."""
+        entries, sizes, recent = self.cat.entries, self.cat._bytes, node.recent
+        links = 1 if self.links else 0
+        lines, size = self.lines, self.bytes + self.section_bytes + links * (len(FOLDERS) + 5)
+        sections, seen, taken = self.sections + links, {k for k, n in self.kinds.items() if n > 0}, []
+        for i in range(len(recent) - 1, -1, -1):
+            path = recent[i][1]
+            kind = entries[path].type
+            grow = kind not in seen
+            if lines + 1 + 2 * (sections + grow) > self.max_lines:
+                break
+            extra = sizes[path] + (len(_section_title(kind).encode()) + 5 if grow else 0)
+            if size + extra > self.max_bytes:
+                break
+            lines, size = lines + 1, size + extra
+            if grow:
+                seen.add(kind)
+                sections += 1
+            taken.append(path)
+        self.files += taken
+        for kind, n in Counter(entries[p].type for p in taken).items():
+            self._count(kind, n)
+        self.lines += len(taken)
+        self.bytes += sum(sizes[p] for p in taken)
 
     def drop_file(self) -> None:
         path = self.files.pop()
