@@ -46,6 +46,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
 
 import memdir  # noqa: E402
 
@@ -64,6 +65,7 @@ class Note:
     name: str
     description: str
     body: str
+    words: tuple[str, ...]
 
     @property
     def path(self) -> str:
@@ -83,7 +85,8 @@ def notes(n: int) -> list[Note]:
         lines = [f"Fact {i}: the {words[0]} plan depends on the {words[1]} review.",
                  f"Owner of part {i} is team {words[2]}; next check on 2026-12-{1 + i % 28:02d}.",
                  f"Keyword k{i:04d}x marks this note."]
-        out.append(Note(i, kind, f"note {i}", f"{kind} note {i} about {words[0]} and {words[1]}", "\n".join(lines) + "\n"))
+        out.append(Note(i, kind, f"note {i}", f"{kind} note {i} about {words[0]} and {words[1]}",
+                        "\n".join(lines) + "\n", tuple(words)))
     return out
 
 
@@ -216,7 +219,9 @@ class McpPeer(Peer):
 
     async def _connect(self) -> None:
         cmd, args, env = await self.command()
-        self.client = Client(StdioServerParameters(command=cmd, args=args, env={**os.environ, **env}))
+        self.errlog = open(self.folder / "server.log", "a")  # the server's own stderr, kept out of the table
+        params = StdioServerParameters(command=cmd, args=args, env={**os.environ, **env})
+        self.client = Client(stdio_client(params, errlog=self.errlog))
         await self.client.__aenter__()
 
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
@@ -234,7 +239,10 @@ class McpPeer(Peer):
         return (time.perf_counter() - start) * 1000
 
     async def close(self) -> None:
-        await self.client.__aexit__(None, None, None)
+        try:
+            await self.client.__aexit__(None, None, None)
+        finally:
+            self.errlog.close()
 
 
 class MemdirMcp(McpPeer):
@@ -338,7 +346,7 @@ class BasicMemory(McpPeer):
             raise AssertionError(f"{note.name}: read did not return the note ({text[:120]!r})")
 
     async def search(self, word: str) -> None:
-        result = await self.call("search_notes", {"query": word})
+        result = await self.call("search_notes", {"query": word, "search_type": "text"})
         text = " ".join(getattr(c, "text", "") for c in result.content)
         if "note-" not in text and "note " not in text:
             raise AssertionError(f"no hit for {word!r}: {text[:120]!r}")
@@ -393,7 +401,7 @@ async def drive(peer: Peer, folder: Path, n: int) -> Run:
             await timed(run, "read", note.path, lambda note=note: peer.read(note))
         if type(peer).search is not Peer.search:
             for _ in range(SEARCHES):
-                word = rng.choice(WORDS)
+                word = rng.choice(rng.choice(all_notes).words)  # a word some note holds
                 await timed(run, "search", word, lambda word=word: peer.search(word))
         for round_, note in enumerate(rng.choices(all_notes, k=UPDATES)):
             await timed(run, "update", note.path, lambda note=note, round_=round_: peer.update(note, round_))
