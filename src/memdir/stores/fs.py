@@ -334,7 +334,8 @@ class FileStore:
         rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
         if not rows:
             return since, []
-        out = [(p, None if e is None else Entry.from_dict(json.loads(e))) for p, e, _ in rows]
+        decoded = json.loads("[" + ",".join("null" if e is None else e for _, e, _ in rows) + "]")  # one parse, not one per row
+        out = [(p, None if d is None else Entry.from_dict(d)) for (p, _, _), d in zip(rows, decoded, strict=True)]
         return rows[-1][2], out
 
     def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
