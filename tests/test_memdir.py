@@ -226,6 +226,16 @@ def test_sync_catches_up_with_hand_edits_as_external_changes(md: memdir.Memdir, 
     assert md.undo("gone.md").body == "gone\n"
 
 
+def test_reads_are_parsed_once_per_version_and_see_hand_edits_at_once(md: memdir.Memdir, root: Path) -> None:
+    md.write("a.md", "first\n", description="alpha")
+    one, two = md.read("a.md"), md.read("a.md")
+    assert one == two and one is not two and one.meta is not two.meta  # a copy each time: callers may change it
+    one.meta["description"] = "changed by a caller"
+    assert md.read("a.md").description == "alpha" and md.read("a.md").meta["description"] == "alpha"
+    (root / "a.md").write_text((root / "a.md").read_text().replace("first", "edited"))
+    assert md.read("a.md").body == "edited\n"
+
+
 def test_sync_of_named_paths_looks_only_at_those(md: memdir.Memdir, root: Path) -> None:
     md.write("a.md", "a\n", description="alpha")
     (root / "a.md").write_text("# alpha edited\n")
@@ -293,3 +303,12 @@ def test_unknown_location_scheme(tmp_path: Path) -> None:
 def test_expect_default_is_any(md: memdir.Memdir) -> None:
     md.write("p.md", "1\n")
     assert md.write("p.md", "2\n", expect=ANY).change == "updated"
+
+
+def test_index_files_stay_right_when_two_processes_take_turns(root: Path) -> None:
+    with memdir.open(root) as a, memdir.open(root) as b:
+        a.write("x.md", "x\n", description="first words")
+        b.write("x.md", "x\n", description="second words")
+        a.write("x.md", "x\n", description="first words")  # the text a wrote before, but b's is on disk now
+        assert "first words" in (root / "MEMORY.md").read_text()
+        assert b.reconcile().clean

@@ -85,6 +85,8 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk (as far as known)
+        self.derived = -1  # the catalog seq this process last wrote index files for
+        self.mine = 0  # changes this process committed since then
         self.search: SearchIndex | None = None  # built on the first search
         self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
         self.parsed_bytes = 0
@@ -193,7 +195,9 @@ class Memdir:
         """The parsed file; parsed again only when its version (on a folder: its stat) changed."""
         hit = self._state.parsed.get(path)
         if hit is not None and hit.version == blob.version and blob.version:
-            return replace(hit, meta=dict(hit.meta), change=change)
+            fresh = object.__new__(Memory)  # a copy without dataclasses.replace's cost: reads are this hot
+            fresh.__dict__.update(hit.__dict__, meta=dict(hit.meta), change=change)
+            return fresh
         try:
             text = blob.data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -574,6 +578,7 @@ class Memdir:
         """Commit under the held store lock, then bring the catalog and indexes up to date."""
         self._state.commits += 1
         records = self._store.commit(changes)
+        self._state.mine = len(records)
         self._refresh()
         return records
 
@@ -644,6 +649,9 @@ class Memdir:
 
     def _reindex(self, cat: Catalog, changed: set[str]) -> None:
         touched = {a for p in changed for a in paths.ancestors(p)}
+        if cat.seq - self._state.derived != self._state.mine:
+            self._state.written = {}  # another writer came in between: learn the index files from disk again
+        self._state.mine = 0
         written = self._state.written
         files: dict[str, bytes | None] = {}
 
@@ -676,6 +684,7 @@ class Memdir:
             for sub in before.difference(links):
                 drop(sub)
         self._store.derive(files, cat.seq)
+        self._state.derived = cat.seq
 
     def _refresh_all(self, cat: Catalog) -> None:
         """Render every index file from the catalog and remove stray ones."""
@@ -691,6 +700,7 @@ class Memdir:
                 files[f + INDEX_NAME] = None
         self._state.written = rendered
         self._store.derive(files, cat.seq)
+        self._state.derived = cat.seq
 
     # ------------------------------------------------------------ reconcile
 
