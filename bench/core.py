@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -226,11 +227,15 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     shapes = [s for s in args.shapes.split(",") if s]
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+    tmp = tempfile.mkdtemp(dir=args.dir)
+    try:
         for shape in shapes:
             for n in sizes:
                 rows += bench(shape, n, Path(tmp), args.quick)
                 print(f"  done: {shape} at {n:,} files", file=sys.stderr, flush=True)
+                shutil.rmtree(Path(tmp) / f"{shape}-{n}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"memdir {memdir.__version__} core benchmark (filesystem store), Python {sys.version.split()[0]}")
     print()
     print("| operation | shape | files | median ms | p95 ms | note |")

@@ -117,25 +117,25 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
         return f"{title}\n\nNo memories yet.\n", []
-    subs = [path for _, path in node.ranked]  # largest first, then by path
+    ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
     plan.add_all(node)
     collapsed = 0
-    if 1 + len(node.recent) + len(subs) > max_lines:
-        collapsed = len(subs)  # even with every folder collapsed the lines would not fit: skip to the fallback
-    while not plan.fits() and collapsed < len(subs):
-        plan.collapse(subs[collapsed])  # the largest folders first
+    if 1 + len(node.recent) + len(ranked) > max_lines:
+        collapsed = len(ranked)  # even with every folder collapsed the lines would not fit: skip to the fallback
+    while not plan.fits() and collapsed < len(ranked):
+        plan.collapse(ranked[collapsed][1])  # the largest folders first
         collapsed += 1
     hidden_files = hidden_folders = 0
     if not plan.fits():
         # Only files and folder links remain: keep the largest folders, then the newest files.
         plan = _Plan(cat, folder, max_lines, max_bytes, reserve=_more_line(folder, 10**9, 10**9))
-        for sub in subs:
+        for _, sub in ranked:
             plan.link(sub)
             if not plan.fits():
                 plan.unlink()
                 break
-        hidden_folders = len(subs) - len(plan.links)
+        hidden_folders = len(ranked) - len(plan.links)
         if not hidden_folders:
             plan.add_newest(node)
         hidden_files = len(node.recent) - len(plan.files)
