@@ -251,11 +251,15 @@ def _reference_render(cat: Catalog, folder: str, max_lines: int, max_bytes: int)
                   key=lambda f: (-cat.folders[f].count, f))
     links: list[str] = []
     shown = everything
+    if not folder and index_mod.ARCHIVE in subs:  # the archive is always a link in the top index
+        links.append(index_mod.ARCHIVE)
+        shown = [p for p in shown if not p.startswith(index_mod.ARCHIVE)]
     for sub in subs:
         if fits(shown, links):
             break
-        links.append(sub)
-        shown = [p for p in shown if not p.startswith(sub)]
+        if sub not in links:
+            links.append(sub)
+            shown = [p for p in shown if not p.startswith(sub)]
     hidden_files = hidden_folders = 0
     if not fits(shown, links):
         reserve = index_mod._more_line(folder, 10**9, 10**9)
@@ -290,7 +294,7 @@ def _reference_render(cat: Catalog, folder: str, max_lines: int, max_bytes: int)
 def test_render_follows_the_rule_at_every_size_and_shape(seed: int) -> None:
     rng = random.Random(seed)
     cat = Catalog(index_mod.label)
-    folders = ["", "a/", "a/b/", "c/", "c/d/e/"] + [f"w{i}/" for i in range(rng.randrange(1, 40))]
+    folders = ["", "a/", "a/b/", "c/", "c/d/e/", "archive/", "archive/x/"] + [f"w{i}/" for i in range(rng.randrange(1, 40))]
     for step in range(rng.randrange(50, 400)):
         path = f"{rng.choice(folders)}n{rng.randrange(60)}.md"
         if rng.random() < 0.15:

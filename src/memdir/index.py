@@ -20,6 +20,7 @@ from .paths import INDEX_NAME
 TYPE_ORDER = ("feedback", "user", "project", "reference")
 UNTYPED = "Other"
 FOLDERS = "Folders"
+ARCHIVE = "archive/"
 
 
 def _escape(text: str) -> str:
@@ -120,12 +121,17 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
     plan.add_all(node)
+    archived = not folder and ARCHIVE in node.subfolders
+    if archived:  # retired and folded files: one link, never listed in the top index
+        plan.collapse(ARCHIVE)
     collapsed = 0
     if 1 + len(node.recent) + len(ranked) > max_lines:
         collapsed = len(ranked)  # even with every folder collapsed the lines would not fit: skip to the fallback
     while not plan.fits() and collapsed < len(ranked):
-        plan.collapse(ranked[collapsed][1])  # the largest folders first
+        sub = ranked[collapsed][1]  # the largest folders first
         collapsed += 1
+        if not (archived and sub == ARCHIVE):
+            plan.collapse(sub)
     hidden_files = hidden_folders = 0
     if not plan.fits():
         # Only files and folder links remain: keep the largest folders, then the newest files.
