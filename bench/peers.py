@@ -393,7 +393,13 @@ async def drive(peer: Peer, folder: Path, n: int) -> Run:
         return run
     all_notes = notes(n)
     rng = random.Random(11)
-    await peer.start(folder)
+    try:
+        await peer.start(folder)
+    except Exception as e:
+        log = folder / "server.log"
+        tail = log.read_text()[-500:] if log.exists() else ""
+        run.failures.append(f"{run.name}: start: {type(e).__name__}: {e} {tail}")
+        return run
     try:
         for note in all_notes:
             await timed(run, "create", note.path, lambda note=note: peer.create(note))
