@@ -47,6 +47,7 @@ bench: dev services
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/backends.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/peers.py  # installs the peers into ~/.cache/memdir-bench (npm, a Python 3.12+ venv) on first use
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
 
 import memdir  # noqa: E402
 from memdir import tools  # noqa: E402
@@ -175,20 +177,70 @@ def over_http(root: Path, runs: int) -> dict[str, list[float]]:
         proc.wait(10)
 
 
-def start_up(root: Path, times: int) -> list[float]:
-    """Seconds from starting `memdir serve` (stdio) to the first list_tools answer."""
+def start_up(root: Path, times: int, params: StdioServerParameters | None = None) -> list[float]:
+    """Seconds from starting `memdir serve` (stdio), or another server, to the first list_tools answer."""
     cmd = serve_cmd(root)
+    params = params or StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())
     out = []
 
     async def once() -> None:
         start = time.perf_counter()
-        async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())) as client:
+        async with Client(stdio_client(params, errlog=open(os.devnull, "w"))) as client:
             await client.list_tools()
             out.append(time.perf_counter() - start)
 
     for _ in range(times):
         anyio.run(once)
     return out
+
+
+REFERENCE = Path(os.environ.get("MEMDIR_BENCH_CACHE") or Path.home() / ".cache" / "memdir-bench") / "npm"
+REFERENCE_BIN = REFERENCE / "node_modules" / ".bin" / "mcp-server-memory"
+
+
+def reference_server() -> StdioServerParameters | None:
+    """The Node reference memory server (npm, into the bench cache folder), or None without node."""
+    if not REFERENCE_BIN.exists():
+        if shutil.which("npm") is None:
+            return None
+        subprocess.run(["npm", "install", "--silent", "--prefix", str(REFERENCE), "@modelcontextprotocol/server-memory"],
+                       capture_output=True)
+    if not REFERENCE_BIN.exists():
+        return None
+    store = Path(tempfile.mkdtemp()) / "memory.jsonl"
+    return StdioServerParameters(command=str(REFERENCE_BIN), env={**os.environ, "MEMORY_FILE_PATH": str(store)})
+
+
+def reference_calls(i: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The same three operations in the reference server's tools: read an entity, add a fact, search."""
+    return {
+        "read_memory_file": ("open_nodes", {"names": [f"part {i % FILES}"]}),
+        "write_memory_file": ("add_observations", {"observations": [{"entityName": "bench", "contents": [f"Round {i}."]}]}),
+        "search_memory": ("search_nodes", {"query": f"part {i % FILES}"}),
+    }
+
+
+def over_reference(params: StdioServerParameters, runs: int) -> dict[str, list[float]]:
+    async def main() -> dict[str, list[float]]:
+        async with Client(stdio_client(params, errlog=open(os.devnull, "w"))) as client:
+            entities = [{"name": f"part {i}", "entityType": "project",
+                         "observations": [f"Fact {i}: the launch of part {i} is on 2026-12-{1 + i % 28:02d}."] * 5}
+                        for i in range(FILES)] + [{"name": "bench", "entityType": "project", "observations": []}]
+            await client.call_tool("create_entities", {"entities": entities})
+            out: dict[str, list[float]] = {}
+            for name in calls(0):
+                times = []
+                for i in range(runs):
+                    tool, args = reference_calls(i)[name]
+                    start = time.perf_counter()
+                    result = await client.call_tool(tool, args)
+                    times.append((time.perf_counter() - start) * 1000)
+                    if result.is_error:
+                        raise SystemExit(f"the reference server failed {tool}: {result.content}")
+                out[name] = times
+            return out
+
+    return anyio.run(main)
 
 
 def row(label: str, results: dict[str, list[float]]) -> str:
@@ -216,12 +268,29 @@ def main() -> None:
         print(f"memdir MCP round trips, {FILES} topic files, {args.runs} calls each; median / p95 in ms\n")
         print("| path | " + " | ".join(calls(0)) + " |")
         print("|---" * (len(calls(0)) + 1) + "|")
+        results = {}
         for label, fn in measured:
-            print(row(label, fn(root, args.runs)), flush=True)
+            results[label] = fn(root, args.runs)
+            print(row(label, results[label]), flush=True)
+        reference = reference_server()
+        if reference is not None:
+            results["reference"] = over_reference(reference, args.runs)
+            print(row("reference memory server (Node) over stdio, SDK client", results["reference"]))
+        print("\nwhere a call's milliseconds go over stdio (medians): memdir = in process; the server's MCP layer "
+              "(SDK server, JSON, pipe) = raw client - in process; the SDK client = SDK client - raw client\n")
+        print("| tool | memdir | server MCP layer | SDK client | total |")
+        print("|---|---|---|---|---|")
+        for name in calls(0):
+            own, raw, sdk = (statistics.median(results[label][name]) for label, _ in measured[:3])
+            print(f"| {name} | {own:.2f} | {raw - own:.2f} | {sdk - raw:.2f} | {sdk:.2f} |")
         starts = start_up(root, args.starts)
         imports = statistics.median([sdk_import_seconds() for _ in range(args.starts)])
         print(f"\nstart to first list_tools over stdio: median {statistics.median(starts):.2f} s, "
               f"max {max(starts):.2f} s ({args.starts} starts); importing the mcp SDK alone: {imports:.2f} s")
+        if reference is not None:
+            theirs = start_up(root, args.starts, reference)
+            print(f"the reference memory server (Node): median {statistics.median(theirs):.2f} s, "
+                  f"max {max(theirs):.2f} s")
 
 
 if __name__ == "__main__":

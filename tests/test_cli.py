@@ -136,6 +136,23 @@ def test_console_script_runs_as_a_module() -> None:
     assert proc.returncode == 0 and "memory for AI agents" in proc.stdout
 
 
+def test_every_command_sees_hand_edits_at_once(cli, root: Path) -> None:
+    cli("write", "project/launch.md", "-d", "launch on Friday", "--body", "The launch is on Friday.")
+    cli("write", "project/old.md", "-d", "an old note", "--body", "Old.")
+    launch = root / "project" / "launch.md"
+    launch.write_text(launch.read_text().replace("launch on Friday", "launch moved to Monday"))  # as sed -i would
+    (root / "project" / "old.md").unlink()
+    (root / "project" / "added.md").write_text("# Added by hand in an editor\nwith a zeppelin.\n")
+    assert "launch moved to Monday" in cli("index") and "old note" not in cli("index")
+    listed = {e["path"]: e for e in json.loads(cli("ls", "--json"))}
+    assert sorted(listed) == ["project/added.md", "project/launch.md"]
+    assert cli("search", "zeppelin").startswith("project/added.md:")
+    out = cli("write", "project/launch.md", "--expect", listed["project/launch.md"]["version"], "--body", "Monday.")
+    assert out.startswith("updated project/launch.md")
+    ops = [r["op"] for r in json.loads(cli("log", "project/old.md", "--json"))]
+    assert ops == ["external", "write"]
+
+
 # ---------------------------------------------------------------- the first hour
 
 

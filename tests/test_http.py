@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,6 +105,21 @@ def test_index_and_listing(server: Running) -> None:
     listed = call("GET", f"{server.url}/v1/files?folder=user/").json
     assert [f["path"] for f in listed["files"]] == ["user/profile.md"]
     assert [f["path"] for f in call("GET", f"{server.url}/v1/files").json["files"]] == ["project/flock.md", "user/profile.md"]
+
+
+def test_answers_follow_edits_made_by_hand(server: Running, root: Path) -> None:
+    call("PUT", f"{server.url}/v1/files/project/flock.md", NOTE)
+    flock = root / "project" / "flock.md"
+    flock.write_text(flock.read_text().replace("Flock: route planner", "Flock: route and fuel planner"))
+    (root / "project" / "added.md").write_text("# Added in an editor\n")
+    deadline = time.monotonic() + 10
+    while "Added in an editor" not in call("GET", f"{server.url}/v1/index").json["text"]:
+        assert time.monotonic() < deadline, "the server did not see the hand edit"
+        time.sleep(0.02)
+    assert "route and fuel planner" in call("GET", f"{server.url}/v1/index").json["text"]
+    listed = {f["path"]: f for f in call("GET", f"{server.url}/v1/files?folder=project/").json["files"]}
+    assert sorted(listed) == ["project/added.md", "project/flock.md"]
+    assert call("GET", f"{server.url}/v1/files/project/flock.md").json["version"] == listed["project/flock.md"]["version"]
 
 
 def test_search(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,8 @@ import pytest
 
 import memdir
 from memdir import NotFound, model
+from memdir import index as index_mod
+from memdir.catalog import Catalog
 from memdir.index import parse
 
 LINK = re.compile(r"\]\(<?([^)>]+)>?\)")
@@ -225,3 +227,95 @@ def test_ten_thousand_files_in_one_folder(root: Path) -> None:
         assert lines[-1] == (f"… and {10_000 - shown:,} older files in the root not shown here; "
                              "list them with list_memory_files() or `memdir ls`")
         assert len(md.list()) == 10_000
+
+
+def _reference_render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> str:
+    """The index rule spelled out the slow, obvious way: try every file and folder in turn."""
+    def size(paths: list[str], links: list[str], more: str) -> tuple[int, int]:
+        kinds = {cat.entries[p].type for p in paths}
+        sections = [index_mod._section_title(k) for k in kinds] + (["Folders"] if links else [])
+        lines = 1 + len(paths) + len(links) + 2 * len(sections) + (2 if more else 0)
+        size = len(index_mod._title(folder).encode()) + 1 + sum(cat.line_bytes(p) for p in paths)
+        size += sum(len(index_mod._folder_line(cat, s, folder).encode()) + 1 for s in links)
+        size += sum(len(n.encode()) + 5 for n in sections) + (len(more.encode()) + 2 if more else 0)
+        return lines, size
+
+    def fits(paths: list[str], links: list[str], more: str = "") -> bool:
+        lines, size_ = size(paths, links, more)
+        return lines <= max_lines and size_ <= max_bytes
+
+    everything = sorted(e.path for e in cat.walk(folder))
+    direct = sorted((p for p in everything if "/" not in p[len(folder):]),
+                    key=lambda p: (cat.entries[p].updated or "", p), reverse=True)
+    subs = sorted((f for f in cat.folders if f.startswith(folder) and f != folder and "/" not in f[len(folder):-1]),
+                  key=lambda f: (-cat.folders[f].count, f))
+    links: list[str] = []
+    shown = everything
+    if not folder and index_mod.ARCHIVE in subs:  # the archive is always a link in the top index
+        links.append(index_mod.ARCHIVE)
+        shown = [p for p in shown if not p.startswith(index_mod.ARCHIVE)]
+    for sub in subs:
+        if fits(shown, links):
+            break
+        if sub not in links:
+            links.append(sub)
+            shown = [p for p in shown if not p.startswith(sub)]
+    hidden_files = hidden_folders = 0
+    if not fits(shown, links):
+        reserve = index_mod._more_line(folder, 10**9, 10**9)
+        links = []
+        for sub in subs:
+            if not fits([], links + [sub], reserve):
+                break
+            links.append(sub)
+        shown = []
+        if len(links) == len(subs):
+            for path in direct:
+                if not fits(shown + [path], links, reserve):
+                    break
+                shown.append(path)
+        hidden_files, hidden_folders = len(direct) - len(shown), len(subs) - len(links)
+    out = [index_mod._title(folder)]
+    groups: dict[str | None, list[str]] = {}
+    for path in shown:
+        groups.setdefault(cat.entries[path].type, []).append(path)
+    for kind in sorted(groups, key=index_mod._section_order):
+        out += ["", f"## {index_mod._section_title(kind)}"]
+        items = sorted(sorted(groups[kind]), key=lambda p: cat.entries[p].updated or "", reverse=True)
+        out += [index_mod._line(cat, p, folder) for p in items]
+    if links:
+        out += ["", "## Folders"] + [index_mod._folder_line(cat, s, folder) for s in sorted(links)]
+    if hidden_files or hidden_folders:
+        out += ["", index_mod._more_line(folder, hidden_files, hidden_folders)]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_render_follows_the_rule_at_every_size_and_shape(seed: int) -> None:
+    rng = random.Random(seed)
+    cat = Catalog(index_mod.label)
+    folders = ["", "a/", "a/b/", "c/", "c/d/e/", "archive/", "archive/x/"] + [f"w{i}/" for i in range(rng.randrange(1, 40))]
+    for step in range(rng.randrange(50, 400)):
+        path = f"{rng.choice(folders)}n{rng.randrange(60)}.md"
+        if rng.random() < 0.15:
+            cat.remove(path)
+            continue
+        kind = rng.choice(["project", "user", "feedback", None])
+        cat.put(model.Entry(path, f"note {step}", "x" * rng.randrange(0, 80), kind, (), None,
+                            f"2026-01-{1 + rng.randrange(28):02d}", 10, 1, "v"))
+    for max_lines, max_bytes in ((12, 700), (40, 2500), (200, 25 * 1024)):
+        for folder in sorted(cat.folders):
+            text, links = index_mod.render(cat, folder, max_lines, max_bytes)
+            assert text == _reference_render(cat, folder, max_lines, max_bytes), (folder, max_lines)
+            assert len(text.splitlines()) <= max_lines or "older" in text or "smaller" in text
+
+
+def test_descriptions_keep_their_brackets_unless_they_would_make_a_link(md: memdir.Memdir) -> None:
+    md.append("log.md", "met Alice about the launch")
+    md.write("docs.md", "x\n", description="see [the docs](https://example.com) and [x][y]")
+    lines = {line.split("](", 1)[0]: line for line in md.index().splitlines() if line.startswith("- [")}
+    assert re.fullmatch(r"- \[log\]\(log\.md\) — \[\d{4}-\d\d-\d\d \d\d:\d\d\] met Alice about the launch", lines["- [log"])
+    assert lines["- [docs"] == r"- [docs](docs.md) — see [the docs\](https://example.com) and [x\][y]"
+    found, skipped = parse(md.index())
+    assert [f.path for f in found] == ["docs.md", "log.md"] or [f.path for f in found] == ["log.md", "docs.md"]
+    assert skipped == []

@@ -206,6 +206,64 @@ def test_reconcile_picks_up_hand_edits_and_journals_them(md: memdir.Memdir, root
     assert md.undo("edited.md").body == "before\n"  # a hand edit can be undone too
 
 
+def test_sync_catches_up_with_hand_edits_as_external_changes(md: memdir.Memdir, root: Path) -> None:
+    md.write("kept.md", "kept\n", description="kept as is")
+    md.write("gone.md", "gone\n", description="deleted by hand")
+    md.write("edited.md", "body\n", description="old words")
+    md.search("words")  # the search index exists, so it must follow too
+    (root / "gone.md").unlink()
+    text = (root / "edited.md").read_text()
+    (root / "edited.md").write_text(text.replace("old words", "new words"))
+    (root / "dropped.md").write_text("# Dropped in by hand\n")
+    assert md.sync() == ["dropped.md", "edited.md", "gone.md"]
+    assert [e.path for e in md.list()] == ["dropped.md", "edited.md", "kept.md"]
+    assert "new words" in md.index() and "old words" not in md.index()
+    assert (root / "MEMORY.md").read_text() == md.index()
+    assert [h.path for h in md.search("words")] == ["edited.md"]
+    listed = md.list("edited.md")[0]
+    md.write("edited.md", "again\n", expect=listed.version)  # the version shown is the one on disk
+    assert [r.op for r in md.history("gone.md")] == ["external", "write"]
+    assert md.sync() == []  # nothing changed since
+    assert md.undo("gone.md").body == "gone\n"
+
+
+def test_reads_are_parsed_once_per_version_and_see_hand_edits_at_once(md: memdir.Memdir, root: Path) -> None:
+    md.write("a.md", "first\n", description="alpha")
+    one, two = md.read("a.md"), md.read("a.md")
+    assert one == two and one is not two and one.meta is not two.meta  # a copy each time: callers may change it
+    one.meta["description"] = "changed by a caller"
+    assert md.read("a.md").description == "alpha" and md.read("a.md").meta["description"] == "alpha"
+    (root / "a.md").write_text((root / "a.md").read_text().replace("first", "edited"))
+    assert md.read("a.md").body == "edited\n"
+
+
+def test_sync_of_named_paths_looks_only_at_those(md: memdir.Memdir, root: Path) -> None:
+    md.write("a.md", "a\n", description="alpha")
+    (root / "a.md").write_text("# alpha edited\n")
+    (root / "b.md").write_text("# beta\n")
+    assert md.sync(["b.md", "MEMORY.md", ".memdir/tmp/1.md", "notes.txt"]) == ["b.md"]
+    assert md.list("a.md")[0].description == "alpha"  # not named: not looked at
+    assert md.sync(["a.md"]) == ["a.md"]
+    assert md.list("a.md")[0].description == "alpha edited"
+
+
+def test_a_new_process_sees_the_index_as_stored_and_renders_only_what_changed(root: Path) -> None:
+    with memdir.open(root, index_max_lines=8) as md:
+        for i in range(12):
+            md.write(f"big/n{i:02d}.md", "x\n", description=f"item {i}")
+        md.write("small/one.md", "x\n", description="the small one")
+        before = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("MEMORY.md")}
+    assert set(before) == {"MEMORY.md", "big/MEMORY.md"}
+    with memdir.open(root, index_max_lines=8) as md:
+        assert md.index() == before["MEMORY.md"] and md._state.catalog is None  # read as stored
+        md.write("small/two.md", "x\n", description="the second small one")
+        assert (root / "big" / "MEMORY.md").read_text() == before["big/MEMORY.md"]
+        for i in range(12):
+            md.delete(f"big/n{i:02d}.md")  # big fits inline again: its own index goes
+        assert not (root / "big" / "MEMORY.md").exists()
+        assert md.reconcile().clean
+
+
 def test_reconcile_rebuilds_a_damaged_index(md: memdir.Memdir, root: Path) -> None:
     md.write("a.md", "a\n", description="alpha")
     (root / "MEMORY.md").write_text("garbage\n")
@@ -246,3 +304,12 @@ def test_unknown_location_scheme(tmp_path: Path) -> None:
 def test_expect_default_is_any(md: memdir.Memdir) -> None:
     md.write("p.md", "1\n")
     assert md.write("p.md", "2\n", expect=ANY).change == "updated"
+
+
+def test_index_files_stay_right_when_two_processes_take_turns(root: Path) -> None:
+    with memdir.open(root) as a, memdir.open(root) as b:
+        a.write("x.md", "x\n", description="first words")
+        b.write("x.md", "x\n", description="second words")
+        a.write("x.md", "x\n", description="first words")  # the text a wrote before, but b's is on disk now
+        assert "first words" in (root / "MEMORY.md").read_text()
+        assert b.reconcile().clean

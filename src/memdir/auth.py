@@ -223,11 +223,13 @@ def check_bind(host: str, principals: Principals) -> None:
 class Memories:
     """One `Memdir` per principal, opened with the agent-facing defaults and kept open."""
 
-    def __init__(self, root: str | os.PathLike[str], *, transport: str) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True) -> None:
         self.root = root
         self.transport = transport
+        self.watch = watch  # follow edits made by hand in memory folders (memdir.watch)
         self._open: dict[Principal, Memdir] = {}
         self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
+        self._watchers: list[Any] = []
 
     def actor(self, principal: Principal) -> str:
         from .opening import default_actor
@@ -247,11 +249,19 @@ class Memories:
 
         md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
         self._parents.append(md)
+        if self.watch:
+            from .watch import Watcher, folder_of
+
+            if folder_of(md) is not None:
+                self._watchers.append(Watcher(md).start())
         if principal.scoped:
             return md.scope(read=principal.read or (), write=principal.write or ())
         return md
 
     def close(self) -> None:
+        for watcher in self._watchers:
+            watcher.stop()
+        self._watchers.clear()
         for md in self._parents:
             md.close()
         self._parents.clear()

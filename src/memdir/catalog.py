@@ -1,22 +1,24 @@
 """The in-memory catalog: every topic file's entry, plus per-folder totals.
 
 The totals (entries, index-line bytes and types per folder, counted
-recursively) are kept up to date on every change, so deciding what fits in
-an index never walks all the files.
+recursively, and the same for the folder's own files) and each folder's
+subfolders ranked by size are kept up to date on every change, so deciding
+what fits in an index never walks all the files or all the folders.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from .model import Entry
 from .paths import ancestors, parent
 
 
 class Folder:
-    __slots__ = ("path", "count", "bytes", "types", "direct_types", "recent", "subfolders", "newest")
+    __slots__ = ("path", "count", "bytes", "types", "direct_types", "direct_bytes", "recent", "subfolders",
+                 "ranked", "newest", "link")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -24,9 +26,12 @@ class Folder:
         self.bytes = 0  # bytes of their index lines (as seen from the root)
         self.types: Counter[str | None] = Counter()
         self.direct_types: Counter[str | None] = Counter()
+        self.direct_bytes = 0  # bytes of the index lines of this folder's own files
         self.recent: list[tuple[str, str]] = []  # (updated, path) of direct files, oldest first
         self.subfolders: set[str] = set()
+        self.ranked: list[tuple[int, str]] = []  # (-count, path) of the subfolders, largest first
         self.newest: str | None = None  # latest `updated` below; None until computed
+        self.link: str | None = None  # its line in the parent's index when collapsed; None until rendered
 
 
 class Catalog:
@@ -44,6 +49,16 @@ class Catalog:
     def get(self, path: str) -> Entry | None:
         return self.entries.get(path)
 
+    def _recount(self, node: Folder, delta: int) -> None:
+        """Change a folder's count and keep its place in its parent's ranking."""
+        if node.path:
+            ranked = self.folders[parent(node.path[:-1])].ranked
+            if node.count:
+                del ranked[bisect.bisect_left(ranked, (-node.count, node.path))]
+            if node.count + delta:
+                bisect.insort(ranked, (-node.count - delta, node.path))
+        node.count += delta
+
     def put(self, entry: Entry) -> None:
         if entry.path in self.entries:
             self.remove(entry.path)
@@ -58,13 +73,48 @@ class Catalog:
             if node is None:
                 node = self.folders[name] = Folder(name)
                 self.folders[chain[i - 1]].subfolders.add(name)
-            node.count += 1
+            self._recount(node, 1)
             node.bytes += size
             node.types[entry.type] += 1
-            node.newest = None
+            node.newest = node.link = None
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] += 1
+        home.direct_bytes += size
         bisect.insort(home.recent, (entry.updated or "", path))
+
+    def load(self, entries: Iterable[Entry]) -> None:
+        """Fill an empty catalog (a new process loading it): `put`'s totals, sorted once at the end.
+
+        A path given more than once keeps its last entry."""
+        assert not self.entries, "load fills an empty catalog; use put for changes"
+        folders, label = self.folders, self._label
+        chains: dict[str, list[Folder]] = {}  # folder -> its Folder and those above it, root first
+        for entry in {e.path: e for e in entries}.values():
+            path = entry.path
+            name, tail = self.labels[path] = label(entry)
+            size = self._bytes[path] = len(name.encode()) + len(tail.encode()) + len(path.encode()) + 9
+            self.entries[path] = entry
+            chain = chains.get(parent(path))
+            if chain is None:
+                chain = chains[parent(path)] = []
+                for here in ancestors(path):
+                    node = folders.get(here)
+                    if node is None:
+                        node = folders[here] = Folder(here)
+                        chain[-1].subfolders.add(here)
+                    chain.append(node)
+            kind = entry.type
+            for here_node in chain:
+                here_node.count += 1
+                here_node.bytes += size
+                here_node.types[kind] += 1
+            home = chain[-1]
+            home.direct_types[kind] += 1
+            home.direct_bytes += size
+            home.recent.append((entry.updated or "", path))
+        for node in folders.values():
+            node.recent.sort()
+            node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)
 
     def remove(self, path: str) -> None:
         entry = self.entries.pop(path, None)
@@ -77,15 +127,16 @@ class Catalog:
         home.direct_types[entry.type] -= 1
         if home.direct_types[entry.type] == 0:
             del home.direct_types[entry.type]
+        home.direct_bytes -= size
         key = (entry.updated or "", path)
         i = bisect.bisect_left(home.recent, key)
         if i < len(home.recent) and home.recent[i] == key:
             del home.recent[i]
         for name in reversed(chain):
             node = self.folders[name]
-            node.count -= 1
+            self._recount(node, -1)
             node.bytes -= size
-            node.newest = None
+            node.newest = node.link = None
             node.types[entry.type] -= 1
             if node.types[entry.type] == 0:
                 del node.types[entry.type]

@@ -39,6 +39,12 @@ class Context:
             self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
         return self._md
 
+    def current(self) -> Memdir:
+        """The memory with edits made by hand since the last command caught up (a stat check per file)."""
+        md = self.memdir()
+        md.sync()
+        return md
+
     def prepare_root(self, *, parents: bool = False) -> None:
         """Before a command creates a memory folder: refuse a likely typo, and say so when one is made.
 
@@ -311,7 +317,7 @@ def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> N
 @click.pass_obj
 def ls(obj: Context, prefix: str, as_json: bool) -> None:
     """List topic files under PREFIX (a folder): path, type, updated, lines, description."""
-    entries = obj.memdir().list(prefix)
+    entries = obj.current().list(prefix)
     if as_json:
         emit([e.to_dict() for e in entries])
         return
@@ -328,7 +334,7 @@ def ls(obj: Context, prefix: str, as_json: bool) -> None:
 @click.pass_obj
 def index(obj: Context, folder: str, as_json: bool) -> None:
     """Print MEMORY.md, the generated index (of FOLDER if given)."""
-    text = obj.memdir().index(folder)
+    text = obj.current().index(folder)
     if as_json:
         emit({"folder": folder, "text": text})
     else:
@@ -392,7 +398,7 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
         if not past and not as_json:
             click.echo("no matches", err=True)
         sys.exit(0 if past else 1)
-    hits = obj.memdir().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
+    hits = obj.current().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
     if as_json:
         emit([h.to_dict() for h in hits])
         sys.exit(0 if hits else 1)
@@ -752,9 +758,11 @@ def serve(
 
 
 from . import cli_capture  # noqa: E402 - commands of their own module, registered on the group above
+from .watch import watch_command  # noqa: E402 - registered last, in its own module
 
 for _command in cli_capture.COMMANDS:
     main.add_command(_command)
+main.add_command(watch_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -8,11 +8,12 @@ lists the most recently updated and says how many more there are.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .catalog import Catalog
+from .catalog import Catalog, Folder
 from .model import Entry, clip
 from .paths import INDEX_NAME
 
@@ -23,12 +24,24 @@ ARCHIVE = "archive/"
 
 
 def _escape(text: str) -> str:
-    return " ".join(text.split()).replace("[", "\\[").replace("]", "\\]")
+    """Link text: every bracket escaped, so the link around it still parses."""
+    text = " ".join(text.split())
+    return text.replace("[", "\\[").replace("]", "\\]") if "[" in text or "]" in text else text
+
+
+_LINK_START = re.compile(r"\](?=[(\[])")
+
+
+def _escape_tail(text: str) -> str:
+    """A description: only a bracket that would start a link target is escaped (`[2026-11-30 10:40] note` stays)."""
+    text = " ".join(text.split())
+    return _LINK_START.sub(r"\\]", text) if "]" in text else text
 
 
 _ANGLED = re.compile(r"[ ()<>]")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _target(path: str) -> str:
     return f"<{path}>" if _ANGLED.search(path) else path
 
@@ -36,7 +49,7 @@ def _target(path: str) -> str:
 def label(entry: Entry) -> tuple[str, str]:
     """The parts of an index line that do not depend on where the index is: (name, " — description")."""
     desc = clip(entry.description)
-    return _escape(entry.name), f" — {_escape(desc)}" if desc else ""
+    return _escape(entry.name), f" — {_escape_tail(desc)}" if desc else ""
 
 
 def line(entry: Entry, base: str = "") -> str:
@@ -67,7 +80,14 @@ def _title(folder: str) -> str:
 
 
 def _folder_line(cat: Catalog, sub: str, base: str) -> str:
+    """The line that links `sub`'s own index from its parent folder `base` (kept until `sub` changes)."""
     node = cat.folders[sub]
+    if node.link is None:
+        node.link = _link_text(cat, node, sub, base)
+    return node.link
+
+
+def _link_text(cat: Catalog, node: Folder, sub: str, base: str) -> str:
     kinds = sorted(node.types.items(), key=lambda kv: (-kv[1], _section_order(kv[0])))
     mix = ", ".join(f"{_section_title(k).lower()} {n:,}" for k, n in kinds[:4])
     newest = cat.newest(sub)[:10]
@@ -89,41 +109,42 @@ def _more_line(folder: str, files: int, folders: int) -> str:
 
 
 def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[str, list[str]]:
-    """(index text for `folder`, the subfolders it collapses into links)."""
+    """(index text for `folder`, the subfolders it collapses into links).
+
+    Works from the catalog's running totals, so its cost grows with the lines
+    the index shows (bounded by the caps), not with the files in the folder.
+    """
     title = _title(folder)
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
         return f"{title}\n\nNo memories yet.\n", []
-    subs = sorted(node.subfolders, key=lambda f: (-cat.folders[f].count, f))
-    direct = [p for _, p in reversed(node.recent)]  # newest first
+    ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
-    for path in direct:
-        plan.add_file(path)
-    for sub in subs:
-        plan.add_inline(sub)
-    inline = list(subs)
-    if not folder and ARCHIVE in inline:  # retired and folded files: one link, never listed in the top index
+    plan.add_all(node)
+    archived = not folder and ARCHIVE in node.subfolders
+    if archived:  # retired and folded files: one link, never listed in the top index
         plan.collapse(ARCHIVE)
-        inline.remove(ARCHIVE)
-    while not plan.fits() and inline:  # collapse the largest folders first
-        plan.collapse(inline.pop(0))
+    collapsed = 0
+    if 1 + len(node.recent) + len(ranked) > max_lines:
+        collapsed = len(ranked)  # even with every folder collapsed the lines would not fit: skip to the fallback
+    while not plan.fits() and collapsed < len(ranked):
+        sub = ranked[collapsed][1]  # the largest folders first
+        collapsed += 1
+        if not (archived and sub == ARCHIVE):
+            plan.collapse(sub)
     hidden_files = hidden_folders = 0
     if not plan.fits():
         # Only files and folder links remain: keep the largest folders, then the newest files.
         plan = _Plan(cat, folder, max_lines, max_bytes, reserve=_more_line(folder, 10**9, 10**9))
-        for sub in subs:
+        for _, sub in ranked:
             plan.link(sub)
             if not plan.fits():
                 plan.unlink()
                 break
-        hidden_folders = len(subs) - len(plan.links)
+        hidden_folders = len(ranked) - len(plan.links)
         if not hidden_folders:
-            for path in direct:
-                plan.add_file(path)
-                if not plan.fits():
-                    plan.drop_file()
-                    break
-        hidden_files = len(direct) - len(plan.files)
+            plan.add_newest(node)
+        hidden_files = len(node.recent) - len(plan.files)
     return plan.text(hidden_files, hidden_folders), sorted(plan.links)
 
 
@@ -134,36 +155,72 @@ class _Plan:
         self.cat, self.folder = cat, folder
         self.max_lines, self.max_bytes = max_lines, max_bytes
         self.files: list[str] = []
-        self.inline: list[str] = []
+        self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
         self.kinds: Counter[str | None] = Counter()
+        self.sections = 0  # type sections listed, and the bytes of their headings
+        self.section_bytes = 0
         title = _title(folder)
         self.lines = 1 + (2 if reserve else 0)
         self.bytes = len(title.encode()) + 1 + (len(reserve.encode()) + 2 if reserve else 0)
 
-    def add_file(self, path: str) -> None:
-        self.files.append(path)
-        self.kinds[self.cat.entries[path].type] += 1
-        self.lines += 1
-        self.bytes += self.cat.line_bytes(path)
+    def _count(self, kind: str | None, delta: int) -> None:
+        before = self.kinds[kind]
+        self.kinds[kind] = before + delta
+        if (before > 0) != (before + delta > 0):
+            sign = 1 if before + delta > 0 else -1
+            self.sections += sign
+            self.section_bytes += sign * (len(_section_title(kind).encode()) + 5)
 
-    def drop_file(self) -> None:
-        path = self.files.pop()
-        self.kinds[self.cat.entries[path].type] -= 1
-        self.lines -= 1
-        self.bytes -= self.cat.line_bytes(path)
-
-    def add_inline(self, sub: str) -> None:
-        node = self.cat.folders[sub]
-        self.inline.append(sub)
-        self.kinds.update(node.types)
+    def add_all(self, node: Folder) -> None:
+        self.everything = node
+        for kind, n in node.types.items():
+            self._count(kind, n)
         self.lines += node.count
         self.bytes += node.bytes
 
+    def add_file(self, path: str) -> None:
+        self.files.append(path)
+        self._count(self.cat.entries[path].type, 1)
+        self.lines += 1
+        self.bytes += self.cat.line_bytes(path)
+
+    def add_newest(self, node: Folder) -> None:
+        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick)."""
+        entries, sizes, recent = self.cat.entries, self.cat._bytes, node.recent
+        links = 1 if self.links else 0
+        lines, size = self.lines, self.bytes + self.section_bytes + links * (len(FOLDERS) + 5)
+        sections, seen, taken = self.sections + links, {k for k, n in self.kinds.items() if n > 0}, []
+        for i in range(len(recent) - 1, -1, -1):
+            path = recent[i][1]
+            kind = entries[path].type
+            grow = kind not in seen
+            if lines + 1 + 2 * (sections + grow) > self.max_lines:
+                break
+            extra = sizes[path] + (len(_section_title(kind).encode()) + 5 if grow else 0)
+            if size + extra > self.max_bytes:
+                break
+            lines, size = lines + 1, size + extra
+            if grow:
+                seen.add(kind)
+                sections += 1
+            taken.append(path)
+        self.files += taken
+        for kind, n in Counter(entries[p].type for p in taken).items():
+            self._count(kind, n)
+        self.lines += len(taken)
+        self.bytes += sum(sizes[p] for p in taken)
+
+    def drop_file(self) -> None:
+        path = self.files.pop()
+        self._count(self.cat.entries[path].type, -1)
+        self.lines -= 1
+        self.bytes -= self.cat.line_bytes(path)
+
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
-        self.inline.remove(sub)
-        self.kinds.subtract(node.types)
+        for kind, n in node.types.items():
+            self._count(kind, -n)
         self.lines -= node.count
         self.bytes -= node.bytes
         self.link(sub)
@@ -179,29 +236,33 @@ class _Plan:
         self.lines -= 1
         self.bytes -= len(text.encode()) + 1
 
-    def _sections(self) -> list[str]:
-        names = [_section_title(k) for k, n in self.kinds.items() if n > 0]
-        return names + ([FOLDERS] if self.links else [])
-
     def fits(self) -> bool:
-        sections = self._sections()
-        lines = self.lines + 2 * len(sections)
-        size = self.bytes + sum(len(n.encode()) + 5 for n in sections)
+        folders = 1 if self.links else 0
+        lines = self.lines + 2 * (self.sections + folders)
+        size = self.bytes + self.section_bytes + folders * (len(FOLDERS) + 5)
         return lines <= self.max_lines and size <= self.max_bytes
 
-    def text(self, hidden_files: int, hidden_folders: int) -> str:
+    def _listed(self) -> list[Entry]:
         listed = [self.cat.entries[p] for p in self.files]
-        for sub in self.inline:
-            listed.extend(self.cat.walk(sub))
+        if self.everything is not None:
+            listed += [self.cat.entries[p] for _, p in self.everything.recent]
+            for sub in self.everything.subfolders - self.links.keys():
+                listed.extend(self.cat.walk(sub))
+        return listed
+
+    def text(self, hidden_files: int, hidden_folders: int) -> str:
         groups: dict[str | None, list[Entry]] = {}
-        for entry in listed:
+        for entry in self._listed():
             groups.setdefault(entry.type, []).append(entry)
         out = [_title(self.folder)]
+        labels, cut = self.cat.labels, len(self.folder)
         for kind in sorted(groups, key=_section_order):
             out += ["", f"## {_section_title(kind)}"]
             items = sorted(groups[kind], key=lambda e: e.path)
             items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
-            out += [_line(self.cat, e.path, self.folder) for e in items]
+            for e in items:
+                name, tail = labels[e.path]
+                out.append(f"- [{name}]({_target(e.path[cut:])}){tail}")
         if self.links:
             out += ["", f"## {FOLDERS}"]
             out += [self.links[s] for s in sorted(self.links)]
@@ -255,3 +316,9 @@ def parse(text: str) -> tuple[list[IndexLine], list[tuple[int, str]]]:
             continue
         skipped.append((number, raw))
     return found, skipped
+
+
+def links(text: str, folder: str) -> list[str]:
+    """The subfolders an index text of `folder` links to (their own MEMORY.md), sorted."""
+    found, _ = parse(text)
+    return sorted(folder + line.path[: -len(INDEX_NAME)] for line in found if line.path.endswith("/" + INDEX_NAME))

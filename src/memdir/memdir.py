@@ -110,20 +110,36 @@ class Op:
 
 
 class _State:
-    """What every view of one memory shares: the catalog and the index files on disk."""
+    """What every view of one memory shares: the catalog, the index files on disk, parsed files."""
+
+    PARSED_BYTES = 64 << 20  # parsed files kept for reads, by text size
 
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
-        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
+        self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk (as far as known)
+        self.derived = -1  # the catalog seq this process last wrote index files for
+        self.mine = 0  # changes this process committed since then
         self.search: LexicalIndex | None = None  # the persistent lexical index, opened on first use
+        self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
+        self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
+
+    def keep(self, mem: Memory) -> None:
+        old = self.parsed.pop(mem.path, None)
+        if old is not None:
+            self.parsed_bytes -= len(old.text)
+        while self.parsed and self.parsed_bytes + len(mem.text) > self.PARSED_BYTES:
+            self.parsed_bytes -= len(self.parsed.pop(next(iter(self.parsed))).text)  # the oldest first
+        self.parsed[mem.path] = mem
+        self.parsed_bytes += len(mem.text)
 
     def forget(self) -> None:
         """Drop every cache: the next call reloads from the store."""
         if self.search is not None:
             self.search.close()
         self.catalog, self.written, self.search = None, {}, None
+        self.parsed, self.parsed_bytes = {}, 0
         self.generation += 1
 
 
@@ -205,11 +221,20 @@ class Memdir:
         return self._memory(p, blob)
 
     def _memory(self, path: str, blob: Blob, change: str = "") -> Memory:
+        """The parsed file; parsed again only when its version (on a folder: its stat) changed."""
+        hit = self._state.parsed.get(path)
+        if hit is not None and hit.version == blob.version and blob.version:
+            fresh = object.__new__(Memory)  # a copy without dataclasses.replace's cost: reads are this hot
+            fresh.__dict__.update(hit.__dict__, meta=dict(hit.meta), change=change)
+            return fresh
         try:
             text = blob.data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InvalidMemory(f"{path} is not UTF-8 text (byte {e.start}); memdir stores text only", path=path) from None
-        return model.memory(path, text, blob.version, self.limits.types, change=change)
+        mem = model.memory(path, text, blob.version, self.limits.types, change=change)
+        if blob.version:
+            self._state.keep(replace(mem, meta=dict(mem.meta), change=""))
+        return mem
 
     def list(self, prefix: str = "") -> list[Entry]:
         """Catalog entries under a folder (or the one file), sorted by path."""
@@ -236,6 +261,10 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
+            if self._state.catalog is None and self._scope is None:
+                stored = self._stored_index(f)
+                if stored is not None:
+                    return stored
             cat = self._view_catalog()
             view = self._views.get(f)
             if view is not None and view[:2] == (self._state.generation, cat.seq):
@@ -245,6 +274,14 @@ class Memdir:
             text, _ = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
             self._views[f] = (self._state.generation, cat.seq, text)
             return text
+
+    def _stored_index(self, folder: str) -> str | None:
+        """In a process that has not loaded the catalog: the index file as stored, if it reflects the
+        latest change (derived state is trusted when its seq matches; nothing is rendered)."""
+        if self.recovered or self._store.changes(self._store.derived())[1]:
+            return None
+        blob = self._store.get(folder + INDEX_NAME)
+        return None if blob is None else blob.data.decode("utf-8", "replace")
 
     def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> builtins.list[Hit]:
         """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`.
@@ -717,6 +754,7 @@ class Memdir:
         """Commit under the held store lock, then bring the catalog and indexes up to date."""
         self._state.commits += 1
         records = self._store.commit(changes)
+        self._state.mine = len(records)
         self._refresh()
         if records:
             self._index_commit(changes, records)
@@ -740,21 +778,23 @@ class Memdir:
             self._scoped = (key, view)
         return self._scoped[1]
 
-    def _sync(self) -> tuple[Catalog, set[str] | None]:
-        """Load or catch up the catalog; returns it and the paths changed (None: all)."""
+    def _sync(self) -> tuple[Catalog, set[str]]:
+        """Load or catch up the catalog; returns it and the paths changed since the last call."""
         cat = self._state.catalog
         if cat is None:
             cat = Catalog(index.label)
             seq, changes = self._store.changes(0)
-            for _, entry in changes:
-                if entry is not None:
-                    cat.put(entry)
+            cat.load(entry for _, entry in changes if entry is not None)
             cat.seq = seq
             self._state.catalog = cat
-            if self._store.derived() < seq or self.recovered:
+            derived = self._store.derived()
+            if derived < seq or self.recovered:  # the index files lag behind the catalog
                 with self._store.lock():
-                    self._refresh(full=True)
-            return cat, None
+                    if derived and not self.recovered:
+                        self._reindex(cat, {p for p, _ in self._store.changes(derived)[1]})
+                    else:
+                        self._refresh_all(cat)
+            return cat, set()
         seq, changes = self._store.changes(cat.seq)
         for path, entry in changes:
             if entry is None:
@@ -764,37 +804,150 @@ class Memdir:
         cat.seq = seq
         return cat, {p for p, _ in changes}
 
+    def _render(self, cat: Catalog, folder: str) -> tuple[str, builtins.list[str]]:
+        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes)
+        if self._scope is None:
+            self._views[folder] = (self._state.generation, cat.seq, text)
+        return text, links
+
     def _refresh(self, full: bool = False) -> None:
-        """Rewrite the index files the latest changes touched (call with the store lock held)."""
+        """Rewrite the index files the latest changes touched (call with the store lock held).
+
+        Only the root and the linked folders on the changed paths are rendered,
+        and each render is bounded by the caps. What is on disk for the others
+        is trusted (a new process learns it from the files when it needs it).
+        """
         cat, changed = self._sync()
         if full:
-            changed = None
-        touched = None if changed is None else {a for p in changed for a in paths.ancestors(p)}
+            self._refresh_all(cat)
+        elif changed:
+            self._reindex(cat, changed)
+
+    def _reindex(self, cat: Catalog, changed: set[str]) -> None:
+        touched = {a for p in changed for a in paths.ancestors(p)}
+        if cat.seq - self._state.derived != self._state.mine:
+            self._state.written = {}  # another writer came in between: learn the index files from disk again
+        self._state.mine = 0
+        written = self._state.written
+        files: dict[str, bytes | None] = {}
+
+        def known(f: str) -> tuple[str, builtins.list[str]] | None:
+            prev = written.get(f)
+            if prev is None:
+                blob = self._store.get(f + INDEX_NAME)
+                if blob is not None:
+                    text = blob.data.decode("utf-8", "replace")
+                    prev = written[f] = (text, index.links(text, f))
+            return prev
+
+        def drop(f: str) -> None:  # no longer linked: its index goes, and those it linked
+            prev = known(f)
+            written.pop(f, None)
+            if prev is not None:
+                files[f + INDEX_NAME] = None
+                for sub in prev[1]:
+                    drop(sub)
+
+        stack = [""]
+        while stack:
+            f = stack.pop()
+            old = known(f)
+            text, links = written[f] = self._render(cat, f)
+            if old is None or old[0] != text:
+                files[f + INDEX_NAME] = text.encode()
+            before = set() if old is None else set(old[1])
+            stack.extend(sub for sub in links if sub in touched or sub not in before)
+            for sub in before.difference(links):
+                drop(sub)
+        self._store.derive(files, cat.seq)
+        self._state.derived = cat.seq
+
+    def _refresh_all(self, cat: Catalog) -> None:
+        """Render every index file from the catalog and remove stray ones."""
         rendered: dict[str, tuple[str, builtins.list[str]]] = {}
         stack = [""]
         while stack:
             f = stack.pop()
-            prev = self._state.written.get(f)
-            if touched is None or prev is None or f in touched:
-                prev = index.render(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
-            rendered[f] = prev
-            if self._scope is None:
-                self._views[f] = (self._state.generation, cat.seq, prev[0])
-            stack.extend(prev[1])
-        files: dict[str, bytes | None] = {}
-        for f, (text, _) in rendered.items():
-            if touched is None or self._state.written.get(f, ("",))[0] != text:
-                files[f + INDEX_NAME] = text.encode()
-        for f in self._state.written.keys() - rendered.keys():
-            files[f + INDEX_NAME] = None
-        if full:
-            for f in cat.folders.keys() - rendered.keys():
-                if self._store.get(f + INDEX_NAME) is not None:
-                    files[f + INDEX_NAME] = None
+            rendered[f] = self._render(cat, f)
+            stack.extend(rendered[f][1])
+        files: dict[str, bytes | None] = {f + INDEX_NAME: text.encode() for f, (text, _) in rendered.items()}
+        for f in (cat.folders.keys() | self._state.written.keys()) - rendered.keys():
+            if self._store.get(f + INDEX_NAME) is not None:
+                files[f + INDEX_NAME] = None
         self._state.written = rendered
         self._store.derive(files, cat.seq)
+        self._state.derived = cat.seq
 
     # ------------------------------------------------------------ reconcile
+
+    def sync(self, changed: Iterable[str] | None = None) -> builtins.list[str]:
+        """Catch up with edits made outside memdir (by a person, an editor, another tool).
+
+        Files added, changed or deleted by hand are journaled as `external`
+        changes (undo works on them) and the catalog, the indexes and search
+        follow. Without `changed`, every file's stat is compared with the
+        catalog (the check where no watcher runs); with it (a watcher's
+        events), only those paths are looked at. Returns the paths found
+        changed, as far as this view may read them.
+        """
+        with self._writing():
+            cat, _ = self._sync()
+            if changed is None:
+                found: dict[str, str | None] = dict(self._store.list())
+                found.update((p, None) for p in cat.entries.keys() - found.keys())
+            else:
+                found = {}
+                for raw in changed:
+                    try:
+                        p = paths.topic_path(raw)
+                    except MemdirError:
+                        continue  # MEMORY.md, .memdir/, not markdown: not a topic file
+                    blob = self._store.get(p)
+                    found[p] = None if blob is None else blob.version
+            report = self._external(cat, found, Report(fixed=True), commit=self._commit)
+        return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
+
+    def _external(self, cat: Catalog, found: dict[str, str | None], report: Report,
+                  commit: Callable[[builtins.list[Change]], object] | None) -> Report:
+        """Compare stored versions with the catalog; report what differs and, given `commit`,
+        journal it as `external` (the one code path for hand edits: reconcile, sync, the watcher)."""
+        changes: builtins.list[Change] = []
+        now = model.now_stamp()
+        for path in sorted(found):
+            entry, version = cat.get(path), found[path]
+            if (entry.version if entry is not None else None) == version:
+                continue
+            if version is None:
+                report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
+                if commit is not None:
+                    last = self._store.journal(path, limit=1)
+                    old = last[0].new if last and last[0].new is not None else None
+                    changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
+                                          entry=None, actor=self.actor, time=now, record_only=True))
+                continue
+            blob = self._store.get(path)
+            if blob is None:
+                continue
+            kind = "new" if entry is None else "changed"
+            try:
+                mem = self._memory(path, blob)
+            except MemdirError as e:
+                report.findings.append(Finding("invalid", path, e.message))
+                continue
+            report.findings.append(Finding(kind, path, "not in the catalog" if entry is None else "changed outside memdir"))
+            for problem in self._problems(mem):
+                report.findings.append(Finding("invalid", path, problem))
+            if commit is not None:
+                old = None
+                if entry is not None:
+                    last = self._store.journal(path, limit=1)
+                    old = last[0].new if last else None
+                changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version, old=old,
+                                      entry=model.entry_of(mem), actor=self.actor, time=now, record_only=True))
+        for start in range(0, len(changes), 500):
+            assert commit is not None
+            commit(changes[start : start + 500])
+        return report
 
     def reconcile(self, fix: bool = False) -> Report:
         """Compare the files with the catalog and the indexes; with fix, repair them.
@@ -810,48 +963,13 @@ class Memdir:
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             cat, _ = self._sync()
-            on_disk = dict(self._store.list())
-            changes: builtins.list[Change] = []
-            now = model.now_stamp()
-            for path in sorted(on_disk.keys() | cat.entries.keys()):
-                entry, version = cat.get(path), on_disk.get(path)
-                if entry is not None and version == entry.version:
-                    continue
-                if version is None:
-                    report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
-                    if fix:
-                        last = self._store.journal(path, limit=1)
-                        old = last[0].new if last and last[0].new is not None else None
-                        changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
-                                              entry=None, actor=self.actor, time=now, record_only=True))
-                    continue
-                blob = self._store.get(path)
-                if blob is None:
-                    continue
-                kind = "new" if entry is None else "changed"
-                try:
-                    mem = self._memory(path, blob)
-                except MemdirError as e:
-                    report.findings.append(Finding("invalid", path, e.message))
-                    continue
-                report.findings.append(Finding(kind, path, "not in the catalog" if entry is None else "changed outside memdir"))
-                for problem in self._problems(mem):
-                    report.findings.append(Finding("invalid", path, problem))
-                if fix:
-                    old = None
-                    if entry is not None:
-                        last = self._store.journal(path, limit=1)
-                        old = last[0].new if last else None
-                    changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version, old=old,
-                                          entry=model.entry_of(mem), actor=self.actor, time=now, record_only=True))
-            if fix and changes:
-                for start in range(0, len(changes), 500):
-                    self._store.commit(changes[start : start + 500])
+            found: dict[str, str | None] = dict(self._store.list())
+            found.update((p, None) for p in cat.entries.keys() - found.keys())
+            self._external(cat, found, report, commit=self._store.commit if fix else None)
             cat, _ = self._sync()
             if self._store.derived() < cat.seq or self._index_stale(cat):
                 report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
-                self._state.written = {}
                 self._refresh(full=True)
         report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]  # once committed
         return report

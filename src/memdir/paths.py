@@ -7,6 +7,8 @@ reserved component. Everything that takes a path from outside goes through
 
 from __future__ import annotations
 
+import functools
+import re
 import unicodedata
 
 from .errors import InvalidPath
@@ -15,6 +17,7 @@ INDEX_NAME = "MEMORY.md"
 INTERNAL_DIR = ".memdir"
 MAX_PATH_BYTES = 1024
 MAX_PART_BYTES = 255
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def _parts(raw: object, what: str) -> list[str]:
@@ -22,7 +25,7 @@ def _parts(raw: object, what: str) -> list[str]:
         raise InvalidPath(f"{what} must be a string, got {type(raw).__name__}")
     path = unicodedata.normalize("NFC", raw)
     shown = repr(raw)
-    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+    if _CONTROL.search(path):
         raise InvalidPath(f"{what} {shown} contains a control character; use printable characters only", path=raw)
     if "\\" in path:
         raise InvalidPath(f"{what} {shown} contains a backslash; separate folders with '/'", path=raw)
@@ -47,6 +50,17 @@ def _parts(raw: object, what: str) -> list[str]:
 
 def topic_path(raw: object) -> str:
     """Return the normal form of a topic-file path, or raise `InvalidPath`."""
+    if type(raw) is str:
+        return _topic_path_of_text(raw)  # paths repeat (every read checks one): remember the recent ones
+    return _topic_path(raw)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _topic_path_of_text(raw: str) -> str:
+    return _topic_path(raw)
+
+
+def _topic_path(raw: object) -> str:
     parts = _parts(raw, "path")
     if not parts:
         raise InvalidPath(f"path {raw!r} is empty; name a topic file such as 'project/notes.md'", path=str(raw))

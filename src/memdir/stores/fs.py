@@ -114,6 +114,9 @@ class FileStore:
 
     def _full(self, path: str) -> Path:
         """The on-disk path, refusing any symlink that leads out of the root."""
+        return Path(self._full_text(path))
+
+    def _full_text(self, path: str) -> str:
         here = self._root_text
         for part in path.split("/"):
             here = f"{here}/{part}"
@@ -128,12 +131,12 @@ class FileStore:
                         f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path
                     )
                 break
-        return Path(self._root_text + "/" + path)
+        return self._root_text + "/" + path
 
     # ------------------------------------------------------------ reading
 
     def get(self, path: str) -> Blob | None:
-        full = self._full(path)
+        full = self._full_text(path)
         try:
             with open(full, "rb") as f:
                 st = os.fstat(f.fileno())
@@ -334,7 +337,8 @@ class FileStore:
         rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
         if not rows:
             return since, []
-        out = [(p, None if e is None else Entry.from_dict(json.loads(e))) for p, e, _ in rows]
+        decoded = json.loads("[" + ",".join("null" if e is None else e for _, e, _ in rows) + "]")  # one parse, not one per row
+        out = [(p, None if d is None else Entry.from_dict(d)) for (p, _, _), d in zip(rows, decoded, strict=True)]
         return rows[-1][2], out
 
     def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
