@@ -21,6 +21,7 @@ from .limits import CONFIG_FILE, Limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_ROOT = "memory"
+LS_PAGE = 1000  # files `memdir ls` prints before it says how to list on
 
 
 class Context:
@@ -225,19 +226,32 @@ def mv(obj: Context, old: str, new: str, as_json: bool) -> None:
 
 @main.command("ls")
 @click.argument("prefix", required=False, default="")
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=LS_PAGE, show_default=True,
+              help="List at most this many files (0: all of them).")
+@click.option("--offset", type=click.IntRange(min=1), default=1, help="Start at this file (1-based), for the next page.")
 @json_option
 @click.pass_obj
-def ls(obj: Context, prefix: str, as_json: bool) -> None:
-    """List topic files under PREFIX (a folder): path, type, updated, lines, description."""
+def ls(obj: Context, prefix: str, limit: int, offset: int, as_json: bool) -> None:
+    """List topic files under PREFIX (a folder): path, type, updated, lines, description.
+
+    A long listing stops after --limit files and says on stderr how to list on.
+    """
+    from . import pages
+
     entries = obj.memdir().list(prefix)
+    page = pages.items(entries, offset, max_items=limit or len(entries) or 1, max_bytes=1 << 62, size=lambda e: 0)
     if as_json:
-        emit([e.to_dict() for e in entries])
-        return
-    for e in entries:
-        updated = (e.updated or "")[:10]
-        click.echo(f"{e.path}\t{e.type or '-'}\t{updated}\t{e.lines} lines\t{e.description}")
+        emit([e.to_dict() for e in page.items])
+    else:
+        for e in page.items:
+            updated = (e.updated or "")[:10]
+            click.echo(f"{e.path}\t{e.type or '-'}\t{updated}\t{e.lines} lines\t{e.description}")
     if not entries:
         click.echo(f"no memories under {prefix or 'the root'}", err=True)
+    elif page.next is not None:
+        again = " ".join(["memdir ls", *([prefix] if prefix else []), f"--offset {page.next}"])
+        click.echo(f"… {page.total - page.end:,} more of {page.total:,}; list on with `{again}` (or --limit 0 for all)",
+                   err=True)
 
 
 @main.command()

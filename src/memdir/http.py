@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from . import errors
+from . import errors, pages
 from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
 from .memdir import ANY, Memdir
 
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
+MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (a page)
+LIST_PAGE = 1000  # files per GET /v1/files page at most
 MARKDOWN = "text/markdown; charset=utf-8"
 
 STATUS: dict[type[errors.MemdirError], int] = {
@@ -239,8 +241,13 @@ class Api:
     async def list_files(self, request: Request) -> Response:
         md = self.memdir(request)
         folder = request.query_params.get("folder", "")
+        offset = _int(request, "offset", 1, 1, 1 << 40)
+        limit = _int(request, "limit", LIST_PAGE, 1, LIST_PAGE)
         entries = await run_in_threadpool(md.list, folder)
-        return JSONResponse({"folder": folder, "files": [e.to_dict() for e in entries]})
+        page = pages.items(entries, offset, limit, max_items=LIST_PAGE, max_bytes=MAX_ANSWER,
+                           size=lambda e: len(json.dumps(e.to_dict(), ensure_ascii=False).encode()) + 2)
+        return JSONResponse({"folder": folder, "files": [e.to_dict() for e in page.items], "total": page.total,
+                             "offset": offset, "next_offset": page.next})
 
     async def get_file(self, request: Request) -> Response:
         md = self.memdir(request)
@@ -249,9 +256,26 @@ class Api:
         wanted = request.headers.get("if-none-match")
         if wanted is not None and wanted.strip() in (etag(m.version), m.version, "*"):
             return Response(status_code=304, headers=headers)
+        paged = "offset" in request.query_params or "limit" in request.query_params
+        offset = _int(request, "offset", 1, 1, 1 << 40)
+        limits = md.limits  # whatever memdir may write comes back whole; a bigger (hand-placed) file in pages
+        page = pages.lines(m.text, offset, _int(request, "limit", 0, 1, 1 << 40) or None,
+                           max_lines=max(limits.max_lines, limits.read_max_lines),
+                           max_bytes=max(limits.max_bytes, limits.read_max_bytes))
+        if not paged and page.whole:
+            if _wants_markdown(request):
+                return Response(m.text, media_type=MARKDOWN, headers=headers)
+            return JSONResponse(m.to_dict(), headers=headers)
+        if page.offset > max(page.total, 1):
+            raise ApiError(400, "BadRequest", f"offset={offset} is past the end of {m.path} ({page.total} lines)")
+        headers["X-Memdir-Lines"] = f"{page.offset}-{page.end}/{page.total}"
+        if page.next is not None:
+            headers["X-Memdir-Next-Offset"] = str(page.next)
         if _wants_markdown(request):
-            return Response(m.text, media_type=MARKDOWN, headers=headers)
-        return JSONResponse(m.to_dict(), headers=headers)
+            return Response(page.text + "\n" if page.lines else "", media_type=MARKDOWN, headers=headers)
+        return JSONResponse({"path": m.path, "version": m.version, "lines": page.total, "offset": page.offset,
+                             "end": page.end, "next_offset": page.next, "cut": list(page.cut), "text": page.text},
+                            headers=headers)
 
     async def put_file(self, request: Request) -> Response:
         md = self.memdir(request)

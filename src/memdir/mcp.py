@@ -21,7 +21,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from . import pages
 from .auth import PRINCIPAL, Memories, Principal, Principals
+from .limits import Limits
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -163,7 +165,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
             elif uri.startswith(FILE_PREFIX):
                 memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
                 sessions.session(ctx).seen.add(memory.path)  # the model has it now: overwriting it is no surprise
-                text = memory.text
+                text = _first_page(memory.path, memory.text, md.limits)
             else:
                 raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
         except MemdirError as e:
@@ -195,6 +197,15 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+def _first_page(path: str, text: str, limits: Limits) -> str:
+    """The file, or its first page and where to read on when it is over the read caps."""
+    page = pages.lines(text, max_lines=limits.read_max_lines, max_bytes=limits.read_max_bytes)
+    if page.whole:
+        return text
+    more = f"; read on with read_memory_file(path=\"{path}\", offset={page.next})" if page.next else ""
+    return f"{page.text}\n[lines 1-{page.end} of {page.total}{more}]\n"
 
 
 def _cursor(cursor: str | None) -> int:

@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import paths
+from . import pages, paths
 from .errors import MemdirError, NotFound
 from .memdir import ANY, Memdir
-from .model import Memory
+from .model import Entry, Memory
 
 log = logging.getLogger("memdir.tools")
 
@@ -114,9 +114,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_memory_files",
         "List memory files",
-        "List every topic file under a folder with its type, last update, size and description. Use it "
-        "when an index says more files exist than it shows.",
-        _schema({}, {"folder": _string("Folder to list, e.g. 'project/'. Omit for everything.")}),
+        "List the topic files under a folder with their type, last update, size and description. Use it "
+        "when an index says more files exist than it shows. Long listings come in pages: pass offset to "
+        "continue where the previous page ended.",
+        _schema({}, {
+            "folder": _string("Folder to list, e.g. 'project/'. Omit for everything."),
+            "offset": _integer("First file to list (1-based), to continue a long listing. Default 1."),
+        }),
         READ_ONLY,
     ),
     Tool(
@@ -307,36 +311,40 @@ class Session:
         text = self.md.index(folder)
         return Result(text, data={"folder": paths.folder(folder), "text": text})
 
-    def list_memory_files(self, folder: str = "") -> Result:
+    def list_memory_files(self, folder: str = "", offset: int = 1) -> Result:
         entries = self.md.list(folder)
+        where = paths.folder(folder)
         if not entries:
-            return Result(f"no memory files under {paths.folder(folder) or 'the root'}", data={"files": []})
-        lines = [
-            f"{e.path}\t{e.type or '-'}\t{(e.updated or '')[:10]}\t{e.lines} lines\t{e.description}" for e in entries
-        ]
-        return Result("\n".join(lines), data={"files": [e.to_dict() for e in entries]})
+            return Result(f"no memory files under {where or 'the root'}", data={"files": [], "total": 0})
+        if offset > len(entries):
+            raise ToolInputError(f"list_memory_files: offset {offset} is past the end ({len(entries)} files under {where or 'the root'})")
+        limits = self.md.limits
+        page = pages.items([_listed(e) for e in entries], offset, max_items=limits.read_max_lines,
+                           max_bytes=limits.read_max_bytes, size=lambda line: len(line.encode()) + 1)
+        chosen = entries[page.offset - 1 : page.end]
+        data: dict[str, Any] = {"files": [e.to_dict() for e in chosen], "total": page.total, "offset": page.offset,
+                                "next_offset": page.next}
+        text = "\n".join(page.items)
+        if page.next is not None or page.offset > 1:
+            more = f"; list on with offset={page.next}" if page.next is not None else ""
+            text += f"\n[files {page.offset}-{page.end} of {page.total}{more}]"
+        return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
         m = self.md.read(path)
         self.seen.add(m.path)
-        lines = m.text.splitlines()
-        cap = self.md.limits.read_max_lines if limit is None else min(limit, self.md.limits.read_max_lines)
-        if offset > max(len(lines), 1):
-            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({len(lines)} lines)")
-        page: list[str] = []
-        size = 0
-        for line in lines[offset - 1 : offset - 1 + cap]:
-            size += len(line.encode()) + 1
-            if page and size > self.md.limits.read_max_bytes:
-                break
-            page.append(line)
-        end = offset - 1 + len(page)
-        header = f"{m.path} (version {m.version}, {len(lines)} lines)"
-        data = {"path": m.path, "version": m.version, "lines": len(lines), "offset": offset, "text": "\n".join(page)}
-        if offset == 1 and end == len(lines):
+        total = len(pages.split(m.text))
+        if offset > max(total, 1):
+            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({total} lines)")
+        page = pages.lines(m.text, offset, limit, max_lines=self.md.limits.read_max_lines,
+                           max_bytes=self.md.limits.read_max_bytes)
+        header = f"{m.path} (version {m.version}, {total} lines)"
+        data = {"path": m.path, "version": m.version, "lines": total, "offset": offset, "text": page.text,
+                "next_offset": page.next}
+        if page.whole:
             return Result(f"{header}\n{m.text}", data=data)
-        body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(page, offset))
-        more = f"\n[lines {offset}-{end} of {len(lines)}" + (f"; read on with offset={end + 1}]" if end < len(lines) else "]")
+        body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(page.lines, offset))
+        more = f"\n[lines {offset}-{page.end} of {total}" + (f"; read on with offset={page.next}]" if page.next else "]")
         return Result(f"{header}\n{body}{more}", data=data)
 
     def search_memory(self, query: str, k: int = 10) -> Result:
@@ -407,6 +415,10 @@ class Session:
         self.seen.add(m.path)
         return Result(f"restored {m.path} to what it was before its last change (version {m.version}, {m.lines} lines)",
                       data={"path": m.path, "change": "restored", "version": m.version, "lines": m.lines})
+
+
+def _listed(e: Entry) -> str:
+    return f"{e.path}\t{e.type or '-'}\t{(e.updated or '')[:10]}\t{e.lines} lines\t{e.description}"
 
 
 _HANDLERS: dict[str, Callable[..., Result]] = {t.name: getattr(Session, t.name) for t in TOOLS}
