@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from fakeapi import ScriptedAPI
+from services import need
 
 import memdir
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
+anthropic = need("anthropic")
+openai = need("openai")
 
 
 # ---------------------------------------------------------------- Anthropic memory tool

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from openapi_spec_validator import validate
 from serving import Running, call
 
-from memdir import InvalidArgument
+from memdir import InvalidArgument, RateLimited
 from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
 from memdir.cli import main
 from memdir.http import Api
@@ -164,7 +164,12 @@ def test_writes_are_rate_limited_per_tenant(root: Path, monkeypatch: pytest.Monk
 def test_the_agent_default_is_sixty_writes_a_minute(root: Path) -> None:
     memories = Memories(root, transport="http")
     try:
-        assert memories.of(Principal("default")).limits.writes_per_minute == 60
+        md = memories.of(Principal("default"))
+        for i in range(60):
+            md.write(f"n{i}.md", "x")
+        with pytest.raises(RateLimited, match="more than 60 writes per minute"):
+            md.write("n60.md", "x")
+        assert not (root / "n60.md").exists() and len(md.list()) == 60
     finally:
         memories.close()
 
@@ -235,6 +240,45 @@ def test_a_loopback_server_refuses_foreign_host_names(server: Running) -> None:
     reply = call("GET", f"{server.url}/v1/index", headers={"Host": "attacker.example"})
     assert reply.status == 421
     assert call("GET", f"{server.url}/v1/index", headers={"Host": "localhost"}).status == 200
+
+
+EVIL = {"Origin": "https://evil.example"}
+
+
+@pytest.mark.parametrize("token", [None, ADMIN])
+def test_a_web_page_of_another_site_cannot_change_memory(root: Path, token: str | None) -> None:
+    principals = Principals(Principal("default"))
+    if token:
+        principals.add_token(token)
+    with Running(root, principals) as s:
+        url = f"{s.url}/v1/files/a.md"
+        assert call("PUT", url, {"body": "first\n"}, token=token).status == 201
+        assert call("PUT", url, {"body": "second\n"}, token=token).status == 200
+        before = (root / "a.md").read_text()
+        attempts = [  # what a page's fetch() can send, no-cors or not, and the headers a browser adds
+            call("POST", f"{s.url}/v1/undo/a.md", "", headers={**EVIL, "Content-Type": "text/plain"}, token=token),
+            call("POST", f"{s.url}/v1/undo/a.md", headers=EVIL, token=token),
+            call("DELETE", url, headers=EVIL, token=token),
+            call("PUT", url, {"body": "evil\n"}, headers=EVIL, token=token),
+            call("DELETE", url, headers={"Sec-Fetch-Site": "cross-site"}, token=token),
+            call("DELETE", url, headers={"Sec-Fetch-Site": "same-site"}, token=token),
+            call("DELETE", url, headers={"Origin": "null"}, token=token),
+            call("DELETE", url, headers={"Origin": "http://localhost:1"}, token=token),
+            call("POST", f"{s.url}/v1/undo/a.md", "x=1", headers={"Content-Type": "application/x-www-form-urlencoded"}, token=token),
+            call("POST", f"{s.url}/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=EVIL, token=token),
+        ]
+        for reply in attempts:
+            assert reply.status == 403 and reply.error[0] == "Forbidden", reply.body
+            assert reply.error[1].startswith("cross-site request refused: ")
+        assert (root / "a.md").read_text() == before
+        assert [r["op"] for r in call("GET", f"{s.url}/v1/history", token=token).json["records"]] == ["write", "write"]
+
+        assert call("GET", url, headers=EVIL, token=token).status == 200  # a read: the browser keeps the answer from the page
+        own = s.url.removeprefix("http://")
+        assert call("POST", f"{s.url}/v1/undo/a.md", headers={"Origin": f"http://{own}", "Sec-Fetch-Site": "same-origin"},
+                    token=token).status == 200  # this server's own page
+        assert call("POST", f"{s.url}/v1/undo/a.md", token=token).status == 200  # curl, scripts, SDKs
+        assert (root / "a.md").read_text() == before
 
 
 def test_binding_beyond_loopback_needs_a_token(root: Path) -> None:

@@ -21,6 +21,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -344,10 +345,12 @@ class Api:
 
 
 class Guard:
-    """ASGI middleware in front of everything: the Host check and the bearer token.
+    """ASGI middleware in front of everything: the Host check, the cross-site check and the bearer token.
 
     Bound to a loopback address, only loopback Host headers are served (a web
-    page cannot reach the memory through DNS rebinding). With tokens, every
+    page cannot reach the memory through DNS rebinding). A request that changes
+    memory must not come from another site's page (`_cross_site`), token or no
+    token. With tokens, every
     request needs `Authorization: Bearer <token>`; the principal it names is
     put in the ASGI scope for the routes and the MCP tools.
     """
@@ -366,6 +369,12 @@ class Guard:
             response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
             await response(scope, receive, send)
             return
+        refused = _cross_site(scope.get("method", "GET"), headers)
+        if refused:
+            response = error(403, "Forbidden", f"cross-site request refused: {refused}; "
+                             "memdir changes memory only for requests from this server's own origin or a non-browser client")
+            await response(scope, receive, send)
+            return
         principal = self.principals.authenticate(headers.get("authorization"))
         if principal is None:
             missing = "authorization" not in headers
@@ -378,6 +387,40 @@ class Guard:
             return
         scope[PRINCIPAL] = principal
         await self.app(scope, receive, send)
+
+
+_READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+_SIMPLE_TYPES = {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"}
+
+
+def _cross_site(method: str, headers: dict[str, str]) -> str | None:
+    """Why a state-changing request looks sent by a web page of another site (CSRF), or None.
+
+    Browsers mark their requests: `Sec-Fetch-Site` says whose page sent it and
+    `Origin` names that page. A non-browser client sends neither. A POST with a
+    body type a form or a no-cors fetch may send without a preflight is refused
+    too, whatever the headers say, so no CORS-simple request changes memory.
+    """
+    if method.upper() in _READ_METHODS:
+        return None
+    site = headers.get("sec-fetch-site", "").strip().lower()
+    if site and site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {site!r}"
+    origin = headers.get("origin")
+    if origin is not None and not _same_origin(origin, headers.get("host", "")):
+        return f"Origin {origin!r} is not this server"
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if method.upper() == "POST" and kind in _SIMPLE_TYPES:
+        return f"a POST with Content-Type {kind} is what a web page may send to any site; send application/json or no body"
+    return None
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    try:
+        parts = urlsplit(origin.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.strip().lower()
 
 
 def _loopback_host(host: str) -> bool:
