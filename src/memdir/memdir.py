@@ -274,14 +274,20 @@ class Memdir:
         return idx
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
-        """Journal records, newest first: every write, delete, rename and undo."""
+        """Journal records, newest first: every write, delete, rename and undo.
+
+        A scoped view gets only records whose path it may read (filtered and
+        limited in the store's query), and a move out of its scope without the
+        destination or the content.
+        """
         p = None if path is None else paths.topic_path(path)
         if self._scope is None:
             return self._store.journal(p, limit=limit)
         if p is not None and not self._readable(p):
             return []
-        seen = [r for r in self._store.journal(p) if self._readable(r.path) or (r.dest and self._readable(r.dest))]
-        return seen if limit is None else seen[:limit]
+        records = self._store.journal(p, limit=limit, prefixes=self._scope.read)
+        return [r if r.dest is None or self._readable(r.dest) else replace(r, dest=None, new_version=None, old=None, new=None)
+                for r in records]
 
     # ------------------------------------------------------------ writing
 
@@ -448,12 +454,16 @@ class Memdir:
         Undoing an undo redoes. Refuses (Conflict) if the file changed since that change.
         """
         p = paths.topic_path(path)
+        self._writable(p)  # before the journal is read, so the refusal says nothing of what exists
         with self._writing():
             records = self._store.journal(p, limit=1)
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
             rec = records[0]
-            self._writable(*[x for x in (rec.path, rec.dest) if x])
+            other = rec.dest if rec.path == p else rec.path
+            if other is not None and self._scope is not None and not self._scope.can_write(other):
+                raise Forbidden(f"cannot undo the last change to {p}: it moved the file across the edge of what this "
+                                "principal may write; ask someone who may write both places", path=p)
             now = model.now_stamp()
             if rec.dest is not None:  # a rename: move it back
                 cur = self._store.get(rec.dest)
