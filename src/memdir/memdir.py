@@ -433,6 +433,8 @@ class Memdir:
         """Move a topic file to a new path; the target must not exist."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
+        if self.limits.secret_guard:
+            guard.check_path(dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
         with self._writing():
@@ -518,7 +520,7 @@ class Memdir:
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
             _, body = model.split(text, path=path)
-            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)))
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:
