@@ -437,3 +437,25 @@ def test_answers_match_the_documented_schemas(server: Running) -> None:
     check("/v1/files/{path}", "delete", call("DELETE", f"{files}/project/flock.md"))
     check("/v1/undo/{path}", "post", call("POST", f"{server.url}/v1/undo/project/flock.md"))
     check("/v1/history", "get", call("GET", f"{server.url}/v1/history"))
+
+
+# ---------------------------------------------------------------- malformed input: one line, 400, the server goes on
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"body": "x\\ud800"}', "body holds a lone surrogate ('\\ud800' at character 2), which is not text"),
+        (b'{"body": "x", "description": "\\udfff"}', "description holds a lone surrogate"),
+        (b'{"body": "x", "tags": ["ok", "\\ud83d"]}', "tags.1 holds a lone surrogate"),
+        (b"[" * 100_000, "the body nests too deeply to be a write"),
+        (b'{"body": ' + b"[" * 50_000 + b"}", "the body nests too deeply to be a write"),
+        (b"\xff\xfe{}", "the body is not UTF-8 (byte 0)"),
+    ],
+)
+def test_malformed_json_is_a_one_line_400(server: Running, body: bytes, message: str) -> None:
+    reply = call("PUT", f"{server.url}/v1/files/a.md", body, headers={"Content-Type": "application/json"})
+    assert reply.status == 400 and reply.error[0] == "BadRequest" and message in reply.error[1]
+    assert "\n" not in reply.error[1]
+    assert call("GET", f"{server.url}/v1/files/a.md").status == 404
+    assert call("GET", f"{server.url}/v1/index").status == 200  # still serving

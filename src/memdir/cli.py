@@ -51,6 +51,16 @@ def fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
+def read_stdin() -> str:
+    """All of stdin as UTF-8 text; anything else is refused in one line, never decoded by guesswork."""
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail(f"stdin is not UTF-8 text (byte {e.start} is {data[e.start:e.start + 1]!r}); convert it, e.g. with iconv -t utf-8")
+
+
 def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -60,13 +70,19 @@ def json_option(f: F) -> F:
 
 
 class Group(click.Group):
-    """Turns MemdirError into one line on stderr and exit code 1."""
+    """Turns MemdirError (and what the system refuses: a file as --root, a read-only
+    folder, text that is not UTF-8) into one line on stderr and exit code 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MemdirError as e:
             fail(str(e))
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename else ""
+            fail(f"the system refused: {e.strerror or type(e).__name__}{where}; check --root and its permissions")
+        except UnicodeError as e:
+            fail(f"an argument is not valid UTF-8 text ({e.reason}); pass UTF-8 text")
         finally:
             obj = ctx.obj
             if isinstance(obj, Context):
@@ -93,7 +109,9 @@ def main(ctx: click.Context, root: str, tenant: str | None) -> None:
     generated index an agent reads every turn; every change is journaled and
     can be undone. Start with `memdir demo` for a guided tour.
 
-    Exit codes: 0 ok, 1 memdir refused or failed (one line on stderr), 2 usage.
+    Exit codes: 0 ok, 1 memdir or the system refused or failed (one line on
+    stderr: a bad path or memory, a file given as --root, a read-only folder,
+    input that is not UTF-8), 2 usage.
     """
     ctx.obj = Context(root, tenant)
 
@@ -159,7 +177,7 @@ def write(
     if body is None:
         if sys.stdin.isatty():
             raise click.UsageError("give the body with --body, or pipe it on stdin")
-        body = sys.stdin.read()
+        body = read_stdin()
     from .memdir import ANY
 
     expected: Any = ANY

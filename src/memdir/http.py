@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import socket
 import sys
@@ -33,10 +34,12 @@ from starlette.routing import Route
 from . import errors, pages
 from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
 from .memdir import ANY, Memdir
+from .tools import not_text
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+logger = logging.getLogger(__name__)
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
 MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (a page)
 LIST_PAGE = 1000  # files per GET /v1/files page at most
@@ -174,6 +177,11 @@ async def _write_arguments(request: Request) -> dict[str, Any]:
         args = json.loads(_text(data))
     except json.JSONDecodeError as e:
         raise ApiError(400, "BadRequest", f"the body is not valid JSON ({e.msg} at line {e.lineno}); send an object") from None
+    except RecursionError:
+        raise ApiError(400, "BadRequest", "the body nests too deeply to be a write; send an object with body (and name, description, type, tags)") from None
+    broken = not_text(args)
+    if broken:
+        raise ApiError(400, "BadRequest", f"{broken}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)")
     if not isinstance(args, dict):
         raise ApiError(400, "BadRequest", f"the body must be a JSON object with body (and name, description, type, tags), got {type(args).__name__}")
     for key, value in args.items():
@@ -227,6 +235,10 @@ class Api:
                 return error(e.status, e.kind, e.message, e.headers)
             except errors.MemdirError as e:
                 return memdir_error(e)
+            except Exception as e:  # a bug or a failing backend: still one line of JSON, and the server goes on
+                logger.exception("%s %s failed", request.method, request.url.path)
+                return error(500, "InternalError", f"{request.method} {request.url.path} failed inside memdir "
+                             f"({type(e).__name__}); this is a bug: retry once, then report it")
 
         run.__name__ = handler.__name__
         return run

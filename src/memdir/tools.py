@@ -249,6 +249,26 @@ class ToolInputError(MemdirError):
     """The arguments of a tool call do not match its schema."""
 
 
+def not_text(value: Any, name: str = "") -> str | None:
+    """Where `value` (a string, or strings nested in lists and objects) holds a lone surrogate, or None.
+
+    JSON may spell half a UTF-16 pair (`"\\ud800"`); Python keeps it, but it is
+    not text and cannot be stored, so every face refuses it up front.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"{name or 'a value'} holds a lone surrogate ({value[e.start]!r} at character {e.start + 1}), which is not text"
+        return None
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = not_text(key, f"{name} key" if name else "a key") or not_text(item, f"{name}.{key}" if name else str(key))
+        if found:
+            return found
+    return None
+
+
 def _arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
     if arguments is None or arguments == "":
         arguments = {}
@@ -257,10 +277,15 @@ def _arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[st
             arguments = json.loads(arguments)
         except json.JSONDecodeError as e:
             raise ToolInputError(f"{tool.name}: arguments are not valid JSON ({e.msg}); send a JSON object") from None
+        except RecursionError:
+            raise ToolInputError(f"{tool.name}: arguments nest too deeply to be a tool call; send a flat JSON object") from None
     if not isinstance(arguments, Mapping):
         raise ToolInputError(f"{tool.name}: arguments must be an object, got {type(arguments).__name__}")
     props = tool.parameters["properties"]
     args = {k: v for k, v in arguments.items() if v is not None}
+    broken = not_text(args)
+    if broken:
+        raise ToolInputError(f"{tool.name}: {broken}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)")
     unknown = sorted(set(args) - set(props))
     if unknown:
         raise ToolInputError(
