@@ -82,7 +82,7 @@ class Group(click.Group):
             where = f" ({e.filename})" if e.filename else ""
             fail(f"the system refused: {e.strerror or type(e).__name__}{where}; check --root and its permissions")
         except UnicodeError as e:
-            fail(f"an argument is not valid UTF-8 text ({e.reason}); pass UTF-8 text")
+            fail(f"an argument is not valid UTF-8 text ({getattr(e, 'reason', e)}); pass UTF-8 text")
         finally:
             obj = ctx.obj
             if isinstance(obj, Context):
