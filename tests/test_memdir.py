@@ -245,3 +245,45 @@ def test_unknown_location_scheme(tmp_path: Path) -> None:
 def test_expect_default_is_any(md: memdir.Memdir) -> None:
     md.write("p.md", "1\n")
     assert md.write("p.md", "2\n", expect=ANY).change == "updated"
+
+
+# ---------------------------------------------------------------- a write checks bounds, then the rate, then parses
+
+
+def test_a_huge_frontmatter_is_refused_before_it_is_parsed(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import model
+
+    parsed: list[str] = []
+    real = model.parse_meta
+    monkeypatch.setattr(model, "parse_meta", lambda block, **kw: parsed.append(block) or real(block, **kw))
+    huge = "---\n" + "k: v\n" * 2_400_000 + "---\nbody\n"  # 12 MB of flat frontmatter
+    with pytest.raises(LimitExceeded, match="a.md has 2400003 lines; the limit is 200"):
+        md.write("a.md", huge)
+    assert parsed == [] and md.list() == []
+    md.write("b.md", "small\n")
+    parsed.clear()
+    with pytest.raises(LimitExceeded):
+        md.edit("b.md", "small", huge)
+    with pytest.raises(LimitExceeded):
+        md.append("b.md", "x" * 30_000)
+    assert all(len(block) < 200 for block in parsed)  # only the small file's own frontmatter was read
+    assert md.read("b.md").body == "small\n"
+
+
+def test_the_rate_limit_is_taken_before_parsing(root: Path) -> None:
+    with memdir.open(root, writes_per_minute=1) as md:
+        md.write("a.md", "first\n")
+        with pytest.raises(RateLimited):  # not InvalidMemory: the bucket is checked before the YAML is read
+            md.write("b.md", "---\nnot: [valid\n---\nbody\n")
+        with pytest.raises(LimitExceeded):  # the size bound comes before the rate
+            md.write("c.md", "x" * 30_000)
+        assert [e.path for e in md.list()] == ["a.md"]
+
+
+def test_a_hand_placed_huge_frontmatter_reads_as_text(root: Path) -> None:
+    root.mkdir()
+    (root / "big.md").write_text("---\n" + "k: v\n" * 200_000 + "---\nbody\n")
+    with memdir.open(root) as md:
+        got = md.read("big.md")
+        assert got.meta == {} and got.body.startswith("---\n")
+        assert [e.path for e in md.list()] == ["big.md"]

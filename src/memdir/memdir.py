@@ -1,7 +1,7 @@
 """The Memdir facade: the only writer, so every interface gets every guarantee.
 
-A write goes: path checks, frontmatter parse and merge, schema, size limits,
-secret guard, rate limit, then one store commit (content, journal and catalog
+A write goes: path checks, the size of what was given, the rate limit, then
+frontmatter parse and merge, schema, size limits, secret guard, then one store commit (content, journal and catalog
 together) under the store's lock, then the derived indexes.
 """
 
@@ -310,6 +310,8 @@ class Memdir:
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
         self._writable(p)
+        self._bound(p, body)  # bounds first, then the rate, then parsing
+        self._take(p)
         given, text_body = model.parse(body, path=p, strict=True)
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
@@ -356,7 +358,10 @@ class Memdir:
                     path=p,
                 )
             at = starts[0]
-            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
+            edited = text[:at] + new + text[at + len(old):]
+            self._bound(p, edited)
+            self._take(p)
+            meta, body = model.parse(edited, path=p, strict=True)
             old_meta, _ = model.parse(text, path=p, strict=False)
             return self._put(p, cur, old_meta, meta, body)
 
@@ -378,10 +383,12 @@ class Memdir:
         self._writable(p)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
         entry = f"- [{stamp}] {text}\n"
+        self._bound(p, entry)
         with self._writing():
             cur = self._store.get(p)
             old_meta: dict[str, Any] = {}
             body = ""
+            self._take(p)
             if cur is not None:
                 old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
                 if body and not body.endswith("\n"):
@@ -405,7 +412,6 @@ class Memdir:
         meta["updated"] = now
         text = model.render(meta, text_body)
         self._validate(p, meta, text)
-        self._take(p)
         data = text.encode()
         mem = model.memory(p, text, "", self.limits.types)
         change = Change(
@@ -521,6 +527,11 @@ class Memdir:
         if self.limits.secret_guard:
             _, body = model.split(text, path=path)
             guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
+
+    def _bound(self, path: str, text: str) -> None:
+        """Refuse text over the size limit before anything parses it (the exact check follows the merge)."""
+        if len(text) > self.limits.max_bytes:
+            limits_mod.check_size(text, path, self.limits)
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:
