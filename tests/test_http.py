@@ -459,3 +459,29 @@ def test_malformed_json_is_a_one_line_400(server: Running, body: bytes, message:
     assert "\n" not in reply.error[1]
     assert call("GET", f"{server.url}/v1/files/a.md").status == 404
     assert call("GET", f"{server.url}/v1/index").status == 200  # still serving
+
+
+def test_a_client_slow_to_send_its_headers_is_cut_off(root: Path) -> None:
+    import socket
+    import time
+
+    with Running(root, header_timeout=0.5) as s:
+        port = int(s.url.rsplit(":", 1)[1])
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(b"GET /v1/index HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        slow.settimeout(5)
+        closed = False
+        while time.monotonic() - started < 4:  # a header line every 0.2 s: each byte arrives, the request never ends
+            try:
+                slow.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.2)
+        if not closed:
+            slow.settimeout(1)
+            closed = slow.recv(1) == b""
+        assert closed and time.monotonic() - started < 3
+        slow.close()
+        assert call("GET", f"{s.url}/v1/index").status == 200  # a normal client is served as before

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
 MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (a page)
+HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's headers (slow-header clients are cut off)
 LIST_PAGE = 1000  # files per GET /v1/files page at most
 MARKDOWN = "text/markdown; charset=utf-8"
 
@@ -479,14 +480,62 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def config(app: ASGIApp, *, header_timeout: float = HEADER_TIMEOUT, **options: Any) -> Any:
+    """uvicorn's settings for memdir: its h11 protocol with a header timeout (see `_protocol`)."""
+    import uvicorn
+
+    options = {"log_level": "warning", "lifespan": "on", "timeout_graceful_shutdown": 3, **options}
+    return uvicorn.Config(app, http=_protocol(header_timeout), **options)
+
+
+def _protocol(seconds: float) -> type[Any]:
+    """uvicorn's h11 protocol, plus a deadline for a request's headers.
+
+    uvicorn closes a connection idle after a response (`timeout_keep_alive`),
+    but not one that connects and then sends its headers a byte at a time: a
+    few hundred such clients would hold every socket. Here a connection must
+    finish each request's headers within `seconds` of connecting or of its
+    previous response, or it is closed.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self.loop.call_later(seconds, self._expired)
+
+        def _expired(self) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete  # no request under way: still in its headers
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderDeadline
+
+
 def run(app: ASGIApp, sock: socket.socket, banner: Callable[[str], str]) -> None:
     """Serve until interrupted; prints `banner(url)` once the socket is bound."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(config(app))
 
     async def main() -> None:
         task = asyncio.create_task(server.serve(sockets=[sock]))
