@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import Running, call
 from services import need
+from serving import Running, call
 from tally import SOAK, scale, tally, tried  # noqa: F401 - tally is an autouse fixture
 
 import memdir
