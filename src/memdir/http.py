@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
 MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (a page)
-HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's headers (slow-header clients are cut off)
+# Seconds a client has to send a request's headers (slow-header clients are cut off); env MEMDIR_HEADER_TIMEOUT.
+HEADER_TIMEOUT = float(os.environ.get("MEMDIR_HEADER_TIMEOUT") or 10.0)
 LIST_PAGE = 1000  # files per GET /v1/files page at most
 MARKDOWN = "text/markdown; charset=utf-8"
 
