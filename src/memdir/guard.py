@@ -158,14 +158,14 @@ def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] 
     the body (whose numbering does not depend on the frontmatter memdir renders).
     """
     check_path(path)
-    for field, value in _strings(dict(meta or {}), ""):
-        found = find_secret(value)
-        if found:
-            _refuse(path, f"frontmatter field {field!r}", found[0])
     found = find_secret(text)
     if found:
         kind, line = found
         _refuse(path, f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}", kind)
+    for field, value in _strings(dict(meta or {}), ""):  # what YAML's escapes or folding hid from the text
+        found = find_secret(value)
+        if found:
+            _refuse(path, f"frontmatter field {field!r}", found[0])
 
 
 def _refuse(path: str, where: str, kind: str) -> None:
