@@ -390,6 +390,11 @@ class Guard:
                              "memdir changes memory only for requests from this server's own origin or a non-browser client")
             await response(scope, receive, send)
             return
+        if scope["path"].startswith("/.well-known/"):
+            # Clients probe for OAuth metadata (RFC 9728) before using a token; there is none: say so, not 401.
+            response = error(404, "NotFound", f"no {scope['path']} here; this server takes a bearer token, not OAuth")
+            await response(scope, receive, send)
+            return
         principal = self.principals.authenticate(headers.get("authorization"))
         if principal is None:
             missing = "authorization" not in headers

@@ -7,6 +7,7 @@ wins, then the environment, then the file.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -196,9 +197,9 @@ class TokenBucket:
             if self.tokens >= 1.0:
                 self.tokens -= 1.0
                 return
-            wait = (1.0 - self.tokens) * 60.0 / self.rate
+            wait = float(max(1, math.ceil((1.0 - self.tokens) * 60.0 / self.rate)))  # whole seconds, as Retry-After
         raise RateLimited(
-            f"{what}: more than {self.rate} writes per minute for this memory; wait {wait:.1f}s, and batch related facts into one file",
+            f"{what}: more than {self.rate} writes per minute for this memory; wait {wait:.0f}s, and batch related facts into one file",
             retry_after=wait,
             limit=self.rate,
         )
