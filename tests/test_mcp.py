@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -429,3 +430,41 @@ def test_malformed_mcp_requests_over_http_get_a_one_line_parse_error(root: Path)
             assert "\n" not in reply.json["error"]["message"]
         ping = call("POST", f"{s.url}/mcp", {"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=headers)
         assert ping.status == 200 and not (root / "a.md").exists()
+
+
+def test_malformed_requests_over_stdio_are_answered_and_the_session_goes_on(root: Path) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [
+        json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file",'
+        '"arguments":{"path":"a.md","content":"x\\ud800"}}}',
+        "[" * 100_000,
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_memory_file","arguments":{"path":"a.md",'
+        '"content":' + "[" * 5_000 + "]" * 5_000 + "}}}",
+        '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"memdir://file/\\udc00.md"}}',
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_memory_files", "arguments": {}}}),
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env_without_memdir())
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()  # and keep it open, as a client does, until every answer is in
+    replies: dict[Any, Any] = {}
+    try:
+        while len(replies) < 5:
+            line = proc.stdout.readline()
+            assert line, f"the server stopped; answered {sorted(map(str, replies))}"
+            reply = json.loads(line)
+            replies[reply["id"]] = reply
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    assert sorted(map(str, replies)) == ["1", "2", "3", "4", "r"]
+    assert replies[2]["result"]["isError"] and replies[2]["result"]["content"][0]["text"].startswith(
+        "write_memory_file: content holds a lone surrogate ('\\ud800' at character 2)")
+    assert replies[3]["result"]["content"][0]["text"] == (
+        "write_memory_file: arguments nest too deeply to be a tool call; send a flat JSON object")
+    assert replies["r"]["error"]["code"] == -32601
+    assert replies[4]["result"]["content"][0]["text"] == "no memory files under the root"
+    assert not (root / "a.md").exists()
