@@ -1,8 +1,9 @@
 """The Memdir facade: the only writer, so every interface gets every guarantee.
 
 A write goes: path checks, the size of what was given, the rate limit, then
-frontmatter parse and merge, schema, size limits, secret guard, then one store commit (content, journal and catalog
-together) under the store's lock, then the derived indexes.
+frontmatter parse and merge, schema, size limits, secret guard, then one store
+commit (content, journal and catalog together) under the store's lock, then the
+derived indexes.
 """
 
 from __future__ import annotations
