@@ -270,6 +270,20 @@ def test_a_huge_frontmatter_is_refused_before_it_is_parsed(md: memdir.Memdir, mo
     assert md.read("b.md").body == "small\n"
 
 
+def test_a_batch_bounds_each_text_before_parsing_it(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import model
+
+    parsed: list[str] = []
+    real = model.parse_meta
+    monkeypatch.setattr(model, "parse_meta", lambda block, **kw: parsed.append(block) or real(block, **kw))
+    with pytest.raises(LimitExceeded):
+        md.apply([memdir.Op.write("a.md", "---\n" + "k: v\n" * 2_400_000 + "---\nbody\n")])
+    md.write("b.md", "fine\n")
+    with pytest.raises(memdir.InvalidMemory, match="the path contains what looks like an AWS access key id"):
+        md.apply([memdir.Op.rename("b.md", "keys/AKIA" + "IOSFODNN7EXAMPLE.md")])
+    assert all(len(block) < 200 for block in parsed) and [e.path for e in md.list()] == ["b.md"]
+
+
 def test_the_rate_limit_is_taken_before_parsing(root: Path) -> None:
     with memdir.open(root, writes_per_minute=1) as md:
         md.write("a.md", "first\n")

@@ -530,6 +530,8 @@ class Memdir:
             return (Change(op="delete", path=p, data=None, expect=cur.version, old=cur.data, entry=None,
                            actor=self.actor, time=now), self._memory(p, cur, change="deleted"))
         target = dst or p
+        if dst is not None and self.limits.secret_guard:
+            guard.check_path(dst)
         if dst is not None and self._store.get(dst) is not None:
             raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
         if op.text is None:
@@ -538,6 +540,7 @@ class Memdir:
         else:
             if not isinstance(op.text, str):
                 raise InvalidArgument(f"{target}: text must be text, got {type_name(op.text)}")
+            self._bound(target, op.text)
             meta, body = model.parse(op.text, path=target, strict=True)
             old_meta: dict[str, Any] = {}
             if cur is not None:
