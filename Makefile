@@ -7,7 +7,7 @@ ROOT ?= memory
 PORT ?= 8765
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: install dev run demo test lint bench clean services
+.PHONY: install dev run demo test soak lint bench clean services
 
 # What running needs (the MCP SDK and its web server), and what developing adds (tests, linters, backends).
 $(VENV)/.run-installed: pyproject.toml
@@ -33,6 +33,10 @@ demo: install
 # The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
 test: dev lint services
 	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
+
+# The long forms of the reliability suites (tests/reliability): fuzzing, isolation, hostile agents, load.
+soak: dev services
+	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q tests/reliability
 
 # System packages the tests need: the Debian PostgreSQL server (initdb, pg_ctl).
 services:

@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -168,3 +169,19 @@ def start_s3() -> S3 | str:
             time.sleep(0.1)
     proc.kill()
     return "the S3 server did not answer within 60 s"
+
+
+def need(module: str) -> Any:
+    """Import an optional package a test module uses: skip without it, but under
+    MEMDIR_TEST_SERVICES=require (what `make test` sets) its absence fails the run."""
+    import importlib
+
+    import pytest
+
+    if os.environ.get("MEMDIR_TEST_SERVICES") == "require":
+        try:
+            return importlib.import_module(module)
+        except ImportError as e:
+            pytest.fail(f"MEMDIR_TEST_SERVICES=require but {module} cannot be imported ({e}); `make install` installs it",
+                        pytrace=False)
+    return pytest.importorskip(module)

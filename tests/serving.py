@@ -20,13 +20,14 @@ from memdir.auth import Memories, Principal, Principals
 class Running:
     """`memdir serve --http` in this process: the same app on a real loopback socket (port chosen by the OS)."""
 
-    def __init__(self, root: Path, principals: Principals | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(self, root: Path | str, principals: Principals | None = None, host: str = "127.0.0.1",
+                 header_timeout: float = http.HEADER_TIMEOUT) -> None:
         self.principals = principals or Principals(Principal("default"))
         self.memories = Memories(root, transport="http")
         app = http.build(self.principals, self.memories, host=host, mcp=mcp.server(self.principals, self.memories))
         self.sock = http.listen(host, 0)
         self.url = f"http://{host}:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
+        self.server = uvicorn.Server(http.config(app, header_timeout=header_timeout, timeout_graceful_shutdown=1))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def __enter__(self) -> Running:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fakeapi import ScriptedAPI
+from services import need
 
 import memdir
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
+anthropic = need("anthropic")
+openai = need("openai")
 
 
 # ---------------------------------------------------------------- Anthropic memory tool

@@ -1,4 +1,5 @@
 import json
+import os
 import re
 import subprocess
 import sys
@@ -151,6 +152,66 @@ def test_every_command_sees_hand_edits_at_once(cli, root: Path) -> None:
     assert out.startswith("updated project/launch.md")
     ops = [r["op"] for r in json.loads(cli("log", "project/old.md", "--json"))]
     assert ops == ["external", "write"]
+
+
+# ---------------------------------------------------------------- what the system refuses: one line, exit 1
+
+
+def memdir_cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "memdir", *args], input=input, capture_output=True, timeout=60)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[bytes], start: str) -> None:
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and proc.stdout == b"", err
+    assert err.startswith("error: " + start) and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_stdin_that_is_not_utf8_is_refused(root: Path) -> None:
+    proc = memdir_cli("--root", str(root), "write", "a.md", input=b"caf\xe9 au lait\n")
+    one_line_error(proc, "stdin is not UTF-8 text (byte 3 is b'\\xe9')")
+    assert not (root / "a.md").exists()
+
+
+def test_a_file_as_root_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a folder\n")
+    one_line_error(memdir_cli("--root", str(tmp_path / "notes.txt"), "ls"), "no memory folder at ")
+    one_line_error(memdir_cli("--root", str(tmp_path / "notes.txt" / "m"), "write", "a.md", "--body", "x"), "no memory at ")
+    one_line_error(memdir_cli("init", str(tmp_path / "notes.txt" / "m")), "the system refused: Not a directory")
+    assert (tmp_path / "notes.txt").read_text() == "not a folder\n"
+
+
+def test_a_read_only_root_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ro"
+    root.mkdir()
+    mounted = False
+    if os.geteuid() == 0:  # root ignores permission bits: a read-only tmpfs it is
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(root)]).returncode == 0
+        if not mounted:
+            pytest.skip("running as root without the right to mount a read-only folder")
+    try:
+        assert memdir_cli("--root", str(root), "write", "a.md", "--body", "first").returncode == 0
+        if mounted:
+            assert subprocess.run(["mount", "-o", "remount,ro", str(root)]).returncode == 0
+        else:
+            for p in [root, *root.rglob("*")]:
+                p.chmod(p.stat().st_mode & ~0o222)
+        proc = memdir_cli("--root", str(root), "write", "b.md", "--body", "second")
+        one_line_error(proc, "")
+        assert "read-only" in proc.stderr.decode().lower() or "permission" in proc.stderr.decode().lower()
+        assert not (root / "b.md").exists()
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(root)])
+        else:
+            for p in [root, *root.rglob("*")]:
+                p.chmod(p.stat().st_mode | 0o200)
+
+
+def test_a_path_argument_that_is_not_utf8_is_refused(root: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "write", b"\xff.md", "--body", "x"],
+                          capture_output=True, timeout=60)
+    one_line_error(proc, "")
 
 
 # ---------------------------------------------------------------- the first hour

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from openapi_spec_validator import validate
 from serving import Running, call
 
-from memdir import InvalidArgument
+from memdir import InvalidArgument, RateLimited
 from memdir.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
 from memdir.cli import main
 from memdir.http import Api
@@ -214,7 +214,14 @@ def test_a_read_does_not_report_a_change(server: Running) -> None:
 def test_the_agent_default_is_sixty_writes_a_minute(root: Path) -> None:
     memories = Memories(root, transport="http")
     try:
-        assert memories.of(Principal("default")).limits.writes_per_minute == 60
+        md = memories.of(Principal("default"))
+        started, written = time.monotonic(), 0
+        with pytest.raises(RateLimited, match="more than 60 writes per minute"):
+            for written in range(200):
+                md.write(f"n{written}.md", "x")
+        elapsed = time.monotonic() - started  # the bucket refills one write a second while these run
+        assert 60 <= written <= 60 + elapsed + 1
+        assert not (root / f"n{written}.md").exists() and len(md.list()) == written
     finally:
         memories.close()
 
@@ -285,6 +292,45 @@ def test_a_loopback_server_refuses_foreign_host_names(server: Running) -> None:
     reply = call("GET", f"{server.url}/v1/index", headers={"Host": "attacker.example"})
     assert reply.status == 421
     assert call("GET", f"{server.url}/v1/index", headers={"Host": "localhost"}).status == 200
+
+
+EVIL = {"Origin": "https://evil.example"}
+
+
+@pytest.mark.parametrize("token", [None, ADMIN])
+def test_a_web_page_of_another_site_cannot_change_memory(root: Path, token: str | None) -> None:
+    principals = Principals(Principal("default"))
+    if token:
+        principals.add_token(token)
+    with Running(root, principals) as s:
+        url = f"{s.url}/v1/files/a.md"
+        assert call("PUT", url, {"body": "first\n"}, token=token).status == 201
+        assert call("PUT", url, {"body": "second\n"}, token=token).status == 200
+        before = (root / "a.md").read_text()
+        attempts = [  # what a page's fetch() can send, no-cors or not, and the headers a browser adds
+            call("POST", f"{s.url}/v1/undo/a.md", "", headers={**EVIL, "Content-Type": "text/plain"}, token=token),
+            call("POST", f"{s.url}/v1/undo/a.md", headers=EVIL, token=token),
+            call("DELETE", url, headers=EVIL, token=token),
+            call("PUT", url, {"body": "evil\n"}, headers=EVIL, token=token),
+            call("DELETE", url, headers={"Sec-Fetch-Site": "cross-site"}, token=token),
+            call("DELETE", url, headers={"Sec-Fetch-Site": "same-site"}, token=token),
+            call("DELETE", url, headers={"Origin": "null"}, token=token),
+            call("DELETE", url, headers={"Origin": "http://localhost:1"}, token=token),
+            call("POST", f"{s.url}/v1/undo/a.md", "x=1", headers={"Content-Type": "application/x-www-form-urlencoded"}, token=token),
+            call("POST", f"{s.url}/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=EVIL, token=token),
+        ]
+        for reply in attempts:
+            assert reply.status == 403 and reply.error[0] == "Forbidden", reply.body
+            assert reply.error[1].startswith("cross-site request refused: ")
+        assert (root / "a.md").read_text() == before
+        assert [r["op"] for r in call("GET", f"{s.url}/v1/history", token=token).json["records"]] == ["write", "write"]
+
+        assert call("GET", url, headers=EVIL, token=token).status == 200  # a read: the browser keeps the answer from the page
+        own = s.url.removeprefix("http://")
+        assert call("POST", f"{s.url}/v1/undo/a.md", headers={"Origin": f"http://{own}", "Sec-Fetch-Site": "same-origin"},
+                    token=token).status == 200  # this server's own page
+        assert call("POST", f"{s.url}/v1/undo/a.md", token=token).status == 200  # curl, scripts, SDKs
+        assert (root / "a.md").read_text() == before
 
 
 def test_binding_beyond_loopback_needs_a_token(root: Path) -> None:
@@ -466,3 +512,51 @@ def test_answers_match_the_documented_schemas(server: Running) -> None:
     check("/v1/files/{path}", "delete", call("DELETE", f"{files}/project/flock.md"))
     check("/v1/undo/{path}", "post", call("POST", f"{server.url}/v1/undo/project/flock.md"))
     check("/v1/history", "get", call("GET", f"{server.url}/v1/history"))
+
+
+# ---------------------------------------------------------------- malformed input: one line, 400, the server goes on
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"body": "x\\ud800"}', "body holds a lone surrogate ('\\ud800' at character 2), which is not text"),
+        (b'{"body": "x", "description": "\\udfff"}', "description holds a lone surrogate"),
+        (b'{"body": "x", "tags": ["ok", "\\ud83d"]}', "tags.1 holds a lone surrogate"),
+        (b"[" * 100_000, "the body nests too deeply to be a write"),
+        (b'{"body": ' + b"[" * 50_000 + b"}", "the body nests too deeply to be a write"),
+        (b"\xff\xfe{}", "the body is not UTF-8 (byte 0)"),
+    ],
+)
+def test_malformed_json_is_a_one_line_400(server: Running, body: bytes, message: str) -> None:
+    reply = call("PUT", f"{server.url}/v1/files/a.md", body, headers={"Content-Type": "application/json"})
+    assert reply.status == 400 and reply.error[0] == "BadRequest" and message in reply.error[1]
+    assert "\n" not in reply.error[1]
+    assert call("GET", f"{server.url}/v1/files/a.md").status == 404
+    assert call("GET", f"{server.url}/v1/index").status == 200  # still serving
+
+
+def test_a_client_slow_to_send_its_headers_is_cut_off(root: Path) -> None:
+    import socket
+    import time
+
+    with Running(root, header_timeout=0.5) as s:
+        port = int(s.url.rsplit(":", 1)[1])
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(b"GET /v1/index HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        slow.settimeout(5)
+        closed = False
+        while time.monotonic() - started < 4:  # a header line every 0.2 s: each byte arrives, the request never ends
+            try:
+                slow.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.2)
+        if not closed:
+            slow.settimeout(1)
+            closed = slow.recv(1) == b""
+        assert closed and time.monotonic() - started < 3
+        slow.close()
+        assert call("GET", f"{s.url}/v1/index").status == 200  # a normal client is served as before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -408,3 +409,68 @@ def test_the_library_does_not_import_the_servers() -> None:
             else:
                 continue
             assert not {n.split(".")[0] for n in names} & servers, (path.name, names)
+
+
+async def test_malformed_tool_arguments_are_one_line_tool_errors_and_the_session_goes_on(memories: Memories) -> None:
+    async with connect(memories) as client:
+        failed, text, _ = await tool(client, "write_memory_file", path="a.md", content="x\ud800")
+        assert failed and text.startswith("write_memory_file: content holds a lone surrogate") and "\n" not in text
+        failed, text, _ = await tool(client, "write_memory_file", path="a.md", content=[[[[["deep"]]]]])
+        assert failed and text == "write_memory_file: content must be text, got [[[[['deep']]]]]"
+        failed, text, _ = await tool(client, "list_memory_files")
+        assert not failed and text == "no memory files under the root"
+
+
+def test_malformed_mcp_requests_over_http_get_a_one_line_parse_error(root: Path) -> None:
+    with Running(root) as s:
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        session = call("POST", f"{s.url}/mcp", init, headers=headers).headers.get("mcp-session-id")
+        headers = {**headers, "mcp-session-id": session or "", "mcp-protocol-version": "2025-06-18"}
+        lone = (b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file",'
+                b'"arguments":{"path":"a.md","content":"x\\ud800"}}}')
+        for body in (lone, b"[" * 100_000):
+            reply = call("POST", f"{s.url}/mcp", body, headers=headers)
+            assert reply.status == 400 and reply.json["error"]["code"] == -32700
+            assert "\n" not in reply.json["error"]["message"]
+        ping = call("POST", f"{s.url}/mcp", {"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=headers)
+        assert ping.status == 200 and not (root / "a.md").exists()
+
+
+def test_malformed_requests_over_stdio_are_answered_and_the_session_goes_on(root: Path) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [
+        json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file",'
+        '"arguments":{"path":"a.md","content":"x\\ud800"}}}',
+        "[" * 100_000,
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_memory_file","arguments":{"path":"a.md",'
+        '"content":' + "[" * 5_000 + "]" * 5_000 + "}}}",
+        '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"memdir://file/\\udc00.md"}}',
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_memory_files", "arguments": {}}}),
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env_without_memdir())
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()  # and keep it open, as a client does, until every answer is in
+    replies: dict[Any, Any] = {}
+    try:
+        while len(replies) < 5:
+            line = proc.stdout.readline()
+            assert line, f"the server stopped; answered {sorted(map(str, replies))}"
+            reply = json.loads(line)
+            replies[reply["id"]] = reply
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    assert sorted(map(str, replies)) == ["1", "2", "3", "4", "r"]
+    assert replies[2]["result"]["isError"] and replies[2]["result"]["content"][0]["text"].startswith(
+        "write_memory_file: content holds a lone surrogate ('\\ud800' at character 2)")
+    assert replies[3]["result"]["content"][0]["text"] == (
+        "write_memory_file: arguments nest too deeply to be a tool call; send a flat JSON object")
+    assert replies["r"]["error"]["code"] == -32601
+    assert replies[4]["result"]["content"][0]["text"] == "no memory files under the root"
+    assert not (root / "a.md").exists()

@@ -313,3 +313,59 @@ def test_index_files_stay_right_when_two_processes_take_turns(root: Path) -> Non
         a.write("x.md", "x\n", description="first words")  # the text a wrote before, but b's is on disk now
         assert "first words" in (root / "MEMORY.md").read_text()
         assert b.reconcile().clean
+
+
+# ---------------------------------------------------------------- a write checks bounds, then the rate, then parses
+
+
+def test_a_huge_frontmatter_is_refused_before_it_is_parsed(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import model
+
+    parsed: list[str] = []
+    real = model.parse_meta
+    monkeypatch.setattr(model, "parse_meta", lambda block, **kw: parsed.append(block) or real(block, **kw))
+    huge = "---\n" + "k: v\n" * 2_400_000 + "---\nbody\n"  # 12 MB of flat frontmatter
+    with pytest.raises(LimitExceeded, match="a.md has 2400003 lines; the limit is 200"):
+        md.write("a.md", huge)
+    assert parsed == [] and md.list() == []
+    md.write("b.md", "small\n")
+    parsed.clear()
+    with pytest.raises(LimitExceeded):
+        md.edit("b.md", "small", huge)
+    with pytest.raises(LimitExceeded):
+        md.append("b.md", "x" * 30_000)
+    assert all(len(block) < 200 for block in parsed)  # only the small file's own frontmatter was read
+    assert md.read("b.md").body == "small\n"
+
+
+def test_a_batch_bounds_each_text_before_parsing_it(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdir import model
+
+    parsed: list[str] = []
+    real = model.parse_meta
+    monkeypatch.setattr(model, "parse_meta", lambda block, **kw: parsed.append(block) or real(block, **kw))
+    with pytest.raises(LimitExceeded):
+        md.apply([memdir.Op.write("a.md", "---\n" + "k: v\n" * 2_400_000 + "---\nbody\n")])
+    md.write("b.md", "fine\n")
+    with pytest.raises(memdir.InvalidMemory, match="the path contains what looks like an AWS access key id"):
+        md.apply([memdir.Op.rename("b.md", "keys/AKIA" + "IOSFODNN7EXAMPLE.md")])
+    assert all(len(block) < 200 for block in parsed) and [e.path for e in md.list()] == ["b.md"]
+
+
+def test_the_rate_limit_is_taken_before_parsing(root: Path) -> None:
+    with memdir.open(root, writes_per_minute=1) as md:
+        md.write("a.md", "first\n")
+        with pytest.raises(RateLimited):  # not InvalidMemory: the bucket is checked before the YAML is read
+            md.write("b.md", "---\nnot: [valid\n---\nbody\n")
+        with pytest.raises(LimitExceeded):  # the size bound comes before the rate
+            md.write("c.md", "x" * 30_000)
+        assert [e.path for e in md.list()] == ["a.md"]
+
+
+def test_a_hand_placed_huge_frontmatter_reads_as_text(root: Path) -> None:
+    root.mkdir()
+    (root / "big.md").write_text("---\n" + "k: v\n" * 200_000 + "---\nbody\n")
+    with memdir.open(root) as md:
+        got = md.read("big.md")
+        assert got.meta == {} and got.body.startswith("---\n")
+        assert [e.path for e in md.list()] == ["big.md"]

@@ -64,3 +64,29 @@ def test_unclosed_frontmatter_is_refused_when_strict_and_read_as_text_when_lenie
     with pytest.raises(InvalidMemory, match="never closed"):
         split("---\nname: x\nbody\n", path="x.md")
     assert parse("---\nname: x\nbody\n", strict=False) == ({}, "---\nname: x\nbody\n")
+
+
+# ---------------------------------------------------------------- frontmatter is bounded before YAML sees it
+
+
+def test_the_frontmatter_has_its_own_size_limit() -> None:
+    block = "---\n" + "".join(f"k{i}: value number {i}\n" for i in range(600)) + "---\nbody\n"
+    with pytest.raises(InvalidMemory, match=r"the frontmatter is [\d,]+ bytes; the limit is 8,192") as e:
+        parse(block, path="a.md")
+    assert e.value.limit == 8192 and e.value.actual is not None and e.value.actual > 8192
+    assert parse(block, path="a.md", strict=False) == ({}, block)  # a hand-placed file still reads as text
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ('a: &a ["x","x"]\nb: &b [*a,*a]\nc: &c [*b,*b]\nd: [*c,*c]\n', "anchors and aliases are not allowed"),
+        ("a: " + "[" * 8000 + "]" * 100, "frontmatter"),
+        ("a: " + "{b: " * 2000, "frontmatter"),
+        ("".join(" " * i + f"k{i}:\n" for i in range(120)), "nests deeper than 8 levels"),
+        ("a: !!python/object:os.system x\n", "is not allowed"),
+    ],
+)
+def test_yaml_bombs_and_deep_nesting_are_refused(block: str, message: str) -> None:
+    with pytest.raises(InvalidMemory, match=message):
+        parse(f"---\n{block}\n---\nbody\n", path="a.md")

@@ -204,3 +204,19 @@ def test_read_memory_file_lists_links_and_backlinks(session: Session) -> None:
     assert [x["target"] for x in read.data["links"]] == ["reference/stripe.md", None]
     plain = session.handle("write_memory_file", {"path": "a.md", "content": "No links.\n"})
     assert not plain.is_error and session.handle("read_memory_file", {"path": "a.md"}).text.endswith("No links.\n")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"path": "a.md", "content": "x\ud800"}, "write_memory_file: content holds a lone surrogate ('\\ud800' at character 2)"),
+        ({"path": "\udfff.md", "content": "x"}, "write_memory_file: path holds a lone surrogate"),
+        ('{"path": "a.md", "content": "x\\ud800"}', "write_memory_file: content holds a lone surrogate"),
+        ("[" * 100_000, "write_memory_file: arguments nest too deeply to be a tool call"),
+        ({"path": "a.md", "content": [[["x"]]]}, "write_memory_file: content must be text"),
+    ],
+)
+def test_malformed_arguments_are_one_line_tool_errors(md: memdir.Memdir, arguments: object, message: str) -> None:
+    reply = handle(md, "write_memory_file", arguments)  # type: ignore[arg-type]
+    assert reply.is_error and reply.text.startswith(message) and "\n" not in reply.text
+    assert "failed unexpectedly" not in reply.text and md.list() == []

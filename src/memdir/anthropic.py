@@ -50,7 +50,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from . import paths
+from . import pages, paths
 from .errors import Conflict, MemdirError, NotFound
 from .memdir import Memdir, _occurrences
 from .model import Memory
@@ -193,15 +193,10 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 )
             first = view_range[0]
             last = len(lines) if view_range[1] == -1 else min(view_range[1], len(lines))
-        cap, budget = self.md.limits.read_max_lines, self.md.limits.read_max_bytes
-        shown: builtins.list[str] = []
-        for line in lines[first - 1 : min(last, first - 1 + cap)]:
-            budget -= len(line.encode()) + 1
-            if shown and budget < 0:
-                break
-            shown.append(line)
-        out = f"Here's the content of {path} with line numbers:\n" + _numbered(shown, first)
-        end = first - 1 + len(shown)
+        cap = self.md.limits.read_max_lines
+        page = pages.lines(lines, first, last - first + 1, max_lines=cap, max_bytes=self.md.limits.read_max_bytes)
+        out = f"Here's the content of {path} with line numbers:\n" + _numbered(page.lines, first)
+        end = page.end
         if end < last:  # one read is capped (read_max_lines, read_max_bytes): say how to page on
             out += f"\n(showing lines {first}-{end} of {len(lines)}; view with view_range [{end + 1}, {min(end + cap, last)}] for more)"
         return out
@@ -222,9 +217,11 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         lines = [f"{_size(total)}\t{path}"]
         if not rel:
             lines.append(f"{_size(len(self.md.index().encode()))}\t{ROOT}/{INDEX_NAME}")
-        lines += [f"{_size(sizes[n])}\t{path}/{n}" for n in names[:cap]]
-        if len(names) > cap:
-            lines.append(f"… and {len(names) - cap} more; view a subdirectory to list it")
+        page = pages.items([f"{_size(sizes[n])}\t{path}/{n}" for n in names], max_items=cap,
+                           max_bytes=self.md.limits.read_max_bytes, size=lambda line: len(line.encode()) + 1)
+        lines += page.items
+        if page.next is not None:
+            lines.append(f"… and {page.total - page.end} more; view a subdirectory to list it")
         listing = head + "\n" + "\n".join(lines)
         if rel:
             return listing

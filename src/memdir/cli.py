@@ -22,6 +22,7 @@ from .locations import folder_of, scheme_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_ROOT = "memory"
+LS_PAGE = 1000  # files `memdir ls` prints before it says how to list on
 
 
 class Context:
@@ -84,6 +85,16 @@ def fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
+def read_stdin() -> str:
+    """All of stdin as UTF-8 text; anything else is refused in one line, never decoded by guesswork."""
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail(f"stdin is not UTF-8 text (byte {e.start} is {data[e.start:e.start + 1]!r}); convert it, e.g. with iconv -t utf-8")
+
+
 def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -119,7 +130,9 @@ def _global_options(command: click.Command) -> None:
 
 
 class Group(click.Group):
-    """Turns MemdirError into one line on stderr and exit code 1; global options work after the command too."""
+    """Turns MemdirError (and what the system refuses: a file as --root, a read-only folder,
+    text that is not UTF-8) into one line on stderr and exit code 1; global options work after
+    the command too."""
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         _global_options(cmd)
@@ -141,6 +154,11 @@ class Group(click.Group):
             return super().invoke(ctx)
         except MemdirError as e:
             fail(str(e))
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename else ""
+            fail(f"the system refused: {e.strerror or type(e).__name__}{where}; check --root and its permissions")
+        except UnicodeError as e:
+            fail(f"an argument is not valid UTF-8 text ({getattr(e, 'reason', e)}); pass UTF-8 text")
         finally:
             obj = ctx.obj
             if isinstance(obj, Context):
@@ -167,8 +185,10 @@ def main(ctx: click.Context, root: str, tenant: str | None) -> None:
     generated index an agent reads every turn; every change is journaled and
     can be undone. Start with `memdir demo` for a guided tour.
 
-    Exit codes: 0 ok; 1 refused or failed (one line on stderr), nothing
-    matched (grep, search) or something to repair (reconcile); 2 usage.
+    Exit codes: 0 ok; 1 refused or failed (one line on stderr; also what the
+    system refuses: a file as --root, a read-only folder, input that is not
+    UTF-8), nothing matched (grep, search) or something to repair
+    (reconcile); 2 usage.
     --root and --tenant go before or after the command.
     """
     ctx.obj = Context(root, tenant, root_given=ctx.get_parameter_source("root") != click.core.ParameterSource.DEFAULT)
@@ -241,7 +261,7 @@ def write(
     if body is None:
         if sys.stdin.isatty():
             raise click.UsageError("give the body with --body, or pipe it on stdin")
-        body = sys.stdin.read()
+        body = read_stdin()
     from .memdir import ANY
 
     expected: Any = ANY
@@ -313,19 +333,32 @@ def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> N
 
 @main.command("ls")
 @click.argument("prefix", required=False, default="")
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=LS_PAGE, show_default=True,
+              help="List at most this many files (0: all of them).")
+@click.option("--offset", type=click.IntRange(min=1), default=1, help="Start at this file (1-based), for the next page.")
 @json_option
 @click.pass_obj
-def ls(obj: Context, prefix: str, as_json: bool) -> None:
-    """List topic files under PREFIX (a folder): path, type, updated, lines, description."""
+def ls(obj: Context, prefix: str, limit: int, offset: int, as_json: bool) -> None:
+    """List topic files under PREFIX (a folder): path, type, updated, lines, description.
+
+    A long listing stops after --limit files and says on stderr how to list on.
+    """
+    from . import pages
+
     entries = obj.current().list(prefix)
+    page = pages.items(entries, offset, max_items=limit or len(entries) or 1, max_bytes=1 << 62, size=lambda e: 0)
     if as_json:
-        emit([e.to_dict() for e in entries])
-        return
-    for e in entries:
-        updated = (e.updated or "")[:10]
-        click.echo(f"{e.path}\t{e.type or '-'}\t{updated}\t{e.lines} lines\t{e.description}")
+        emit([e.to_dict() for e in page.items])
+    else:
+        for e in page.items:
+            updated = (e.updated or "")[:10]
+            click.echo(f"{e.path}\t{e.type or '-'}\t{updated}\t{e.lines} lines\t{e.description}")
     if not entries:
         click.echo(f"no memories under {prefix or 'the root'}", err=True)
+    elif page.next is not None:
+        again = " ".join(["memdir ls", *([prefix] if prefix else []), f"--offset {page.next}"])
+        click.echo(f"… {page.total - page.end:,} more of {page.total:,}; list on with `{again}` (or --limit 0 for all)",
+                   err=True)
 
 
 @main.command()

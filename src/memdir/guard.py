@@ -1,23 +1,40 @@
 """The secret guard: refuse writes that carry a high-confidence credential.
 
-Only formats with a distinctive shape are checked (a fixed prefix and length),
-so ordinary prose, hashes and ids do not trip it.
+Only distinctive shapes are checked: a fixed prefix and length (cloud and API
+keys, JWTs, webhook URLs), a URL with a password, or a secret-named key set to a
+value that looks like one. So prose, hashes, UUIDs, git SHAs and base64 blobs
+pass. The path and every frontmatter value are checked as well as the text.
+Before matching, text is folded (NFKC turns fullwidth letters into ASCII;
+zero-width and direction characters are dropped), and it is checked a second
+time with its line breaks removed, so trivial obfuscation does not hide a key.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import InvalidMemory
+
+_NAMED = (
+    r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|client[_-]?secret|credentials?)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"'`<>]{8,200})"
+)
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(rx))
     for kind, rx in (
         ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
         ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+        ("an AWS secret access key",
+         r"(?i)aws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
         ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
         ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
         ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+        ("a Slack webhook URL", r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
+        ("a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"),
         ("a Stripe live key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),
         ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
         ("an Anthropic API key", r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{40,}"),
@@ -25,31 +42,135 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
         ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
         ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b"),
+        ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
+        ("a URL with a password",
+         r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver|oracle"
+         r"|clickhouse|cockroachdb|jdbc:[a-z]+|s?ftp|smtps?|ldaps?)(?:\+[a-z0-9]+)?://[^\s:/@]{1,256}:(?P<value>[^\s@/]{1,256})@[^\s/]"),
+        ("a password or key assigned to a name", _NAMED),
     )
 )
+
+# Values that end at the end of their line: joining lines would only glue the next line on.
+_WHOLE_LINE = {"a URL with a password", "a password or key assigned to a name"}
+
+# For text whose line breaks were removed: a key that started or ended a line is now glued to
+# its neighbours, so word boundaries are dropped (the shapes are distinctive enough without them).
+_PATTERNS_GLUED = tuple(
+    (kind, rx, None if kind in _WHOLE_LINE else re.compile(rx.pattern.replace(r"\b", ""))) for kind, rx in _PATTERNS
+)
+
+# Characters that render as nothing (or only reorder text): dropped before matching.
+_INVISIBLE = frozenset(
+    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x3164, 0xFEFF, 0xFFA0]
+    + list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F)) + list(range(0x2060, 0x2070))
+)
+_BREAK = re.compile(r"[ \t]*\r?\n[ \t]*")
+_PLACEHOLDER = re.compile(r"(?i)^(?:[<{$%*:\[(]|\.\.\.|x{3,}|(?:your|my|the)[_-]|example|changeme|placeholder|redacted|"
+                          r"password|passwd|secret|token|hunter2$)|(?:x{4,}|\*{3,}|\.{3})")
+
+
+def _fold(text: str) -> tuple[str, list[int] | None]:
+    """NFKC-folded text without invisible characters, and where each of its characters came from (None: same)."""
+    if text.isascii():
+        return text, None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        code = ord(ch)
+        if code in _INVISIBLE:
+            continue
+        folded = unicodedata.normalize("NFKC", ch) if code > 127 else ch
+        out.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(out), where
+
+
+def _joined(text: str, where: list[int] | None) -> tuple[str, list[int]]:
+    """`text` with line breaks (and the spaces around them) removed, and where each character came from."""
+    base = where if where is not None else range(len(text))
+    out: list[str] = []
+    mapped: list[int] = []
+    at = 0
+    for m in _BREAK.finditer(text):
+        out.append(text[at : m.start()])
+        mapped.extend(base[at : m.start()])
+        at = m.end()
+    out.append(text[at:])
+    mapped.extend(base[at:])
+    return "".join(out), mapped
+
+
+def _real(kind: str, m: re.Match[str]) -> bool:
+    """Whether a match is a credential rather than a placeholder or an ordinary value."""
+    value = m.groupdict().get("value")
+    if value is None:
+        return True
+    if _PLACEHOLDER.search(value) or len(set(value)) < 4:
+        return False
+    if kind == "a password or key assigned to a name":
+        return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return True
 
 
 def find_secret(text: str) -> tuple[str, int] | None:
     """(kind, line number) of the first credential in `text`, or None."""
-    for kind, rx in _PATTERNS:
-        m = rx.search(text)
-        if m:
-            return kind, text.count("\n", 0, m.start()) + 1
+    folded, where = _fold(text)
+    variants: list[tuple[str, Any]] = [(folded, where)]
+    if "\n" in folded:
+        variants.append(_joined(folded, where))
+    for kind, rx, glued in _PATTERNS_GLUED:
+        for (candidate, mapping), pattern in zip(variants, (rx, glued), strict=False):
+            if pattern is None:
+                continue
+            for m in pattern.finditer(candidate):
+                if _real(kind, m):
+                    start = m.start() if mapping is None else mapping[m.start()]
+                    return kind, text.count("\n", 0, start) + 1
     return None
 
 
-def check(text: str, path: str, *, head_lines: int = 0) -> None:
-    """Refuse `text` if it holds a credential; `head_lines` is the frontmatter's length.
+def check_path(path: str) -> None:
+    """Refuse a path that holds a credential: MEMORY.md shows every path to the model on every turn."""
+    found = find_secret(path)
+    if found:
+        raise InvalidMemory(
+            f"the path contains what looks like {found[0]}; memories must not hold credentials: "
+            "name the file after what it is about",
+            path=None,
+        )
+
+
+def _strings(value: Any, key: str) -> list[tuple[str, str]]:
+    """(field, text) for every string in a frontmatter value, nested ones included."""
+    if isinstance(value, str):
+        return [(key, f"{key}: {value}")]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in [(key, str(k)), *_strings(v, f"{key}.{k}" if key else str(k))]]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, key)]
+    return []
+
+
+def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] | None = None) -> None:
+    """Refuse a file whose path, frontmatter or text holds a credential; `head_lines` is the frontmatter's length.
 
     Lines are counted as the writer sees them: within the frontmatter, or within
     the body (whose numbering does not depend on the frontmatter memdir renders).
     """
+    check_path(path)
     found = find_secret(text)
     if found:
         kind, line = found
-        where = f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}"
-        raise InvalidMemory(
-            f"{path}: {where} contains what looks like {kind}; memories must not hold credentials: "
-            "remove it and note where the secret is kept instead",
-            path=path,
-        )
+        _refuse(path, f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}", kind)
+    for field, value in _strings(dict(meta or {}), ""):  # what YAML's escapes or folding hid from the text
+        found = find_secret(value)
+        if found:
+            _refuse(path, f"frontmatter field {field!r}", found[0])
+
+
+def _refuse(path: str, where: str, kind: str) -> None:
+    raise InvalidMemory(
+        f"{path}: {where} contains what looks like {kind}; memories must not hold credentials: "
+        "remove it and note where the secret is kept instead",
+        path=path,
+    )

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
+import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -29,14 +32,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from . import errors
+from . import errors, pages
 from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
 from .memdir import ANY, Memdir
+from .tools import not_text
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+logger = logging.getLogger(__name__)
 MAX_BODY = 1024 * 1024  # bytes read from a request at most; Memdir's own limits are far lower
+MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (a page)
+# Seconds a client has to send a request's headers (slow-header clients are cut off); env MEMDIR_HEADER_TIMEOUT.
+HEADER_TIMEOUT = float(os.environ.get("MEMDIR_HEADER_TIMEOUT") or 10.0)
+LIST_PAGE = 1000  # files per GET /v1/files page at most
 MARKDOWN = "text/markdown; charset=utf-8"
 
 STATUS: dict[type[errors.MemdirError], int] = {
@@ -171,6 +180,11 @@ async def _write_arguments(request: Request) -> dict[str, Any]:
         args = json.loads(_text(data))
     except json.JSONDecodeError as e:
         raise ApiError(400, "BadRequest", f"the body is not valid JSON ({e.msg} at line {e.lineno}); send an object") from None
+    except RecursionError:
+        raise ApiError(400, "BadRequest", "the body nests too deeply to be a write; send an object with body (and name, description, type, tags)") from None
+    broken = not_text(args)
+    if broken:
+        raise ApiError(400, "BadRequest", f"{broken}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)")
     if not isinstance(args, dict):
         raise ApiError(400, "BadRequest", f"the body must be a JSON object with body (and name, description, type, tags), got {type(args).__name__}")
     for key, value in args.items():
@@ -225,6 +239,10 @@ class Api:
                 return error(e.status, e.kind, e.message, e.headers)
             except errors.MemdirError as e:
                 return memdir_error(e)
+            except Exception as e:  # a bug or a failing backend: still one line of JSON, and the server goes on
+                logger.exception("%s %s failed", request.method, request.url.path)
+                return error(500, "InternalError", f"{request.method} {request.url.path} failed inside memdir "
+                             f"({type(e).__name__}); this is a bug: retry once, then report it")
 
         run.__name__ = handler.__name__
         return run
@@ -240,8 +258,13 @@ class Api:
     async def list_files(self, request: Request) -> Response:
         md = self.memdir(request)
         folder = request.query_params.get("folder", "")
+        offset = _int(request, "offset", 1, 1, 1 << 40)
+        limit = _int(request, "limit", LIST_PAGE, 1, LIST_PAGE)
         entries = await run_in_threadpool(md.list, folder)
-        return JSONResponse({"folder": folder, "files": [e.to_dict() for e in entries]})
+        page = pages.items(entries, offset, limit, max_items=LIST_PAGE, max_bytes=MAX_ANSWER,
+                           size=lambda e: len(json.dumps(e.to_dict(), ensure_ascii=False).encode()) + 2)
+        return JSONResponse({"folder": folder, "files": [e.to_dict() for e in page.items], "total": page.total,
+                             "offset": offset, "next_offset": page.next})
 
     async def get_file(self, request: Request) -> Response:
         md = self.memdir(request)
@@ -250,9 +273,26 @@ class Api:
         wanted = request.headers.get("if-none-match")
         if wanted is not None and wanted.strip() in (etag(m.version), m.version, "*"):
             return Response(status_code=304, headers=headers)
+        paged = "offset" in request.query_params or "limit" in request.query_params
+        offset = _int(request, "offset", 1, 1, 1 << 40)
+        limits = md.limits  # whatever memdir may write comes back whole; a bigger (hand-placed) file in pages
+        page = pages.lines(m.text, offset, _int(request, "limit", 0, 1, 1 << 40) or None,
+                           max_lines=max(limits.max_lines, limits.read_max_lines),
+                           max_bytes=max(limits.max_bytes, limits.read_max_bytes))
+        if not paged and page.whole:
+            if _wants_markdown(request):
+                return Response(m.text, media_type=MARKDOWN, headers=headers)
+            return JSONResponse(m.to_dict(), headers=headers)
+        if page.offset > max(page.total, 1):
+            raise ApiError(400, "BadRequest", f"offset={offset} is past the end of {m.path} ({page.total} lines)")
+        headers["X-Memdir-Lines"] = f"{page.offset}-{page.end}/{page.total}"
+        if page.next is not None:
+            headers["X-Memdir-Next-Offset"] = str(page.next)
         if _wants_markdown(request):
-            return Response(m.text, media_type=MARKDOWN, headers=headers)
-        return JSONResponse(m.to_dict(), headers=headers)
+            return Response(page.text + "\n" if page.lines else "", media_type=MARKDOWN, headers=headers)
+        return JSONResponse({"path": m.path, "version": m.version, "lines": page.total, "offset": page.offset,
+                             "end": page.end, "next_offset": page.next, "cut": list(page.cut), "text": page.text},
+                            headers=headers)
 
     async def put_file(self, request: Request) -> Response:
         md = self.memdir(request)
@@ -335,10 +375,12 @@ class Api:
 
 
 class Guard:
-    """ASGI middleware in front of everything: the Host check and the bearer token.
+    """ASGI middleware in front of everything: the Host check, the cross-site check and the bearer token.
 
     Bound to a loopback address, only loopback Host headers are served (a web
-    page cannot reach the memory through DNS rebinding). With tokens, every
+    page cannot reach the memory through DNS rebinding). A request that changes
+    memory must not come from another site's page (`_cross_site`), token or no
+    token. With tokens, every
     request needs `Authorization: Bearer <token>`; the principal it names is
     put in the ASGI scope for the routes and the MCP tools.
     """
@@ -355,6 +397,12 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if self.loopback and not _loopback_host(headers.get("host", "")):
             response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
+            await response(scope, receive, send)
+            return
+        refused = _cross_site(scope.get("method", "GET"), headers)
+        if refused:
+            response = error(403, "Forbidden", f"cross-site request refused: {refused}; "
+                             "memdir changes memory only for requests from this server's own origin or a non-browser client")
             await response(scope, receive, send)
             return
         if scope["path"].startswith("/.well-known/"):
@@ -374,6 +422,40 @@ class Guard:
             return
         scope[PRINCIPAL] = principal
         await self.app(scope, receive, send)
+
+
+_READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+_SIMPLE_TYPES = {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"}
+
+
+def _cross_site(method: str, headers: dict[str, str]) -> str | None:
+    """Why a state-changing request looks sent by a web page of another site (CSRF), or None.
+
+    Browsers mark their requests: `Sec-Fetch-Site` says whose page sent it and
+    `Origin` names that page. A non-browser client sends neither. A POST with a
+    body type a form or a no-cors fetch may send without a preflight is refused
+    too, whatever the headers say, so no CORS-simple request changes memory.
+    """
+    if method.upper() in _READ_METHODS:
+        return None
+    site = headers.get("sec-fetch-site", "").strip().lower()
+    if site and site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {site!r}"
+    origin = headers.get("origin")
+    if origin is not None and not _same_origin(origin, headers.get("host", "")):
+        return f"Origin {origin!r} is not this server"
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if method.upper() == "POST" and kind in _SIMPLE_TYPES:
+        return f"a POST with Content-Type {kind} is what a web page may send to any site; send application/json or no body"
+    return None
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    try:
+        parts = urlsplit(origin.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.strip().lower()
 
 
 def _loopback_host(host: str) -> bool:
@@ -420,14 +502,62 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def config(app: ASGIApp, *, header_timeout: float = HEADER_TIMEOUT, **options: Any) -> Any:
+    """uvicorn's settings for memdir: its h11 protocol with a header timeout (see `_protocol`)."""
+    import uvicorn
+
+    options = {"log_level": "warning", "lifespan": "on", "timeout_graceful_shutdown": 3, **options}
+    return uvicorn.Config(app, http=_protocol(header_timeout), **options)
+
+
+def _protocol(seconds: float) -> type[Any]:
+    """uvicorn's h11 protocol, plus a deadline for a request's headers.
+
+    uvicorn closes a connection idle after a response (`timeout_keep_alive`),
+    but not one that connects and then sends its headers a byte at a time: a
+    few hundred such clients would hold every socket. Here a connection must
+    finish each request's headers within `seconds` of connecting or of its
+    previous response, or it is closed.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self.loop.call_later(seconds, self._expired)
+
+        def _expired(self) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete  # no request under way: still in its headers
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderDeadline
+
+
 def run(app: ASGIApp, sock: socket.socket, banner: Callable[[str], str]) -> None:
     """Serve until interrupted; prints `banner(url)` once the socket is bound."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(config(app))
 
     async def main() -> None:
         task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -17,11 +17,15 @@ The SDK is imported only when a server is built, so `memdir --help` stays fast.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from . import pages
 from .auth import PRINCIPAL, Memories, Principal, Principals
+from .limits import Limits
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -115,6 +119,9 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = sessions.session(ctx)
         arguments = params.arguments or {}
+        refused = arguments.get(REFUSED)
+        if isinstance(refused, str):  # a call the transport could not read whole (see _Answerable)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=refused)], is_error=True)
         try:
             if params.name in readers:  # sub-millisecond: a thread hop would cost more than the call
                 result = session.handle(params.name, arguments)
@@ -164,7 +171,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
             elif uri.startswith(FILE_PREFIX):
                 memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
                 sessions.session(ctx).seen.add(memory.path)  # the model has it now: overwriting it is no surprise
-                text = memory.text
+                text = _first_page(memory.path, memory.text, md.limits)
             else:
                 raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
         except MemdirError as e:
@@ -198,6 +205,15 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
     )
 
 
+def _first_page(path: str, text: str, limits: Limits) -> str:
+    """The file, or its first page and where to read on when it is over the read caps."""
+    page = pages.lines(text, max_lines=limits.read_max_lines, max_bytes=limits.read_max_bytes)
+    if page.whole:
+        return text
+    more = f"; read on with read_memory_file(path=\"{path}\", offset={page.next})" if page.next else ""
+    return f"{page.text}\n[lines 1-{page.end} of {page.total}{more}]\n"
+
+
 def _cursor(cursor: str | None) -> int:
     if not cursor:
         return 0
@@ -214,11 +230,93 @@ def _cursor(cursor: str | None) -> int:
 
 def run_stdio(app: Server[Any]) -> None:
     """Serve one client over stdin and stdout until it closes them."""
+    import sys
+
     import anyio
-    from mcp.server.stdio import stdio_server
+    from mcp.server import stdio
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
-            await app.run(read, write, app.create_initialization_options())
+        # The SDK's own stdin set-up (fd 0 diverted, the wire read from a private copy), with our line filter on top.
+        buffer, restore = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+        stdin = anyio.wrap_file(stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace"))
+        try:
+            async with stdio.stdio_server(stdin=_Answerable(stdin)) as (read, write):  # type: ignore[arg-type]
+                await app.run(read, write, app.create_initialization_options())
+        finally:
+            if restore is not None:
+                restore()
 
     anyio.run(main)
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
+_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z_]{1,64})"')
+
+
+def _head(line: str) -> dict[str, Any] | None:
+    """The id, method and tool name of a request too deep to parse, read from its first kilobyte."""
+    head = line[:1024]
+    found = _ID.search(head)
+    if found is None:
+        return None
+    name = _NAME.search(head)
+    return {"id": json.loads(found.group(1)), "method": "tools/call" if '"tools/call"' in head else "",
+            "params": {"name": name.group(1) if name else None, "arguments": {}}}
+
+
+REFUSED = "\x00memdir.refused"  # an argument name no schema has: carries the refusal of a malformed call
+
+
+class _Answerable:
+    """stdin lines for the SDK's stdio transport, so that every request gets an answer.
+
+    The SDK drops a line it cannot parse without a reply, and the client waits
+    for ever. A request whose JSON Python can still read (a lone surrogate, which
+    the SDK's parser refuses) is passed on with its arguments replaced by the
+    refusal, so the tool answers with a one-line error; any other request
+    becomes a call to a method that does not exist, so the client gets an error
+    with its id. The connection goes on either way.
+    """
+
+    def __init__(self, lines: Any) -> None:
+        self.lines = lines
+
+    def __aiter__(self) -> _Answerable:
+        return self
+
+    async def __anext__(self) -> str:
+        line: str = await self.lines.readline()
+        if not line:
+            raise StopAsyncIteration
+        return _answerable(line)
+
+
+def _answerable(line: str) -> str:
+    """The line as it came, or a request the SDK can read that answers the malformed one."""
+    import mcp_types as types
+
+    from . import tools
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return line
+    except Exception:
+        pass
+    try:
+        message = json.loads(line)
+        problem = None
+    except RecursionError:  # too deep to read: its head still says who is waiting for what
+        message, problem = _head(line), "arguments nest too deeply to be a tool call; send a flat JSON object"
+    except ValueError:
+        message = None
+    if not isinstance(message, dict) or "id" not in message or not isinstance(message["id"], (int, str)):
+        return line  # a notification or no JSON-RPC at all: the SDK logs it, nobody waits for it
+    params = message.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    name = params.get("name") if isinstance(params, dict) else None
+    if problem is None and arguments is not None and tools.not_text(arguments):
+        problem = f"{tools.not_text(arguments)}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)"
+    if message.get("method") == "tools/call" and isinstance(name, str) and problem and not tools.not_text(name):
+        return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
+                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}}})
+    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "memdir/malformed-request"})

@@ -1,8 +1,9 @@
 """The Memdir facade: the only writer, so every interface gets every guarantee.
 
-A write goes: path checks, frontmatter parse and merge, schema, size limits,
-secret guard, rate limit, then one store commit (content, journal and catalog
-together) under the store's lock, then the derived indexes.
+A write goes: path checks, the size of what was given, the rate limit, then
+frontmatter parse and merge, schema, size limits, secret guard, then one store
+commit (content, journal and catalog together) under the store's lock, then the
+derived indexes.
 """
 
 from __future__ import annotations
@@ -384,14 +385,20 @@ class Memdir:
             self._state.search = None
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
-        """Journal records, newest first: every write, delete, rename and undo."""
+        """Journal records, newest first: every write, delete, rename and undo.
+
+        A scoped view gets only records whose path it may read (filtered and
+        limited in the store's query), and a move out of its scope without the
+        destination or the content.
+        """
         p = None if path is None else paths.topic_path(path)
         if self._scope is None:
             return self._store.journal(p, limit=limit)
         if p is not None and not self._readable(p):
             return []
-        seen = [r for r in self._store.journal(p) if self._readable(r.path) or (r.dest and self._readable(r.dest))]
-        return seen if limit is None else seen[:limit]
+        records = self._store.journal(p, limit=limit, prefixes=self._scope.read)
+        return [r if r.dest is None or self._readable(r.dest) else replace(r, dest=None, new_version=None, old=None, new=None)
+                for r in records]
 
     def changes(self, since: str | dt.datetime | dt.date | None = None, until: str | dt.datetime | dt.date | None = None,
                 *, prefix: str = "") -> builtins.list[Record]:
@@ -440,6 +447,8 @@ class Memdir:
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
         self._writable(p)
+        self._bound(p, body)  # bounds first, then the rate, then parsing
+        self._take(p)
         given, text_body = model.parse(body, path=p, strict=True)
         if absolute_dates:
             text_body = dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
@@ -488,7 +497,10 @@ class Memdir:
                     path=p,
                 )
             at = starts[0]
-            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
+            edited = text[:at] + new + text[at + len(old):]
+            self._bound(p, edited)
+            self._take(p)
+            meta, body = model.parse(edited, path=p, strict=True)
             old_meta, _ = model.parse(text, path=p, strict=False)
             return self._put(p, cur, old_meta, meta, body)
 
@@ -512,10 +524,12 @@ class Memdir:
         text = dates.absolute(text, now.date())
         stamp = now.strftime("%Y-%m-%d %H:%M")
         entry = f"- [{stamp}] {text}\n"
+        self._bound(p, entry)
         with self._writing():
             cur = self._store.get(p)
             old_meta: dict[str, Any] = {}
             body = ""
+            self._take(p)
             if cur is not None:
                 old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
                 if body and not body.endswith("\n"):
@@ -539,7 +553,6 @@ class Memdir:
         meta["updated"] = now
         text = model.render(meta, text_body)
         self._validate(p, meta, text)
-        self._take(p)
         data = text.encode()
         mem = model.memory(p, text, "", self.limits.types)
         change = Change(
@@ -597,6 +610,8 @@ class Memdir:
             return (Change(op="delete", path=p, data=None, expect=cur.version, old=cur.data, entry=None,
                            actor=self.actor, time=now), self._memory(p, cur, change="deleted"))
         target = dst or p
+        if dst is not None and self.limits.secret_guard:
+            guard.check_path(dst)
         if dst is not None and self._store.get(dst) is not None:
             raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
         if op.text is None:
@@ -605,6 +620,7 @@ class Memdir:
         else:
             if not isinstance(op.text, str):
                 raise InvalidArgument(f"{target}: text must be text, got {type_name(op.text)}")
+            self._bound(target, op.text)
             meta, body = model.parse(op.text, path=target, strict=True)
             old_meta: dict[str, Any] = {}
             if cur is not None:
@@ -646,6 +662,8 @@ class Memdir:
         """Move a topic file to a new path; the target must not exist. `expect` as for `write`."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
+        if self.limits.secret_guard:
+            guard.check_path(dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
         with self._writing():
@@ -668,12 +686,16 @@ class Memdir:
         Undoing an undo redoes. Refuses (Conflict) if the file changed since that change.
         """
         p = paths.topic_path(path)
+        self._writable(p)  # before the journal is read, so the refusal says nothing of what exists
         with self._writing():
             records = self._store.journal(p, limit=1)
             if not records:
                 raise NotFound(f"{p} has no journaled change to undo", path=p)
             rec = records[0]
-            self._writable(*[x for x in (rec.path, rec.dest) if x])
+            other = rec.dest if rec.path == p else rec.path
+            if other is not None and self._scope is not None and not self._scope.can_write(other):
+                raise Forbidden(f"cannot undo the last change to {p}: it moved the file across the edge of what this "
+                                "principal may write; ask someone who may write both places", path=p)
             now = model.now_stamp()
             if rec.dest is not None:  # a rename: move it back
                 cur = self._store.get(rec.dest)
@@ -728,7 +750,12 @@ class Memdir:
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
             _, body = model.split(text, path=path)
-            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)))
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
+
+    def _bound(self, path: str, text: str) -> None:
+        """Refuse text over the size limit before anything parses it (the exact check follows the merge)."""
+        if len(text) > self.limits.max_bytes:
+            limits_mod.check_size(text, path, self.limits)
 
     def _take(self, path: str) -> None:
         if self._bucket is not None:

@@ -18,6 +18,7 @@ from .errors import InvalidMemory
 
 KNOWN_KEYS = ("name", "description", "type", "tags", "created", "updated")
 MAX_DEPTH = 8
+MAX_FRONTMATTER_BYTES = 8 * 1024  # name, description, type, tags and a few extras fit many times over
 INDEX_DESCRIPTION_CHARS = 150
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -171,6 +172,13 @@ def _normalise(value: Any, depth: int, path: str) -> Any:
 def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
     """Parse a frontmatter block with a safe loader; no anchors, aliases or tags."""
     where = path or "frontmatter"
+    size = len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:  # checked before YAML sees it: parsing time stays bounded
+        raise InvalidMemory(
+            f"{where}: the frontmatter is {size:,} bytes; the limit is {MAX_FRONTMATTER_BYTES:,}: keep name, "
+            "description, type and tags short and move the rest into the body",
+            path=path or None, limit=MAX_FRONTMATTER_BYTES, actual=size,
+        )
     if _ALIAS_HINT.search(block):
         try:
             for event in yaml.parse(block, Loader=_Loader):

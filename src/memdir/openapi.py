@@ -25,7 +25,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         304: "Not modified: the file still has the version in If-None-Match",
         400: "Bad request: a path, a parameter, the body or the memory is not valid",
         401: "Missing or wrong bearer token",
-        403: "Outside what this principal may write",
+        403: "Outside what this principal may write, or a cross-site request (Origin / Sec-Fetch-Site) to a state-changing route",
         404: "No such file (or not visible to this principal)",
         409: "Conflict: the target exists, or the file changed outside memdir",
         412: "Precondition failed: the file changed since the version in If-Match (or exists, for If-None-Match: *)",
@@ -51,6 +51,8 @@ PATH = {
 }
 FOLDER = {"name": "folder", "in": "query", "required": False, "description": "A folder such as project/",
           "schema": {"type": "string"}}
+OFFSET = {"name": "offset", "in": "query", "required": False, "description": "First item (file or line) of the page, 1-based",
+          "schema": {"type": "integer", "minimum": 1, "default": 1}}
 STRINGS = {"type": "array", "items": {"type": "string"}}
 NULLABLE = {"type": ["string", "null"]}
 
@@ -108,6 +110,19 @@ SCHEMAS: dict[str, Any] = {
             "path": {"type": "string"}, "name": {"type": "string"}, "description": {"type": "string"},
             "type": NULLABLE, "tags": STRINGS, "created": NULLABLE, "updated": NULLABLE,
             "size": {"type": "integer"}, "lines": {"type": "integer"}, "version": {"type": "string"},
+        },
+    },
+    "Lines": {
+        "type": "object",
+        "description": "One page of a file: with offset or limit, or when the file is larger than memdir writes",
+        "required": ["path", "version", "lines", "offset", "end", "next_offset", "text"],
+        "properties": {
+            "path": {"type": "string"}, "version": {"type": "string"},
+            "lines": {"type": "integer", "description": "Lines in the whole file"},
+            "offset": {"type": "integer"}, "end": {"type": "integer", "description": "The last line in this page"},
+            "next_offset": {"type": ["integer", "null"], "description": "Where the next page starts; null at the end"},
+            "cut": {"type": "array", "items": {"type": "integer"}, "description": "Lines too long to show whole"},
+            "text": {"type": "string"},
         },
     },
     "Hit": {
@@ -196,22 +211,29 @@ def document() -> dict[str, Any]:
             "/": {"get": {"summary": "What this server serves", "responses": {"200": _json({"type": "object"}, "Links"), **_errors(401)}}},
             "/openapi.json": {"get": {"summary": "This document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1"), **_errors(401)}}},
             "/v1/files": {"get": {
-                "summary": "List topic files under a folder",
-                "parameters": [FOLDER],
+                "summary": "List topic files under a folder, a page at a time (next_offset says where the next starts)",
+                "parameters": [FOLDER, OFFSET, {"name": "limit", "in": "query", "required": False,
+                                                "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 1000}}],
                 "responses": {
-                    "200": _json({"type": "object", "properties": {"folder": {"type": "string"},
-                                                                    "files": {"type": "array", "items": _ref("Entry")}}}, "Entries"),
+                    "200": _json({"type": "object", "properties": {
+                        "folder": {"type": "string"}, "files": {"type": "array", "items": _ref("Entry")},
+                        "total": {"type": "integer"}, "offset": {"type": "integer"},
+                        "next_offset": {"type": ["integer", "null"]}}}, "Entries"),
                     **_errors(400, 401),
                 },
             }},
             "/v1/files/{path}": {
                 "parameters": [PATH],
                 "get": {
-                    "summary": "Read a topic file",
-                    "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
+                    "summary": "Read a topic file (a page of its lines with offset or limit, or when it is larger than memdir writes)",
+                    "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}, OFFSET,
+                                   {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1}}],
                     "responses": {
-                        "200": {"description": "The file (JSON, or the raw file for Accept: text/markdown)", "headers": ETAG,
-                                "content": {"application/json": {"schema": _ref("Memory")}, **markdown}},
+                        "200": {"description": "The file (JSON, or the raw file for Accept: text/markdown), or one page of it",
+                                "headers": {**ETAG, "X-Memdir-Next-Offset": {"schema": {"type": "integer"},
+                                                                               "description": "A page: where the next one starts"}},
+                                "content": {"application/json": {"schema": {"oneOf": [_ref("Memory"), _ref("Lines")]}},
+                                            **markdown}},
                         **_errors(304, 400, 401, 404),
                     },
                 },

@@ -36,6 +36,8 @@ def _parts(raw: object, what: str) -> list[str]:
     if len(path.encode()) > MAX_PATH_BYTES:
         raise InvalidPath(f"{what} {shown[:60]}... is {len(path.encode())} bytes; the limit is {MAX_PATH_BYTES}", path=raw)
     parts = [p for p in path.split("/") if p not in ("", ".")]
+    if parts and parts[0][1:2] == ":":  # './C:/x.md' is 'C:/x.md' once normal: absolute on Windows either way
+        raise InvalidPath(f"{what} {shown} is absolute; give a path relative to the memory root, e.g. 'project/notes.md'", path=raw)
     for part in parts:
         if part == "..":
             raise InvalidPath(f"{what} {shown} contains '..'; paths may not leave the memory root", path=raw)

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import paths
+from . import pages, paths
 from .errors import MemdirError, NotFound
 from .links import Links
 from .memdir import ANY, Memdir
-from .model import Memory
+from .model import Entry, Memory
 
 log = logging.getLogger("memdir.tools")
 
@@ -117,9 +117,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_memory_files",
         "List memory files",
-        "List every topic file under a folder with its type, last update, size and description. Use it "
-        "when an index says more files exist than it shows.",
-        _schema({}, {"folder": _string("Folder to list, e.g. 'project/'. Omit for everything.")}),
+        "List the topic files under a folder with their type, last update, size and description. Use it "
+        "when an index says more files exist than it shows. Long listings come in pages: pass offset to "
+        "continue where the previous page ended.",
+        _schema({}, {
+            "folder": _string("Folder to list, e.g. 'project/'. Omit for everything."),
+            "offset": _integer("First file to list (1-based), to continue a long listing. Default 1."),
+        }),
         READ_ONLY,
     ),
     Tool(
@@ -279,6 +283,26 @@ class ToolInputError(MemdirError):
     """The arguments of a tool call do not match its schema."""
 
 
+def not_text(value: Any, name: str = "") -> str | None:
+    """Where `value` (a string, or strings nested in lists and objects) holds a lone surrogate, or None.
+
+    JSON may spell half a UTF-16 pair (`"\\ud800"`); Python keeps it, but it is
+    not text and cannot be stored, so every face refuses it up front.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"{name or 'a value'} holds a lone surrogate ({value[e.start]!r} at character {e.start + 1}), which is not text"
+        return None
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = not_text(key, f"{name} key" if name else "a key") or not_text(item, f"{name}.{key}" if name else str(key))
+        if found:
+            return found
+    return None
+
+
 def _arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
     if arguments is None or arguments == "":
         arguments = {}
@@ -287,10 +311,15 @@ def _arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[st
             arguments = json.loads(arguments)
         except json.JSONDecodeError as e:
             raise ToolInputError(f"{tool.name}: arguments are not valid JSON ({e.msg}); send a JSON object") from None
+        except RecursionError:
+            raise ToolInputError(f"{tool.name}: arguments nest too deeply to be a tool call; send a flat JSON object") from None
     if not isinstance(arguments, Mapping):
         raise ToolInputError(f"{tool.name}: arguments must be an object, got {type(arguments).__name__}")
     props = tool.parameters["properties"]
     args = {k: v for k, v in arguments.items() if v is not None}
+    broken = not_text(args)
+    if broken:
+        raise ToolInputError(f"{tool.name}: {broken}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)")
     unknown = sorted(set(args) - set(props))
     if unknown:
         raise ToolInputError(
@@ -351,40 +380,44 @@ class Session:
         text = self.md.index(folder)
         return Result(text, data={"folder": paths.folder(folder), "text": text})
 
-    def list_memory_files(self, folder: str = "") -> Result:
+    def list_memory_files(self, folder: str = "", offset: int = 1) -> Result:
         entries = self.md.list(folder)
+        where = paths.folder(folder)
         if not entries:
-            return Result(f"no memory files under {paths.folder(folder) or 'the root'}", data={"files": []})
-        lines = [
-            f"{e.path}\t{e.type or '-'}\t{(e.updated or '')[:10]}\t{e.lines} lines\t{e.description}" for e in entries
-        ]
-        return Result("\n".join(lines), data={"files": [e.to_dict() for e in entries]})
+            return Result(f"no memory files under {where or 'the root'}", data={"files": [], "total": 0})
+        if offset > len(entries):
+            raise ToolInputError(f"list_memory_files: offset {offset} is past the end ({len(entries)} files under {where or 'the root'})")
+        limits = self.md.limits
+        page = pages.items([_listed(e) for e in entries], offset, max_items=limits.read_max_lines,
+                           max_bytes=limits.read_max_bytes, size=lambda line: len(line.encode()) + 1)
+        chosen = entries[page.offset - 1 : page.end]
+        data: dict[str, Any] = {"files": [e.to_dict() for e in chosen], "total": page.total, "offset": page.offset,
+                                "next_offset": page.next}
+        text = "\n".join(page.items)
+        if page.next is not None or page.offset > 1:
+            more = f"; list on with offset={page.next}" if page.next is not None else ""
+            text += f"\n[files {page.offset}-{page.end} of {page.total}{more}]"
+        return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
         m = self.md.read(path)
         self.seen.add(m.path)
-        lines = m.text.splitlines()
-        cap = self.md.limits.read_max_lines if limit is None else min(limit, self.md.limits.read_max_lines)
-        if offset > max(len(lines), 1):
-            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({len(lines)} lines)")
-        page: list[str] = []
-        size = 0
-        for line in lines[offset - 1 : offset - 1 + cap]:
-            size += len(line.encode()) + 1
-            if page and size > self.md.limits.read_max_bytes:
-                break
-            page.append(line)
-        end = offset - 1 + len(page)
-        header = f"{m.path} (version {m.version}, {len(lines)} lines)"
-        data = {"path": m.path, "version": m.version, "lines": len(lines), "offset": offset, "text": "\n".join(page)}
+        total = len(pages.split(m.text))
+        if offset > max(total, 1):
+            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({total} lines)")
+        page = pages.lines(m.text, offset, limit, max_lines=self.md.limits.read_max_lines,
+                           max_bytes=self.md.limits.read_max_bytes)
+        header = f"{m.path} (version {m.version}, {total} lines)"
+        data = {"path": m.path, "version": m.version, "lines": total, "offset": offset, "text": page.text,
+                "next_offset": page.next}
         related = self.md.links(m.path)
         data["links"] = [x.to_dict() for x in related.links]
         data["backlinks"] = list(related.backlinks)
         trailer = _links_line(related)
-        if offset == 1 and end == len(lines):
+        if page.whole:
             return Result(f"{header}\n{m.text}{trailer}", data=data)
-        body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(page, offset))
-        more = f"\n[lines {offset}-{end} of {len(lines)}" + (f"; read on with offset={end + 1}]" if end < len(lines) else "]")
+        body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(page.lines, offset))
+        more = f"\n[lines {offset}-{page.end} of {total}" + (f"; read on with offset={page.next}]" if page.next else "]")
         return Result(f"{header}\n{body}{more}{trailer}", data=data)
 
     def get_memory_context(self, query: str | None = None, budget: int = 2000, include: str = "") -> Result:
@@ -468,6 +501,10 @@ class Session:
         self.seen.add(m.path)
         return Result(f"restored {m.path} to what it was before its last change (version {m.version}, {m.lines} lines)",
                       data={"path": m.path, "change": "restored", "version": m.version, "lines": m.lines})
+
+
+def _listed(e: Entry) -> str:
+    return f"{e.path}\t{e.type or '-'}\t{(e.updated or '')[:10]}\t{e.lines} lines\t{e.description}"
 
 
 _HANDLERS: dict[str, Callable[..., Result]] = {t.name: getattr(Session, t.name) for t in TOOLS}

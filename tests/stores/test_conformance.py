@@ -226,6 +226,50 @@ def test_history_records_every_change_with_previous_content(memory: memdir.Memdi
     assert [r.seq for r in memory.history(limit=2)] == [4, 3]
 
 
+def test_the_journal_filters_by_prefix_and_limits_in_the_query(memory: memdir.Memdir) -> None:
+    for path in ("notes/a.md", "secret/plan.md", "notes0.md", "notesx/b.md", "notes/sub/c.md", "n.md"):
+        memory.write(path, f"{path}\n")
+    memory.rename("notes/a.md", "secret/a.md")  # the record's path is notes/a.md: it matches notes/
+    memory.write("notes/a.md", "again\n")
+    store = memory.store
+    assert [(r.op, r.path) for r in store.journal(prefixes=["notes/"])] == [
+        ("write", "notes/a.md"), ("rename", "notes/a.md"), ("write", "notes/sub/c.md"), ("write", "notes/a.md")]
+    assert [r.path for r in store.journal(prefixes=["notes/"], limit=1)] == ["notes/a.md"]
+    assert [r.path for r in store.journal(prefixes=["secret/", "n.md"], limit=5)] == ["n.md", "secret/plan.md"]
+    assert store.journal(prefixes=[]) == []
+    assert len(store.journal(prefixes=[""])) == len(store.journal()) == 8
+    assert [r.op for r in store.journal("secret/a.md", prefixes=["notes/"])] == ["rename"]  # its dest, its path in scope
+    assert store.journal("secret/a.md", prefixes=["secret/"]) == []
+
+
+def test_scoped_history_hides_what_the_scope_cannot_read(memory: memdir.Memdir) -> None:
+    memory.write("notes/a.md", "a\n")
+    memory.write("secret/plan.md", "the plan\n")
+    memory.rename("notes/a.md", "secret/moved.md")
+    memory.rename("secret/plan.md", "notes/plan.md")
+    notes = memory.scope(write=["notes/"])
+    seen = notes.history()
+    assert [(r.op, r.path, r.dest) for r in seen] == [("rename", "notes/a.md", None), ("write", "notes/a.md", None)]
+    assert (seen[0].new, seen[0].old, seen[0].new_version) == (None, None, None)
+    assert notes.history(limit=1) == seen[:1]
+    assert notes.history("notes/plan.md") == []  # it came from a hidden path
+    assert notes.history("secret/plan.md") == []
+    everything = [r.to_dict(content=True) for r in notes.history()]
+    assert "secret" not in repr(everything) and "the plan" not in repr(everything)
+
+
+def test_a_scope_cannot_tell_by_undo_whether_a_hidden_path_has_history(memory: memdir.Memdir) -> None:
+    memory.write("secret/plan.md", "the plan\n")
+    notes = memory.scope(read=["notes/"], write=["notes/"])
+    refusals = []
+    for path in ("secret/plan.md", "secret/never.md"):
+        with pytest.raises(memdir.Forbidden) as e:
+            notes.undo(path)
+        refusals.append(e.value.message.replace(path, "PATH"))
+    assert refusals[0] == refusals[1]
+    assert memory.read("secret/plan.md").body == "the plan\n"
+
+
 def test_undo_restores_previous_content_with_a_new_version(memory: memdir.Memdir) -> None:
     v1 = memory.write("p.md", "one\n").version
     v2 = memory.write("p.md", "two\n").version

@@ -108,7 +108,12 @@ class Store(Protocol):
         """Catalog entries changed after journal seq `since` (None = removed)."""
         ...
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]: ...
+    def journal(
+        self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
+    ) -> builtins.list[Record]:
+        """Records newest first: all, or those whose path or dest is `path`; with `prefixes`,
+        only records whose path starts with one of them (filtered and limited in the query)."""
+        ...
 
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
         """Write (or remove) derived files such as MEMORY.md; they reflect catalog `seq`."""
@@ -127,6 +132,31 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def in_prefixes(path: str, prefixes: Sequence[str] | None) -> bool:
+    """True if `prefixes` is None (no filter) or `path` starts with one of them."""
+    return prefixes is None or any(path.startswith(p) for p in prefixes)
+
+
+def prefix_sql(column: str, prefixes: Sequence[str]) -> tuple[str, builtins.list[str]]:
+    """A SQL condition (with its arguments) for `column` starting with one of `prefixes`, as index-friendly ranges.
+
+    Folder prefixes end in '/', so 'a/' covers ['a/', 'a0') in code-point (binary, COLLATE "C") order.
+    """
+    if "" in prefixes:
+        return "1=1", []
+    if not prefixes:
+        return "1=0", []
+    parts, args = [], []
+    for p in prefixes:
+        if p.endswith("/"):
+            parts.append(f"({column} >= ? AND {column} < ?)")
+            args += [p, p[:-1] + "0"]
+        else:
+            parts.append(f"substr({column}, 1, {len(p)}) = ?")
+            args.append(p)
+    return "(" + " OR ".join(parts) + ")", args
 
 
 def content_hash(data: bytes) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..errors import InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR
-from .base import Blob, Change, Record, check_change
+from .base import Blob, Change, Record, check_change, prefix_sql
 from .sqlite import use_wal
 
 SCHEMA_VERSION = 1
@@ -341,14 +341,22 @@ class FileStore:
         out = [(p, None if d is None else Entry.from_dict(d)) for (p, _, _), d in zip(rows, decoded, strict=True)]
         return rows[-1][2], out
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
+    def journal(
+        self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
+    ) -> builtins.list[Record]:
         sql = "SELECT seq,time,actor,op,path,dest,old_version,new_version,old,new,undoes FROM journal"
-        args: tuple[object, ...] = ()
+        args: list[object] = []
+        where: list[str] = []
+        if prefixes is not None:
+            cond, more = prefix_sql("path", prefixes)
+            where.append(cond)
+            args += more
         if path is not None:
-            sql = (
-                f"SELECT * FROM ({sql} WHERE path = ? UNION ALL {sql} WHERE dest = ?)"
-            )
-            args = (path, path)
+            filtered = f"{sql} WHERE {' AND '.join(where)} AND" if where else f"{sql} WHERE"
+            sql = f"SELECT * FROM ({filtered} path = ? UNION ALL {filtered} dest = ?)"
+            args = [*args, path, *args, path]
+        elif where:
+            sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY seq DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"

@@ -60,7 +60,7 @@ from typing import Any
 from ..errors import Conflict, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, version_of
+from .base import Blob, Change, Record, check_change, in_prefixes, version_of
 
 VERSION_KEY = "memdir-version"
 SNAPSHOT_EVERY = 500  # journal records between catalog snapshots
@@ -335,21 +335,23 @@ class S3Store:
         ordered = sorted(latest.items(), key=lambda item: item[1][0])
         return rows[-1][0], [(path, entry) for path, (_, entry) in ordered]
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
+    def journal(
+        self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
+    ) -> builtins.list[Record]:
         with self._mutex:
             self._pull()
-            out = self._matching(path, limit)
+            out = self._matching(path, limit, prefixes)
             if out is None:
                 self._load_all()
-                out = self._matching(path, limit) or []
+                out = self._matching(path, limit, prefixes) or []
             return out
 
-    def _matching(self, path: str | None, limit: int | None) -> builtins.list[Record] | None:
+    def _matching(self, path: str | None, limit: int | None, prefixes: Sequence[str] | None) -> builtins.list[Record] | None:
         """Newest-first records from what is loaded, or None if older records are needed."""
         out = []
         for seq in range(self._head, self._complete_from - 1, -1):
             rec = self._records.get(seq)
-            if rec is not None and (path is None or path in (rec.path, rec.dest)):
+            if rec is not None and (path is None or path in (rec.path, rec.dest)) and in_prefixes(rec.path, prefixes):
                 out.append(rec)
                 if limit is not None and len(out) >= limit:
                     return out

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, version_of
+from .base import Blob, Change, Record, check_change, prefix_sql, version_of
 
 Migration = tuple[str, Sequence[str]]
 
@@ -190,12 +190,18 @@ class SqlStore:
         out = [(str(p), None if e is None else Entry.from_dict(json.loads(e))) for p, e, _ in rows]
         return int(rows[-1][2]), out
 
-    def journal(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
+    def journal(
+        self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
+    ) -> builtins.list[Record]:
         sql = f"SELECT {_RECORD} FROM memdir_journal WHERE tenant_id = ?"
-        args: tuple[object, ...] = ()
+        args: list[object] = []
         if path is not None:
             sql += " AND (path = ? OR dest = ?)"
-            args = (path, path)
+            args += [path, path]
+        if prefixes is not None:
+            cond, more = prefix_sql("path", prefixes)
+            sql += f" AND {cond}"
+            args += more
         sql += " ORDER BY seq DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
