@@ -286,6 +286,9 @@ class Session:
     md: Memdir
     seen: set[str] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        self.md = self.md.for_agent()  # a model makes these calls: rate limited by default
+
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
         """Run one tool call; never raises for a bad call: errors come back as `Result(is_error=True)`."""
         tool = BY_NAME.get(name)
@@ -319,7 +322,7 @@ class Session:
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
         m = self.md.read(path)
         self.seen.add(m.path)
-        lines = m.text.splitlines()
+        lines = paths.lines(m.text)
         cap = self.md.limits.read_max_lines if limit is None else min(limit, self.md.limits.read_max_lines)
         if offset > max(len(lines), 1):
             raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({len(lines)} lines)")

@@ -29,6 +29,9 @@ from .base import redact
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
 TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")
+_RATE_POLICY = """CREATE POLICY memdir_tenant ON memdir_rate
+    USING (tenant_id = current_setting('memdir.tenant', true))
+    WITH CHECK (tenant_id = current_setting('memdir.tenant', true))"""
 _MIGRATE_LOCK = 0x6D656D646972  # "memdir": migrators queue on this advisory lock
 
 MIGRATIONS: list[Migration] = [
@@ -79,6 +82,22 @@ MIGRATIONS: list[Migration] = [
                     USING (tenant_id = current_setting('memdir.tenant', true))
                     WITH CHECK (tenant_id = current_setting('memdir.tenant', true))""",
             )
+        ],
+    ),
+    (
+        "0004_rate",
+        [
+            "CREATE TABLE memdir_rate(tenant_id text PRIMARY KEY, tokens double precision NOT NULL, "
+            "stamp double precision NOT NULL)",
+            "ALTER TABLE memdir_rate ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_rate FORCE ROW LEVEL SECURITY",
+            _RATE_POLICY,
+            # roles already granted the use of memdir get the new table too
+            """DO $$ DECLARE r record; BEGIN
+                FOR r IN SELECT DISTINCT grantee FROM information_schema.table_privileges
+                         WHERE table_name = 'memdir_files' AND privilege_type = 'INSERT' AND grantee <> current_user
+                LOOP EXECUTE format('GRANT SELECT, INSERT, UPDATE ON memdir_rate TO %I', r.grantee); END LOOP;
+            END $$""",
         ],
     ),
 ]
@@ -148,6 +167,7 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
             role = psycopg.sql.Identifier(grant)
             statements = [
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state TO {}",
+                "GRANT SELECT, INSERT, UPDATE ON memdir_rate TO {}",
                 "GRANT SELECT, INSERT ON memdir_journal TO {}",
                 "GRANT SELECT ON memdir_migrations TO {}",
             ]
@@ -206,6 +226,9 @@ class PostgresStore(SqlStore):
 
     def _end(self, commit: bool) -> None:
         self._run("COMMIT" if commit else "ROLLBACK")
+
+    def _now(self) -> float:
+        return float(self._run("SELECT extract(epoch FROM clock_timestamp())")[0][0])
 
     def close(self) -> None:
         self.db.close()

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, version_of
+from .base import Blob, Change, Record, check_change, take_token, version_of
 
 Migration = tuple[str, Sequence[str]]
 
@@ -77,6 +77,10 @@ class SqlStore:
         raise NotImplementedError
 
     def _end(self, commit: bool) -> None:
+        raise NotImplementedError
+
+    def _now(self) -> float:
+        """Seconds since the epoch by the database's clock (the rate bucket's time)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ helpers
@@ -208,21 +212,29 @@ class SqlStore:
     # ------------------------------------------------------------ derived files
 
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
+        """Write the index rows inside a savepoint: if that fails, the change it follows still commits."""
         with self.lock():
-            for path, data in files.items():
-                if data is None:
-                    self._rows("DELETE FROM memdir_derived WHERE tenant_id = ? AND path = ?", path)
-                else:
-                    self._rows(
-                        "INSERT INTO memdir_derived(tenant_id, path, data) VALUES (?,?,?) "
-                        "ON CONFLICT(tenant_id, path) DO UPDATE SET data = excluded.data",
-                        path, data,
-                    )
-            self._rows(
-                "INSERT INTO memdir_state(tenant_id, key, value) VALUES (?, 'derived_seq', ?) "
-                "ON CONFLICT(tenant_id, key) DO UPDATE SET value = excluded.value",
-                str(seq),
-            )
+            self._rows("SAVEPOINT memdir_derive")
+            try:
+                for path, data in files.items():
+                    if data is None:
+                        self._rows("DELETE FROM memdir_derived WHERE tenant_id = ? AND path = ?", path)
+                    else:
+                        self._rows(
+                            "INSERT INTO memdir_derived(tenant_id, path, data) VALUES (?,?,?) "
+                            "ON CONFLICT(tenant_id, path) DO UPDATE SET data = excluded.data",
+                            path, data,
+                        )
+                self._rows(
+                    "INSERT INTO memdir_state(tenant_id, key, value) VALUES (?, 'derived_seq', ?) "
+                    "ON CONFLICT(tenant_id, key) DO UPDATE SET value = excluded.value",
+                    str(seq),
+                )
+            except BaseException:
+                self._rows("ROLLBACK TO SAVEPOINT memdir_derive")
+                self._rows("RELEASE SAVEPOINT memdir_derive")
+                raise
+            self._rows("RELEASE SAVEPOINT memdir_derive")
 
     def derived(self) -> int:
         row = self._one("SELECT value FROM memdir_state WHERE tenant_id = ? AND key = 'derived_seq'")
@@ -231,6 +243,24 @@ class SqlStore:
     def recover(self) -> builtins.list[str]:
         """Nothing to repair: a change is one transaction, so a crash leaves it whole or absent."""
         return []
+
+    def problems(self) -> builtins.list[str]:
+        return []
+
+    def resolve(self, path: str) -> str:
+        return path  # rows have no links
+
+    def take(self, rate: int) -> float:
+        """The bucket is one row per tenant, updated in the tenant's write transaction (so writers queue on it)."""
+        with self.lock():
+            row = self._one("SELECT tokens, stamp FROM memdir_rate WHERE tenant_id = ?")
+            state, wait = take_token(None if row is None else (float(row[0]), float(row[1])), rate, self._now())
+            self._rows(
+                "INSERT INTO memdir_rate(tenant_id, tokens, stamp) VALUES (?,?,?) "
+                "ON CONFLICT(tenant_id) DO UPDATE SET tokens = excluded.tokens, stamp = excluded.stamp",
+                *state,
+            )
+            return wait
 
 
 # ---------------------------------------------------------------- migrations

@@ -48,6 +48,10 @@ MIGRATIONS: list[Migration] = [
                 tenant_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tenant_id, key))""",
         ],
     ),
+    (
+        "0002_rate",
+        ["CREATE TABLE memdir_rate(tenant_id TEXT PRIMARY KEY, tokens REAL NOT NULL, stamp REAL NOT NULL)"],
+    ),
 ]
 
 
@@ -168,6 +172,9 @@ class SQLiteStore(SqlStore):
     def _end(self, commit: bool) -> None:
         if self.db.in_transaction:
             self._run("COMMIT" if commit else "ROLLBACK")
+
+    def _now(self) -> float:
+        return time.time()
 
     def close(self) -> None:
         self.db.close()
