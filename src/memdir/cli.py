@@ -24,14 +24,15 @@ DEFAULT_ROOT = "memory"
 
 
 class Context:
-    def __init__(self, root: str, tenant: str | None) -> None:
+    def __init__(self, root: str, tenant: str | None, agent: bool = False) -> None:
         self.root = root
         self.tenant = tenant
+        self.agent = agent
         self._md: Memdir | None = None
 
     def memdir(self, create: bool = False) -> Memdir:
         if self._md is None:
-            self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor())
+            self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor(), agent=self.agent)
         return self._md
 
     def close(self) -> None:
@@ -83,9 +84,12 @@ class Group(click.Group):
     "Env: MEMDIR_URL (or MEMDIR_ROOT).",
 )
 @click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
+              help="A model runs this command: use the agent limits (60 writes a minute per tenant unless "
+                   "writes_per_minute is set). Env: MEMDIR_AGENT=1.")
 @click.version_option(package_name="memdir")
 @click.pass_context
-def main(ctx: click.Context, root: str, tenant: str | None) -> None:
+def main(ctx: click.Context, root: str, tenant: str | None, agent: bool) -> None:
     """memdir: memory for AI agents made of plain markdown files.
 
     Topic files with YAML frontmatter live in a folder; MEMORY.md is the
@@ -94,7 +98,7 @@ def main(ctx: click.Context, root: str, tenant: str | None) -> None:
 
     Exit codes: 0 ok, 1 memdir refused or failed (one line on stderr), 2 usage.
     """
-    ctx.obj = Context(root, tenant)
+    ctx.obj = Context(root, tenant, agent)
 
 
 # ---------------------------------------------------------------- setup
@@ -355,6 +359,28 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
         click.echo("clean: files, catalog and index agree")
     elif not fix:
         click.echo("run `memdir reconcile --fix` to repair", err=True)
+
+
+@main.command()
+@json_option
+@click.pass_obj
+def doctor(obj: Context, as_json: bool) -> None:
+    """Check the memory and print every problem; exit 1 if there is any (0 when healthy).
+
+    Reports records recovery had to quarantine (kept in .memdir/quarantine/),
+    files changed outside memdir, files that break the limits, and a stale
+    MEMORY.md. Changes nothing: `memdir reconcile --fix` repairs what it can.
+    """
+    report = obj.memdir().reconcile()
+    problems = [f for f in report.findings if f.kind != "repaired"]
+    if as_json:
+        emit({"healthy": not problems, "problems": [f.to_dict() for f in problems]})
+    else:
+        for f in problems:
+            click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        click.echo(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found" if problems else "healthy: no problems found")
+    if problems:
+        sys.exit(1)
 
 
 @main.command("import")

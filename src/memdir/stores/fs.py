@@ -135,7 +135,8 @@ def _boot_id() -> str:
 
 def _quarantined(note: dict[str, object]) -> str:
     return (f"journal change #{note['seq']} to {note['path']} could not be applied ({note['why']}); "
-            f"its content is kept in .memdir/quarantine/{note['file']}: restore it under another name, then delete it")
+            f"its content is kept in .memdir/quarantine/{note['file']}: restore it under another name, "
+            f"then delete .memdir/quarantine/{note['seq']}.*")
 
 
 class FileStore:
@@ -386,7 +387,7 @@ class FileStore:
                     staged.append((first + i, change, self._prepare(first + i, change)))
                 records = self._record(staged)  # the commit point
             except BaseException:
-                for seq, _, _ in staged:
+                for seq in range(first, first + len(changes)):
                     for suffix in (".md", ".del"):
                         (self.tmp / f"{seq}{suffix}").unlink(missing_ok=True)
                 raise

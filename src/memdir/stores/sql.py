@@ -214,7 +214,7 @@ class SqlStore:
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
         """Write the index rows inside a savepoint: if that fails, the change it follows still commits."""
         with self.lock():
-            self._rows("SAVEPOINT memdir_derive")
+            self._run("SAVEPOINT memdir_derive")
             try:
                 for path, data in files.items():
                     if data is None:
@@ -231,10 +231,10 @@ class SqlStore:
                     str(seq),
                 )
             except BaseException:
-                self._rows("ROLLBACK TO SAVEPOINT memdir_derive")
-                self._rows("RELEASE SAVEPOINT memdir_derive")
+                self._run("ROLLBACK TO SAVEPOINT memdir_derive")
+                self._run("RELEASE SAVEPOINT memdir_derive")
                 raise
-            self._rows("RELEASE SAVEPOINT memdir_derive")
+            self._run("RELEASE SAVEPOINT memdir_derive")
 
     def derived(self) -> int:
         row = self._one("SELECT value FROM memdir_state WHERE tenant_id = ? AND key = 'derived_seq'")
