@@ -16,6 +16,7 @@ from typing import Any
 
 from .errors import InvalidArgument, InvalidMemory, LimitExceeded
 from .model import count_lines
+from .paths import UNPRINTABLE
 
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
@@ -122,6 +123,13 @@ def _single_line(key: str, value: Any, limit: int, path: str) -> None:
         raise InvalidMemory(f"{path}: {key} must be text, got {type(value).__name__} {value!r}", path=path)
     if "\n" in value or "\r" in value:
         raise InvalidMemory(f"{path}: {key} must be one line; move the detail into the body", path=path)
+    bad = UNPRINTABLE.search(value)
+    if bad is not None:
+        raise InvalidMemory(
+            f"{path}: {key} contains the control character U+{ord(bad.group()):04X}; "
+            "remove it (MEMORY.md shows this line to every reader)",
+            path=path,
+        )
     if len(value) > limit:
         raise InvalidMemory(
             f"{path}: {key} is {len(value)} characters; the limit is {limit}: shorten it and put detail in the body",

@@ -250,7 +250,7 @@ class Memdir:
             text = blob.data.decode("utf-8", "replace")
             if not rx.search(text):
                 continue
-            for number, line in enumerate(text.splitlines(), 1):
+            for number, line in enumerate(paths.lines(text), 1):
                 if rx.search(line):
                     hits.append(Hit(path, number, line))
         return hits
@@ -395,7 +395,7 @@ class Memdir:
         p = paths.topic_path(path)
         if not isinstance(line, str):
             raise InvalidArgument(f"{p}: line must be text, got {type_name(line)}")
-        count = len(line.strip().splitlines())
+        count = len(paths.lines(line.strip()))
         if count > 1:
             raise InvalidArgument(f"{p}: append takes one line, got {count}; append each line separately or use write")
         text = " ".join(line.split())

@@ -7,6 +7,7 @@ reserved component. Everything that takes a path from outside goes through
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from .errors import InvalidPath
@@ -21,6 +22,10 @@ MAX_PART_BYTES = 255
 _FORGING = frozenset("\u0085\u2028\u2029\u200e\u200f\u061c") | frozenset(map(chr, range(0x202A, 0x202F))) | frozenset(
     map(chr, range(0x2066, 0x206A))
 )
+
+
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(sorted(_FORGING)) + "]")
+"""Control characters and the line-forging ones: never in a path, a name or a description."""
 
 
 def _bad_char(c: str) -> bool:
