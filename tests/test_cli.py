@@ -133,3 +133,29 @@ def test_every_command_has_help() -> None:
 def test_console_script_runs_as_a_module() -> None:
     proc = subprocess.run([sys.executable, "-m", "memdir", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "memory for AI agents" in proc.stdout
+
+
+def test_the_rate_limit_holds_across_cli_processes(root: Path) -> None:
+    """writes_per_minute lives in the store: five processes share one bucket, so the third write is refused."""
+    CliRunner().invoke(main, ["--root", str(root), "init"])
+    (root / "memdir.toml").write_text("writes_per_minute = 2\n")
+    codes, errors = [], []
+    for i in range(5):
+        done = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "--agent", "write", f"n{i}.md",
+                               "--body", f"note {i}"], capture_output=True, text=True)
+        codes.append(done.returncode)
+        errors.append(done.stderr)
+    assert codes == [0, 0, 1, 1, 1]
+    assert errors[2].startswith("error: n2.md: more than 2 writes per minute for this memory; wait ")
+    assert errors[2].count("\n") == 1 and "Traceback" not in "".join(errors)
+    listed = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "ls"], capture_output=True, text=True)
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["n0.md", "n1.md"]
+
+
+def test_agent_mode_defaults_to_the_agent_rate_limit(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_AGENT", "1")
+    monkeypatch.setenv("MEMDIR_WRITES_PER_MINUTE", "1")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", str(root), "write", "a.md", "--body", "a"]).exit_code == 0
+    refused = runner.invoke(main, ["--root", str(root), "write", "b.md", "--body", "b"])
+    assert refused.exit_code == 1 and "more than 1 writes per minute" in refused.output

@@ -176,3 +176,15 @@ def test_an_unexpected_failure_is_still_a_tool_error(md: memdir.Memdir, monkeypa
     reply = handle(md, "read_memory_file", {"path": "a.md"})
     assert reply.is_error
     assert reply.text == "read_memory_file failed unexpectedly (OSError: [Errno 5] Input/output error); retry once, or carry on without it"
+
+
+def test_tools_are_rate_limited_even_on_a_memdir_opened_for_a_person(root: Path) -> None:
+    with memdir.open(root) as md:  # no agent=True: the library itself is not limited
+        assert md.limits.writes_per_minute == 0
+        assert Session(md).md.limits.writes_per_minute == 60
+        assert not handle(md, "append_memory", {"path": "log.md", "line": "first"}).is_error
+        while md.store.take(60) < 0.5:  # use up the tenant's bucket (shared with every process)
+            pass
+        limited = handle(md, "append_memory", {"path": "log.md", "line": "one too many"})
+        assert limited.is_error and "more than 60 writes per minute" in limited.text
+        assert md.append("log.md", "the person's own write").change == "updated"  # people are not limited

@@ -223,6 +223,9 @@ class FileStore:
 
     @_translated("read a file")
     def get(self, path: str) -> Blob | None:
+        if self._unapplied:  # a committed change is still staged: taking the lock moves it into place
+            with self.lock():
+                pass
         full = self._full(path)
         try:
             with open(full, "rb") as f:

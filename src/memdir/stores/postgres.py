@@ -225,7 +225,16 @@ class PostgresStore(SqlStore):
             raise
 
     def _end(self, commit: bool) -> None:
-        self._run("COMMIT" if commit else "ROLLBACK")
+        if not commit:
+            self._run("ROLLBACK")
+            return
+        psycopg = _psycopg()
+        try:
+            status = self.db.execute("COMMIT").statusmessage
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: {str(e).strip().splitlines()[0]}") from None
+        if status != "COMMIT":  # an error earlier in the transaction made the server roll it back
+            raise StoreError(f"{self.where}: the change was rolled back after a database error; nothing was written, retry")
 
     def _now(self) -> float:
         return float(self._run("SELECT extract(epoch FROM clock_timestamp())")[0][0])

@@ -48,6 +48,7 @@ import bisect
 import builtins
 import hashlib
 import json
+import logging
 import random
 import threading
 import time
@@ -64,6 +65,7 @@ from ..model import Entry
 from ..paths import INDEX_NAME
 from .base import Blob, Change, Record, check_change, take_token, version_of
 
+log = logging.getLogger(__name__)
 VERSION_KEY = "memdir-version"
 SNAPSHOT_EVERY = 500  # journal records between catalog snapshots
 _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
@@ -515,13 +517,17 @@ class S3Store:
                 ) from None
             self._fold(key, raws)
             self._dirty = True
-            for raw in raws:
-                if not raw["record_only"]:
-                    self._apply(raw, current)
-            self._dirty = False
-            self._settled = key
-            self._seen.update(current)
-            self._put_head()
+            try:
+                for raw in raws:
+                    if not raw["record_only"]:
+                        self._apply(raw, current)
+                self._dirty = False
+                self._settled = key
+                self._seen.update(current)
+                self._put_head()
+            except StoreError as e:  # committed: releasing the lease retries, or the next writer completes it
+                log.warning("memdir: change %s is journaled but its files are not written yet: %s", key, e)
+                self._seen.clear()
             return [self._records[raw["seq"]] for raw in raws]
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:

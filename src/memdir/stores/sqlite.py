@@ -170,8 +170,11 @@ class SQLiteStore(SqlStore):
         self._run("BEGIN IMMEDIATE")
 
     def _end(self, commit: bool) -> None:
-        if self.db.in_transaction:
-            self._run("COMMIT" if commit else "ROLLBACK")
+        if not self.db.in_transaction:
+            if commit:  # SQLite rolls back by itself after some errors (disk full, I/O): nothing was written
+                raise StoreError(f"{self.where}: the change was rolled back after a storage error; nothing was written, retry")
+            return
+        self._run("COMMIT" if commit else "ROLLBACK")
 
     def _now(self) -> float:
         return time.time()
