@@ -223,9 +223,7 @@ class FileStore:
 
     @_translated("read a file")
     def get(self, path: str) -> Blob | None:
-        if self._unapplied:  # a committed change is still staged: taking the lock moves it into place
-            with self.lock():
-                pass
+        self._finish()
         full = self._full(path)
         try:
             with open(full, "rb") as f:
@@ -248,6 +246,7 @@ class FileStore:
 
     @_translated("list the files")
     def list(self, prefix: str = "") -> list[tuple[str, str]]:
+        self._finish()
         out: builtins.list[tuple[str, str]] = []
         start = self.root / prefix if prefix else self.root
 
@@ -269,6 +268,12 @@ class FileStore:
         return out
 
     # ------------------------------------------------------------ locking
+
+    def _finish(self) -> None:
+        """If a committed change is still staged (its move failed), taking the lock moves it into place."""
+        if self._unapplied:
+            with self.lock():
+                pass
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -221,7 +221,10 @@ class PostgresStore(SqlStore):
         try:
             self._run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("memdir:" + self.tenant,))
         except BaseException:
-            self.db.rollback()
+            try:
+                self._run("ROLLBACK")
+            except StoreError:
+                pass
             raise
 
     def _end(self, commit: bool) -> None:

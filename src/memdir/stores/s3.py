@@ -472,6 +472,8 @@ class S3Store:
             self._delete("lock", IfMatch=etag)
         except _Condition:
             pass  # our lease expired and another writer holds it now
+        except StoreError as e:  # the work is done; the lease expires by itself
+            log.warning("memdir: could not give back the S3 write lease (%s); it expires in %.0f s", e, self.lease_seconds)
 
     # ------------------------------------------------------------ writing
 

@@ -132,7 +132,14 @@ class SqlStore:
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._end(ok)
+                    try:
+                        self._end(ok)
+                    except BaseException:
+                        try:  # a failed COMMIT must not leave the transaction open for the next change to join
+                            self._end(False)
+                        except Exception:
+                            pass
+                        raise
 
     # ------------------------------------------------------------ writing
 
