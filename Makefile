@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 ROOT ?= memory
 PORT ?= 8765
 
-.PHONY: install run demo test lint bench clean services
+.PHONY: install run demo test soak lint bench clean services
 
 $(BIN)/memdir: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ demo: install
 # The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
 test: install lint services
 	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
+
+# The reliability suites at full length (500 kills per backend, 60 s of 16 writers...): tens of minutes.
+soak: install services
+	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest tests/reliability -q
 
 # System packages the tests need: the Debian PostgreSQL server (initdb, pg_ctl).
 services:
