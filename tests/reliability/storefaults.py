@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import memdir
+from memdir import model
 
 SOAK = os.environ.get("MEMDIR_SOAK") == "1"
 
@@ -239,30 +240,46 @@ def apply(state: dict[str, str], op: Op) -> dict[str, str]:
     return out
 
 
+def stored(md: memdir.Memdir) -> dict[str, bytes]:
+    """Every topic file's bytes, read through the store (not the catalog)."""
+    out = {}
+    for path, _ in md.store.list():
+        blob = md.store.get(path)
+        assert blob is not None, f"{path} is listed but cannot be read"
+        out[path] = blob.data
+    return out
+
+
+def bodies(files: dict[str, bytes]) -> dict[str, str]:
+    return {path: model.parse(data.decode(), path=path, strict=False)[1] for path, data in files.items()}
+
+
 def actual(md: memdir.Memdir) -> dict[str, str]:
-    """Every topic file's body, read through the store (not the catalog)."""
-    return {path: md.read(path).body for path, _ in md.store.list()}
+    """Every topic file's body."""
+    return bodies(stored(md))
 
 
-def check_consistent(md: memdir.Memdir) -> None:
-    """After recovery: reconcile finds nothing but a stale index, and then all of it agrees."""
+def check_consistent(md: memdir.Memdir, files: dict[str, bytes]) -> None:
+    """After recovery: reconcile finds nothing but a stale index, and then files, journal, catalog and index agree."""
     first = md.reconcile(fix=True)
     unexpected = [f for f in first.findings if f.kind not in ("index", "repaired")]
     assert not unexpected, first.to_dict()
     assert md.reconcile().clean
-    stored = md.store.get("MEMORY.md")
-    assert stored is not None and stored.data.decode() == md.index()
-    assert [e.path for e in md.list()] == [p for p, _ in md.store.list()]
+    index = md.store.get("MEMORY.md")
+    assert index is not None and index.data.decode() == md.index()
+    versions = dict(md.store.list())
+    assert [e.path for e in md.list()] == sorted(versions) == sorted(files)
     latest: dict[str, Any] = {}
     for rec in reversed(md.history()):  # oldest first: the last record naming a path wins
         latest[rec.path] = rec
         if rec.dest:
             latest[rec.dest] = rec
-    for path, version in md.store.list():
+    for path, version in versions.items():
         last = latest.get(path)
         assert last is not None, f"{path} is stored but the journal never wrote it"
         assert (last.dest or last.path) == path and last.new_version == version, (path, last)
-        assert last.new == md.store.get(path).data  # type: ignore[union-attr]
+        assert last.new == files[path]
+
 
 def child(location: str, tenant: str | None, env: dict[str, str], ops: list[Op], at: int, lease: float, conn: Any) -> None:
     """In a child process: run `ops`, reporting each start and outcome on `conn`, until the at-th boundary call kills it."""

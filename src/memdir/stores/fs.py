@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -118,8 +119,17 @@ def _version(st: os.stat_result) -> str:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")  # the common case, decided without topic_path
+
+
 def _servable(path: str) -> bool:
-    """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines)."""
+    """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines).
+
+    `list` has already skipped hidden names and the top `tenants/`; a plain
+    ASCII path then only needs the length and index-name checks.
+    """
+    if _PLAIN.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
+        return True
     try:
         return paths.topic_path(path) == path
     except InvalidPath:
@@ -567,7 +577,11 @@ class FileStore:
         except (OSError, MemdirError) as e:
             if isinstance(e, OSError) and e.errno not in _PERMANENT:
                 return [f"could not complete change #{seq} to {row[1] or row[0]} yet ({e.strerror or e}); it is retried on the next open"]
-            return [self._quarantine(name, seq, row[1] or row[0], e)]
+            try:
+                return [self._quarantine(name, seq, row[1] or row[0], e)]
+            except OSError as again:  # not even that (a full disk): leave it staged for the next open
+                return [f"could not quarantine change #{seq} to {row[1] or row[0]} yet ({again.strerror or again}); "
+                        "it is retried on the next open"]
         return [f"completed interrupted change #{seq} to {row[1] or row[0]} from the journal"]
 
     def _quarantine(self, name: str, seq: int, path: str, e: BaseException) -> str:
