@@ -18,6 +18,15 @@ def test_public_names_are_pinned() -> None:
         assert getattr(memdir, name) is not None
 
 
+def test_nothing_public_outside_all() -> None:
+    """`dir(memdir)` shows the API and the package's modules, not what __init__ happened to import."""
+    import types
+
+    stray = [n for n in dir(memdir) if not n.startswith("_") and n not in memdir.__all__
+             and not isinstance(getattr(memdir, n), types.ModuleType)]
+    assert stray == []
+
+
 def test_every_error_is_a_memdir_error() -> None:
     for name in memdir.__all__:
         obj = getattr(memdir, name)

@@ -11,6 +11,7 @@ import builtins
 import copy
 import datetime as dt
 import logging
+import math
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -455,8 +456,8 @@ class Memdir:
                                  entry=None, actor=self.actor, time=model.now_stamp())])
             return self._memory(p, cur, change="deleted")
 
-    def rename(self, old: str, new: str) -> Memory:
-        """Move a topic file to a new path; the target must not exist."""
+    def rename(self, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Move a topic file to a new path; the target must not exist. `expect` as for `write`."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
         if src == dst:
@@ -465,6 +466,7 @@ class Memdir:
             cur = self._store.get(src)
             if cur is None:
                 raise NotFound(f"{src} does not exist; nothing to rename", path=src)
+            self._check_expect(src, cur, expect)
             if self._store.get(dst) is not None:
                 raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
             self._take(dst)
@@ -548,8 +550,9 @@ class Memdir:
         if rate:
             wait = self._store.take(rate)
             if wait:
+                wait = float(max(1, math.ceil(wait)))  # whole seconds, as Retry-After
                 raise RateLimited(
-                    f"{path}: more than {rate} writes per minute for this memory; wait {wait:.1f}s, "
+                    f"{path}: more than {rate} writes per minute for this memory; wait {wait:.0f}s, "
                     "and batch related facts into one file",
                     retry_after=wait,
                     limit=rate,
@@ -773,9 +776,11 @@ class Memdir:
         return out
 
     def _index_stale(self, cat: Catalog) -> bool:
-        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         blob = self._store.get(INDEX_NAME)
-        return blob is None or blob.data != text.encode()
+        if blob is None:
+            return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
+        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
+        return blob.data != text.encode()
 
 
 def type_name(value: object) -> str:

@@ -56,7 +56,7 @@ How to save
 
 FRONTMATTER_HELP = (
     "Start the content with YAML frontmatter between '---' lines: name, description (one line that says "
-    "when this file is relevant; it is what the index shows), type (user, feedback, project or reference). "
+    "when this file is relevant; it is what the index shows), type (user, feedback, project or reference; session and diary are written by capture). "
 )
 
 
