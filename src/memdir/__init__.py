@@ -20,7 +20,7 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
-from .memdir import ANY, Finding, Hit, Memdir, Report
+from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
 from .opening import open, prompt
 from .scope import Scope
@@ -43,6 +43,7 @@ __all__ = [
     "MemdirError",
     "Memory",
     "NotFound",
+    "Op",
     "RateLimited",
     "Record",
     "Report",

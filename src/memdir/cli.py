@@ -32,11 +32,13 @@ class Context:
         self.agent = agent  # a model runs this command: the agents' limits
         self._md: Memdir | None = None
 
-    def memdir(self, create: bool = False) -> Memdir:
+    def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
             if create:
                 self.prepare_root()
-            self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor(), agent=self.agent)
+            options.setdefault("actor", _actor())
+            options.setdefault("agent", self.agent)
+            self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
         return self._md
 
     def prepare_root(self, *, parents: bool = False) -> None:
@@ -209,6 +211,7 @@ def init(obj: Context, folder: str | None) -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
 @click.option("--expect", metavar="VERSION", help="Only write if the file still has this version.")
 @click.option("--new", "must_be_new", is_flag=True, help="Only write if the file does not exist yet.")
+@click.option("--keep-dates", is_flag=True, help="Keep relative dates as written (default: 'next Thursday' gets its date added).")
 @json_option
 @click.pass_obj
 def write(
@@ -221,6 +224,7 @@ def write(
     tags: tuple[str, ...],
     expect: str | None,
     must_be_new: bool,
+    keep_dates: bool,
     as_json: bool,
 ) -> None:
     """Write (fully replace) the topic file PATH.
@@ -248,7 +252,8 @@ def write(
     elif expect:
         expected = expect
     m = obj.memdir(create=True).write(
-        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected
+        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected,
+        absolute_dates=not keep_dates,
     )
     if as_json:
         emit({"path": m.path, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size})
@@ -258,11 +263,12 @@ def write(
 
 @main.command()
 @click.argument("path")
+@click.option("--as-of", metavar="WHEN", help="The file as it was then: a date (end of that day), a time, or an age (7d).")
 @json_option
 @click.pass_obj
-def read(obj: Context, path: str, as_json: bool) -> None:
-    """Print the topic file PATH."""
-    m = obj.memdir().read(path)
+def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
+    """Print the topic file PATH (as it was at --as-of)."""
+    m = obj.memdir().read(path, as_of=as_of)
     if as_json:
         emit(m.to_dict())
     else:
@@ -362,14 +368,27 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
 @click.option("--prefix", default="", help="Only search under this folder.")
+@click.option("--history", is_flag=True, help="Search retired memories and earlier versions instead (from the journal).")
 @json_option
 @click.pass_obj
-def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
+def search(obj: Context, query: str, k: int, prefix: str, history: bool, as_json: bool) -> None:
     """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
 
     \b
     memdir search "when does flock launch"
+    memdir search --history "launch date"     # what we thought before
     """
+    if history:
+        from .timeline import search_history
+
+        past = search_history(obj.memdir(), query, k, prefix=prefix)
+        if as_json:
+            emit([h.to_dict() for h in past])
+        for p in [] if as_json else past:
+            click.echo(f"{p.path}@{p.version}\t{p.time}\t{p.kind}\t{p.snippet}")
+        if not past and not as_json:
+            click.echo("no matches", err=True)
+        sys.exit(0 if past else 1)
     hits = obj.memdir().search(query, k, prefix=prefix)
     if as_json:
         emit([h.to_dict() for h in hits])
@@ -385,11 +404,17 @@ def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")
+@click.option("--since", metavar="WHEN", help="Only changes since a date (2026-11-01), a time or an age (7d, 12h).")
+@click.option("--until", metavar="WHEN", help="Only changes before this date, time or age.")
 @json_option
 @click.pass_obj
-def log(obj: Context, path: str | None, limit: int, patch: bool, as_json: bool) -> None:
-    """Show the journal (of PATH if given), newest first."""
-    records = obj.memdir().history(path, limit=limit)
+def log(obj: Context, path: str | None, limit: int, patch: bool, since: str | None, until: str | None, as_json: bool) -> None:
+    """Show the journal (of PATH, or of a folder ending in /, if given), newest first."""
+    md = obj.memdir()
+    if since or until or (path and path.endswith("/")):
+        records = md.changes(since, until, prefix=path or "")[:limit]
+    else:
+        records = md.history(path, limit=limit)
     if as_json:
         emit([r.to_dict(content=patch) for r in records])
         return
@@ -663,6 +688,11 @@ def serve(
     finally:
         memories.close()
 
+
+from . import cli_capture  # noqa: E402 - commands of their own module, registered on the group above
+
+for _command in cli_capture.COMMANDS:
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

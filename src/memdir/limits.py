@@ -21,6 +21,7 @@ from .paths import UNPRINTABLE
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
+SECTIONS = ("diary", "summarizer")  # memdir.toml tables that other modules read (diary.py, summarize.py)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ def load(
             raise InvalidArgument(f"{cfg}: not valid TOML ({e}); fix or remove the file") from None
         data = data.get("limits", data) if isinstance(data.get("limits"), dict) else data
         for key, value in data.items():
+            if key in SECTIONS and isinstance(value, dict):
+                continue  # read by the modules they configure
             if key not in known:
                 raise InvalidArgument(f"{cfg}: unknown setting {key!r}; known settings: {', '.join(known)}")
             values[key] = _coerce(key, value, str(cfg))
