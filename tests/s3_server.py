@@ -1,11 +1,13 @@
-"""moto's S3 server over HTTP on loopback, one request at a time.
+"""moto's S3 server over HTTP on loopback, serving requests concurrently as S3 does.
 
     python tests/s3_server.py PORT
 
-moto checks If-None-Match / If-Match and then writes in two steps; real S3
-does both atomically. Serving one request at a time gives the tests S3's
-atomic conditional writes, which memdir's S3 store relies on for its lease
-and its journal.
+Requests run in parallel (werkzeug's threaded server), so the S3 store's tests
+see reads and writes interleave. One thing moto does not do like S3: it checks
+If-None-Match / If-Match and then writes, in two steps, so two conditional
+writes of one key could both pass their check. Real S3 makes each write of a
+key atomic with its condition; here every write or delete of one key holds
+that key's lock, and only that key's. Reads never wait.
 """
 
 import sys
@@ -17,13 +19,25 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import run_simple
 
 app = DomainDispatcherApplication(create_backend_app)
-one_at_a_time = threading.Lock()
+_locks: dict[str, threading.Lock] = {}
+_locks_lock = threading.Lock()
 
 
-def serial(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-    with one_at_a_time:
-        return list(app(environ, start_response))
+def _key_lock(environ: dict[str, Any]) -> threading.Lock:
+    key = f"{environ.get('HTTP_HOST', '')}{environ.get('PATH_INFO', '')}"
+    with _locks_lock:
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = threading.Lock()
+        return lock
+
+
+def per_key(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+    if environ.get("REQUEST_METHOD") in ("PUT", "DELETE", "POST"):
+        with _key_lock(environ):
+            return list(app(environ, start_response))
+    return list(app(environ, start_response))
 
 
 if __name__ == "__main__":
-    run_simple("127.0.0.1", int(sys.argv[1]), serial, threaded=True, request_handler=MotoRequestHandler)
+    run_simple("127.0.0.1", int(sys.argv[1]), per_key, threaded=True, request_handler=MotoRequestHandler)

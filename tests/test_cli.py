@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import memdir
 from memdir.cli import main
 
 
@@ -212,6 +213,37 @@ def test_a_path_argument_that_is_not_utf8_is_refused(root: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "write", b"\xff.md", "--body", "x"],
                           capture_output=True, timeout=60)
     one_line_error(proc, "")
+
+
+def test_the_rate_limit_holds_across_cli_processes(root: Path) -> None:
+    """writes_per_minute lives in the store: five processes share one bucket, so the third write is refused."""
+    CliRunner().invoke(main, ["--root", str(root), "init"])
+    (root / "memdir.toml").write_text("writes_per_minute = 2\n")
+    codes, errors = [], []
+    for i in range(5):
+        done = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "--agent", "write", f"n{i}.md",
+                               "--body", f"note {i}"], capture_output=True, text=True)
+        codes.append(done.returncode)
+        errors.append(done.stderr)
+    assert codes == [0, 0, 1, 1, 1]
+    assert errors[2].startswith("error: n2.md: more than 2 writes per minute for this memory; wait ")
+    assert errors[2].count("\n") == 1 and "Traceback" not in "".join(errors)
+    listed = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "ls"], capture_output=True, text=True)
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["n0.md", "n1.md"]
+
+
+def test_agent_mode_takes_the_agents_rate_limit_and_a_person_has_none(root: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", str(root), "write", "a.md", "--body", "a"]).exit_code == 0
+    with memdir.open(root) as md:
+        while md.store.take(60) < 0.5:  # use up the agents' default bucket of 60 a minute
+            pass
+    person = runner.invoke(main, ["--root", str(root), "write", "b.md", "--body", "b"])
+    assert person.exit_code == 0  # nothing configured: a person is not limited
+    monkeypatch.setenv("MEMDIR_AGENT", "1")
+    agent = runner.invoke(main, ["--root", str(root), "write", "c.md", "--body", "c"])
+    assert agent.exit_code == 1 and "more than 60 writes per minute" in agent.output
 
 
 # ---------------------------------------------------------------- the first hour

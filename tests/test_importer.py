@@ -236,3 +236,27 @@ def test_cli_import_from_basic_memory(tmp_path: Path) -> None:
         "skipped long.md: long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it",
         f"coffee/coffee-brewing-methods.md: [[Tea Brewing Methods]] names no note in {src}; the link is kept as text",
     ]
+
+
+def test_import_never_follows_a_symlink_out_of_the_source(tmp_path: Path) -> None:
+    secret = tmp_path / "home" / ".netrc"
+    secret.parent.mkdir()
+    secret.write_text("machine example.com login me password hunter2\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.md").write_text("outside the source\n")
+    source = tmp_path / "source"
+    (source / "notes").mkdir(parents=True)
+    (source / "notes" / "real.md").write_text("a real note\n")
+    (source / "notes" / "setup.md").symlink_to(secret)
+    (source / "notes" / "alias.md").symlink_to("real.md")  # a link that stays inside is followed
+    (source / "linked").symlink_to(elsewhere)
+    for run in (import_dir, import_basic_memory):
+        with memdir.open(tmp_path / f"memory-{run.__name__}") as md:
+            result = run(md, source)
+            assert sorted(result.imported) == ["notes/alias.md", "notes/real.md"]
+            assert sorted(result.skipped) == [
+                ("linked", "a symlinked folder; import does not follow folder links"),
+                ("notes/setup.md", "a symlink leading out of the source folder; not followed"),
+            ]
+            assert md.grep("hunter2") == [] and md.grep("outside the source") == []

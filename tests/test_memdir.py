@@ -369,3 +369,20 @@ def test_a_hand_placed_huge_frontmatter_reads_as_text(root: Path) -> None:
         got = md.read("big.md")
         assert got.meta == {} and got.body.startswith("---\n")
         assert [e.path for e in md.list()] == ["big.md"]
+
+
+def test_only_newlines_break_lines_and_control_characters_never_reach_the_index(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("a.md", "one\u2028still one\x0cand one\nline two with the key\n")
+        assert [(h.line, h.text) for h in md.grep("key")] == [(6, "line two with the key")]  # after 4 lines of frontmatter
+        with pytest.raises(InvalidMemory, match="description contains the control character U\\+001B"):
+            md.write("b.md", "x\n", description="red \x1b[31malert\x1b[0m")
+        with pytest.raises(InvalidMemory, match="name contains the control character U\\+202E"):
+            md.write("b.md", "x\n", name="evil\u202etxt.md")
+        (root / "hand.md").write_text("# bell\x07 and \x1b[2J escape \u2028 and nul\x00\nbody\n")
+        (root / "front.md").write_text("---\ndescription: \"quiet\\e[8m hidden\\a\"\n---\nbody\n")
+        md.reconcile(fix=True)
+        index = (root / "MEMORY.md").read_text()
+        assert "bell and \\[2J escape and nul" in index and "quiet \\[8m hidden" in index
+        assert not any(c in index for c in "\x07\x1b\x00\u2028")
+        assert len(index.split("\n")) == len(index.splitlines()) + 1

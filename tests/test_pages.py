@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdir import pages
+from memdir import pages, paths
 
 
 def test_a_text_page_stops_at_the_line_and_byte_caps() -> None:
@@ -34,7 +34,7 @@ def test_a_cut_never_splits_a_character() -> None:
 
 def test_a_small_text_is_whole() -> None:
     assert pages.lines("a\nb\n", max_lines=200, max_bytes=100).whole
-    assert pages.split("a\u2028b\x0cc\n") == ["a\u2028b\x0cc"]  # only '\n' ends a line
+    assert paths.lines("a\u2028b\x0cc\n") == ["a\u2028b\x0cc"]  # only '\n' ends a line
 
 
 def test_a_listing_page_fits_the_count_and_the_bytes() -> None:

@@ -1,7 +1,7 @@
 import pytest
 
 from memdir import InvalidPath
-from memdir.paths import ancestors, folder, topic_path
+from memdir.paths import ancestors, folder, lines, topic_path
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,28 @@ def test_folders_and_ancestors() -> None:
         folder("../a")
     assert ancestors("a/b/c.md") == ["", "a/", "a/b/"]
     assert ancestors("c.md") == [""]
+
+
+@pytest.mark.parametrize(
+    "char",
+    ["\u0085", "\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+     "\u2069", "\u200e", "\u200f", "\u061c", "\x80", "\x9b", "\x9f", "\x1b", "\x7f"],
+)
+def test_characters_that_forge_lines_or_reorder_text_are_refused(char: str) -> None:
+    with pytest.raises(InvalidPath, match=f"control character \\(U\\+{ord(char):04X}\\)") as err:
+        topic_path(f"notes/a{char}b.md")
+    assert "\n" not in str(err.value)
+    with pytest.raises(InvalidPath):
+        folder(f"notes{char}")
+
+
+@pytest.mark.parametrize("raw", ["MEMORY.md/x.md", "notes/MEMORY.md/x.md", "memory.md/x.md", "a/Memory.Md/b.md",
+                                 "memory.md", "notes/mEmOrY.md", "tenants/acme/x.md", "TENANTS/x.md"])
+def test_index_names_in_any_case_and_the_tenants_folder_are_reserved(raw: str) -> None:
+    with pytest.raises(InvalidPath):
+        topic_path(raw)
+
+
+def test_lines_split_on_newlines_only() -> None:
+    assert lines("a\u2028b\x0cc\x85d\re\nf\r\ng\n") == ["a\u2028b\x0cc\x85d\re", "f", "g"]
+    assert lines("") == [] and lines("x") == ["x"] and lines("\n") == [""]

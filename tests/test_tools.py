@@ -220,3 +220,15 @@ def test_malformed_arguments_are_one_line_tool_errors(md: memdir.Memdir, argumen
     reply = handle(md, "write_memory_file", arguments)  # type: ignore[arg-type]
     assert reply.is_error and reply.text.startswith(message) and "\n" not in reply.text
     assert "failed unexpectedly" not in reply.text and md.list() == []
+
+
+def test_tools_are_rate_limited_even_on_a_memdir_opened_for_a_person(root: Path) -> None:
+    with memdir.open(root) as md:  # no agent=True: the library itself is not limited
+        assert md.limits.writes_per_minute == 0
+        assert Session(md).md.limits.writes_per_minute == 60
+        assert not handle(md, "append_memory", {"path": "log.md", "line": "first"}).is_error
+        while md.store.take(60) < 0.5:  # use up the tenant's bucket (shared with every process)
+            pass
+        limited = handle(md, "append_memory", {"path": "log.md", "line": "one too many"})
+        assert limited.is_error and "more than 60 writes per minute" in limited.text
+        assert md.append("log.md", "the person's own write").change == "updated"  # people are not limited

@@ -80,3 +80,14 @@ def test_what_cannot_be_captured_says_why(source: object, reason: str) -> None:
     with pytest.raises(TranscriptError) as e:
         load(source)
     assert e.value.reason == reason
+
+
+def test_a_line_separator_inside_a_jsonl_string_does_not_split_the_line() -> None:
+    """U+2028 is a legal character in a JSON string; only '\\n' ends a JSONL record."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "first\u2028still the first turn"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok\x0cdone"}]}},
+    ]
+    t = load("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n")
+    assert t.skipped == 0
+    assert [(x.role, x.text) for x in t.turns] == [("user", "first\u2028still the first turn"), ("assistant", "ok\x0cdone")]

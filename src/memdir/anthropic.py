@@ -93,7 +93,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     def __init__(self, md: Memdir, *, cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
         super().__init__(cache_control=cache_control)
-        self.md = md
+        self.md = md.for_agent()  # a model drives this tool: rate limited by default
 
     # ------------------------------------------------------------ dispatch
 

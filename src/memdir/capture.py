@@ -186,7 +186,7 @@ def raw_parts(text: str, stem: str, md: Memdir) -> list[tuple[str, str]]:
     budget_lines = max(10, md.limits.max_lines - 10)
     chunks: list[list[str]] = [[]]
     size = 0
-    for line in text.splitlines():
+    for line in paths.lines(text):
         pieces = [line[i : i + budget_bytes // 4] for i in range(0, len(line), budget_bytes // 4)] or [""]
         for piece in pieces:
             cost = len(piece.encode()) + 1
@@ -439,7 +439,7 @@ def similarity(a: set[str], b: set[str]) -> float:
 
 def rule_of(m: model.Memory) -> str:
     """A feedback memory's rule: its name, else its first body line."""
-    first = next((ln.strip() for ln in m.body.splitlines() if ln.strip() and not ln.startswith("**")), "")
+    first = next((ln.strip() for ln in paths.lines(m.body) if ln.strip() and not ln.startswith("**")), "")
     return str(m.meta.get("name") or first or m.name)
 
 

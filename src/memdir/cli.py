@@ -26,10 +26,11 @@ LS_PAGE = 1000  # files `memdir ls` prints before it says how to list on
 
 
 class Context:
-    def __init__(self, root: str, tenant: str | None, *, root_given: bool = False) -> None:
+    def __init__(self, root: str, tenant: str | None, *, root_given: bool = False, agent: bool = False) -> None:
         self.root = root
         self.tenant = tenant
         self.root_given = root_given  # --root or MEMDIR_URL/MEMDIR_ROOT was given, not the default
+        self.agent = agent  # a model runs this command: the agents' limits
         self._md: Memdir | None = None
 
     def memdir(self, create: bool = False, **options: Any) -> Memdir:
@@ -37,6 +38,7 @@ class Context:
             if create:
                 self.prepare_root()
             options.setdefault("actor", _actor())
+            options.setdefault("agent", self.agent)
             self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
         return self._md
 
@@ -176,9 +178,12 @@ class Group(click.Group):
     "Env: MEMDIR_URL (or MEMDIR_ROOT).",
 )
 @click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
+              help="A model runs this command: use the agent limits (60 writes a minute per tenant unless "
+                   "writes_per_minute is set). Env: MEMDIR_AGENT=1.")
 @click.version_option(package_name="memdir")
 @click.pass_context
-def main(ctx: click.Context, root: str, tenant: str | None) -> None:
+def main(ctx: click.Context, root: str, tenant: str | None, agent: bool) -> None:
     """memdir: memory for AI agents made of plain markdown files.
 
     Topic files with YAML frontmatter live in a folder; MEMORY.md is the
@@ -191,7 +196,8 @@ def main(ctx: click.Context, root: str, tenant: str | None) -> None:
     (reconcile); 2 usage.
     --root and --tenant go before or after the command.
     """
-    ctx.obj = Context(root, tenant, root_given=ctx.get_parameter_source("root") != click.core.ParameterSource.DEFAULT)
+    ctx.obj = Context(root, tenant, root_given=ctx.get_parameter_source("root") != click.core.ParameterSource.DEFAULT,
+                      agent=agent)
 
 
 # ---------------------------------------------------------------- setup
@@ -592,8 +598,30 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
             click.echo("clean: files, catalog and index agree")
         elif not fix:
             click.echo("run `memdir reconcile --fix` to repair", err=True)
-    if not report.clean and (not fix or any(f.kind == "invalid" for f in report.findings)):
+    if not report.clean and (not fix or any(f.kind in ("invalid", "quarantined") for f in report.findings)):
         sys.exit(1)  # like `git diff --exit-code`: 1 when something differs (or, after --fix, still needs a person)
+
+
+@main.command()
+@json_option
+@click.pass_obj
+def doctor(obj: Context, as_json: bool) -> None:
+    """Check the memory and print every problem; exit 1 if there is any (0 when healthy).
+
+    Reports records recovery had to quarantine (kept in .memdir/quarantine/),
+    files changed outside memdir, files that break the limits, and a stale
+    MEMORY.md. Changes nothing: `memdir reconcile --fix` repairs what it can.
+    """
+    report = obj.memdir().reconcile()
+    problems = [f for f in report.findings if f.kind != "repaired"]
+    if as_json:
+        emit({"healthy": not problems, "problems": [f.to_dict() for f in problems]})
+    else:
+        for f in problems:
+            click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        click.echo(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found" if problems else "healthy: no problems found")
+    if problems:
+        sys.exit(1)
 
 
 @main.command("import")

@@ -84,7 +84,7 @@ def _text_words(m: model.Memory) -> set[str]:
 
 
 def _headline(m: model.Memory) -> str:
-    first = next((ln.strip() for ln in m.body.splitlines() if ln.strip() and not ln.startswith(("#", "**"))), "")
+    first = next((ln.strip() for ln in paths.lines(m.body) if ln.strip() and not ln.startswith(("#", "**"))), "")
     return f"{m.description} {first}"
 
 
@@ -126,8 +126,8 @@ def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, 
     """Keep the newer file, add the lines only the other one has, retire the other."""
     from .memdir import Op
 
-    have = {ln.strip() for ln in keep.body.splitlines()}
-    extra = [ln for ln in other.body.splitlines() if ln.strip() and ln.strip() not in have]
+    have = {ln.strip() for ln in paths.lines(keep.body)}
+    extra = [ln for ln in paths.lines(other.body) if ln.strip() and ln.strip() not in have]
     ops: list[Op] = []
     if extra:
         meta, body = model.parse(keep.text, path=keep.path, strict=False)
@@ -193,7 +193,7 @@ def _split(md: Memdir, m: model.Memory) -> Action | None:
     sections: list[tuple[str, list[str]]] = []
     intro: list[str] = []
     fenced = False
-    for line in m.body.splitlines():
+    for line in paths.lines(m.body):
         if line.lstrip().startswith("```"):
             fenced = not fenced
         h = None if fenced else _H2.match(line)

@@ -74,8 +74,28 @@ class ImportResult:
         (self.unchanged if m.change == "unchanged" else self.imported).append(path)
 
 
+def _inside(root: Path, rel: str) -> bool:
+    """Whether `rel` really lies in `root`: a symlink may point anywhere (~/.netrc), and is not followed out."""
+    real, top = os.path.realpath(root / rel), os.path.realpath(root)
+    return real.startswith(top + os.sep)
+
+
+def _linked_folders(folder: str, dirs: list[str], rel: str, result: ImportResult) -> list[str]:
+    """The folders to walk; symlinked ones are reported as skipped (the walk never follows them)."""
+    keep = []
+    for d in sorted(d for d in dirs if not d.startswith(".")):
+        if os.path.islink(os.path.join(folder, d)):
+            result.skipped.append((d if rel == "." else f"{rel}/{d}", "a symlinked folder; import does not follow folder links"))
+        else:
+            keep.append(d)
+    return keep
+
+
 def _load(root: Path, rel: str, result: ImportResult) -> tuple[str, str, dict[str, Any], str] | None:
     """(memdir path, text, frontmatter, body) of one source file, or None with the reason in `result`."""
+    if not _inside(root, rel):
+        result.skipped.append((rel, "a symlink leading out of the source folder; not followed"))
+        return None
     try:
         path = paths.topic_path(rel)
         text = (root / rel).read_text(encoding="utf-8")
@@ -89,11 +109,11 @@ def _load(root: Path, rel: str, result: ImportResult) -> tuple[str, str, dict[st
     return path, text, meta, body
 
 
-def _source_files(source: Path) -> list[str]:
+def _source_files(source: Path, result: ImportResult) -> list[str]:
     found = []
     for folder, dirs, files in os.walk(source):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel = Path(folder).relative_to(source).as_posix()
+        dirs[:] = _linked_folders(folder, dirs, rel, result)
         for name in sorted(files):
             if name.endswith(".md") and name != INDEX_NAME and not name.startswith("."):
                 found.append(name if rel == "." else f"{rel}/{name}")
@@ -106,11 +126,11 @@ def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = 
     result = ImportResult()
     hints: dict[str, index.IndexLine] = {}
     index_file = root / INDEX_NAME
-    if index_file.is_file():
+    if index_file.is_file() and _inside(root, INDEX_NAME):
         lines, result.unmapped = index.parse(index_file.read_text(encoding="utf-8", errors="replace"))
         for item in lines:
             hints[item.path.lstrip("./")] = item
-    files = _source_files(root)
+    files = _source_files(root, result)
     present = set(files)
     result.dangling = sorted(p for p in hints if p not in present)
     for rel in files:
@@ -176,7 +196,7 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: 
         text = Path(source).read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InvalidArgument(f"{source} is not UTF-8 text (byte {err.start}); give the server's memory.jsonl file") from None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(paths.lines(text), 1):
         if not raw.strip():
             continue
         where = f"line {number}"
@@ -269,8 +289,8 @@ def import_basic_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite
     result = ImportResult()
     notes: list[tuple[str, dict[str, Any], str]] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel_dir = Path(folder).relative_to(root).as_posix()
+        dirs[:] = _linked_folders(folder, dirs, rel_dir, result)
         for name in sorted(files):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             if name.startswith("."):
@@ -298,7 +318,7 @@ def import_basic_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite
         elif isinstance(kind, str) and kind and kind.lower() != "note":
             tags.append(kind)
         description = None
-        for line in body.splitlines():
+        for line in paths.lines(body):
             obs = _OBSERVATION.match(line)
             if obs:
                 tags += _HASHTAG.findall(obs.group("text"))

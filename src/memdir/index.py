@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .catalog import Catalog, Folder
 from .model import Entry, clip
-from .paths import INDEX_NAME
+from .paths import INDEX_NAME, lines
 
 TYPE_ORDER = ("feedback", "user", "project", "reference")
 UNTYPED = "Other"
@@ -295,7 +295,7 @@ def parse(text: str) -> tuple[list[IndexLine], list[tuple[int, str]]]:
     found: list[IndexLine] = []
     skipped: list[tuple[int, str]] = []
     section = None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(lines(text), 1):
         if not raw.strip() or raw.lstrip().startswith("# ") or raw.strip().startswith("<!--"):
             continue
         m = _HEADER.match(raw)

@@ -7,18 +7,16 @@ wins, then the environment, then the file.
 
 from __future__ import annotations
 
-import math
 import os
-import threading
-import time
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidArgument, InvalidMemory, LimitExceeded, RateLimited
+from .errors import InvalidArgument, InvalidMemory, LimitExceeded
 from .model import count_lines
+from .paths import UNPRINTABLE
 
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
@@ -128,6 +126,13 @@ def _single_line(key: str, value: Any, limit: int, path: str) -> None:
         raise InvalidMemory(f"{path}: {key} must be text, got {type(value).__name__} {value!r}", path=path)
     if "\n" in value or "\r" in value:
         raise InvalidMemory(f"{path}: {key} must be one line; move the detail into the body", path=path)
+    bad = UNPRINTABLE.search(value)
+    if bad is not None:
+        raise InvalidMemory(
+            f"{path}: {key} contains the control character U+{ord(bad.group()):04X}; "
+            "remove it (MEMORY.md shows this line to every reader)",
+            path=path,
+        )
     if len(value) > limit:
         raise InvalidMemory(
             f"{path}: {key} is {len(value)} characters; the limit is {limit}: shorten it and put detail in the body",
@@ -177,45 +182,3 @@ def check_size(text: str, path: str, limits: Limits) -> None:
             limit=limits.max_bytes,
             actual=size,
         )
-
-
-# ---------------------------------------------------------------- rate
-
-
-class TokenBucket:
-    """`rate` writes per minute, with bursts up to one minute's worth."""
-
-    def __init__(self, rate: int, clock: Any = time.monotonic) -> None:
-        self.rate = rate
-        self.clock = clock
-        self.tokens = float(rate)
-        self.stamp = clock()
-        self.lock = threading.Lock()
-
-    def take(self, what: str) -> None:
-        with self.lock:
-            now = self.clock()
-            self.tokens = min(float(self.rate), self.tokens + (now - self.stamp) * self.rate / 60.0)
-            self.stamp = now
-            if self.tokens >= 1.0:
-                self.tokens -= 1.0
-                return
-            wait = float(max(1, math.ceil((1.0 - self.tokens) * 60.0 / self.rate)))  # whole seconds, as Retry-After
-        raise RateLimited(
-            f"{what}: more than {self.rate} writes per minute for this memory; wait {wait:.0f}s, and batch related facts into one file",
-            retry_after=wait,
-            limit=self.rate,
-        )
-
-
-_buckets: dict[tuple[str, int], TokenBucket] = {}
-_buckets_lock = threading.Lock()
-
-
-def bucket(key: str, rate: int) -> TokenBucket:
-    """The process-wide bucket for one tenant, shared by every `Memdir` open on it."""
-    with _buckets_lock:
-        b = _buckets.get((key, rate))
-        if b is None:
-            b = _buckets[(key, rate)] = TokenBucket(rate)
-        return b

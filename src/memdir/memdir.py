@@ -11,6 +11,8 @@ from __future__ import annotations
 import builtins
 import copy
 import datetime as dt
+import logging
+import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +25,7 @@ from . import limits as limits_mod
 from . import links as links_mod
 from . import search as searching
 from .catalog import Catalog
-from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
+from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
@@ -34,6 +36,8 @@ from .stores.base import Blob, Change, Record, Store
 
 if TYPE_CHECKING:
     from .capture import Captured
+
+log = logging.getLogger(__name__)
 
 
 class _Any:
@@ -61,7 +65,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing reconcile found: kind is new, changed, missing, index, invalid, link (a broken link) or repaired."""
+    """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link) or repaired."""
 
     kind: str
     path: str
@@ -125,6 +129,7 @@ class _State:
         self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
+        self.stale = False  # writing MEMORY.md failed after a commit: rebuild it all next time
 
     def keep(self, mem: Memory) -> None:
         old = self.parsed.pop(mem.path, None)
@@ -147,7 +152,7 @@ class _State:
 class Memdir:
     """One tenant's memory. Use `memdir.open()` to get one."""
 
-    def __init__(self, store: Store, limits: Limits, *, actor: str = "library") -> None:
+    def __init__(self, store: Store, limits: Limits, *, actor: str = "library", agent: bool = False) -> None:
         self._store = store
         self.limits = limits
         self.actor = actor
@@ -156,7 +161,7 @@ class Memdir:
         self._scope: Scope | None = None
         self._views: dict[str, tuple[int, int, str]] = {}  # folder -> (generation, seq, index text) for this view
         self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
-        self._bucket = limits_mod.bucket(store.key, limits.writes_per_minute) if limits.writes_per_minute else None
+        self._agent = agent  # limits were chosen for a model (the rate limit included)
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
             # Files memdir has never seen (a folder made by hand or another tool): catalogue them.
@@ -186,18 +191,46 @@ class Memdir:
         view._scoped = None
         return view
 
+    def for_agent(self) -> Memdir:
+        """This memory as an interface a model drives uses it: rate limited by default.
+
+        Tools, the memory tool, MCP and HTTP call this, so a `Memdir` opened for
+        a person gets the agent limit (60 writes a minute, shared by every process
+        of the tenant) unless `writes_per_minute` was set; open with `agent=True`
+        to choose the agent limit yourself (0 turns it off).
+        """
+        if self._agent:
+            return self
+        view = copy.copy(self)
+        view._agent = True
+        if not view.limits.writes_per_minute:
+            view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
+        return view
+
     @property
     def principal(self) -> Scope | None:
         """The scope of this view, or None for the whole tenant."""
         return self._scope
 
     def _readable(self, path: str) -> bool:
-        return self._scope is None or self._scope.can_read(path)
+        """In the scope, and so is the place it really names (a symlink must not cross the scope)."""
+        if self._scope is None:
+            return True
+        if not self._scope.can_read(path):
+            return False
+        try:
+            return self._scope.can_read(self._store.resolve(path))
+        except InvalidPath:
+            return False
 
     def _writable(self, *targets: str) -> None:
         if self._scope is not None:
             for path in targets:
                 self._scope.check_write(path)
+                if not self._scope.can_write(self._store.resolve(path)):
+                    raise Forbidden(
+                        f"{path} leads through a symlink outside what this principal may write; write elsewhere", path=path
+                    )
 
     def __enter__(self) -> Memdir:
         return self
@@ -513,7 +546,7 @@ class Memdir:
         p = paths.topic_path(path)
         if not isinstance(line, str):
             raise InvalidArgument(f"{p}: line must be text, got {type_name(line)}")
-        count = len(line.strip().splitlines())
+        count = len(paths.lines(line.strip()))
         if count > 1:
             raise InvalidArgument(f"{p}: append takes one line, got {count}; append each line separately or use write")
         text = " ".join(line.split())
@@ -758,8 +791,18 @@ class Memdir:
             limits_mod.check_size(text, path, self.limits)
 
     def _take(self, path: str) -> None:
-        if self._bucket is not None:
-            self._bucket.take(path)
+        """One write from the tenant's rate bucket, which the store keeps for every process and host."""
+        rate = self.limits.writes_per_minute
+        if rate:
+            wait = self._store.take(rate)
+            if wait:
+                wait = float(max(1, math.ceil(wait)))  # whole seconds, as Retry-After
+                raise RateLimited(
+                    f"{path}: more than {rate} writes per minute for this memory; wait {wait:.0f}s, "
+                    "and batch related facts into one file",
+                    retry_after=wait,
+                    limit=rate,
+                )
 
     # ------------------------------------------------------------ catalog and index
 
@@ -778,14 +821,64 @@ class Memdir:
                 raise
 
     def _commit(self, changes: builtins.list[Change]) -> builtins.list[Record]:
-        """Commit under the held store lock, then bring the catalog and indexes up to date."""
+        """Commit under the held store lock, then bring the catalog and indexes up to date.
+
+        Past the store's commit the change has happened, so nothing after it raises:
+        derived files that cannot be written are marked stale and rebuilt later.
+        """
+        for change in changes:
+            self._check_place(change)
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine = len(records)
-        self._refresh()
+        self._derive()
         if records:
             self._index_commit(changes, records)
         return records
+
+    def _derive(self, full: bool = False, since: set[str] | None = None) -> None:
+        """Rewrite MEMORY.md files; on failure mark them stale (the next write, open or reconcile rebuilds them).
+
+        `since`: the paths changed since the index files were last written (a
+        new process catching up); otherwise the changes of the latest sync.
+        """
+        try:
+            if since is not None and not (full or self._state.stale):
+                self._reindex(self._sync()[0], since)
+            else:
+                self._refresh(full=full or self._state.stale)
+            self._state.stale = False
+        except (OSError, MemdirError) as e:
+            self._state.written = {}
+            self._state.stale = True
+            log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
+
+    def _check_place(self, change: Change) -> None:
+        """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case."""
+        if change.record_only or change.data is None or (change.dest is None and change.expect is not None):
+            return
+        target = change.target
+        cat = self._sync_catalog()
+        parts = target.split("/")
+        for i, part in enumerate(parts):
+            base = "".join(p + "/" for p in parts[:i])
+            here = base + part
+            last = i == len(parts) - 1
+            if not last and here in cat.entries:
+                raise InvalidPath(f"path {target!r} puts a file under {here!r}, which is a file, not a folder; pick another path", path=target)
+            if last and here + "/" in cat.folders:
+                raise InvalidPath(f"path {target!r} is a folder of topic files; pick another name", path=target)
+            node = cat.folders.get(base)
+            if node is None or (here in cat.entries if last else here + "/" in cat.folders):
+                continue  # a new folder has no neighbours; an existing name is itself
+            name = part.casefold()
+            taken = [s[len(base):-1] for s in node.subfolders] + [q[len(base):] for _, q in node.recent]
+            clash = next((t for t in taken if t.casefold() == name), None)
+            if clash is not None:
+                raise InvalidPath(
+                    f"path {target!r}: {base + clash!r} already exists and differs only by case; use that exact name or pick another",
+                    path=target,
+                )
 
     def _sync_catalog(self) -> Catalog:
         return self._sync()[0]
@@ -817,10 +910,8 @@ class Memdir:
             derived = self._store.derived()
             if derived < seq or self.recovered:  # the index files lag behind the catalog
                 with self._store.lock():
-                    if derived and not self.recovered:
-                        self._reindex(cat, {p for p, _ in self._store.changes(derived)[1]})
-                    else:
-                        self._refresh_all(cat)
+                    self._derive(full=not derived or bool(self.recovered),
+                                 since=None if not derived else {p for p, _ in self._store.changes(derived)[1]})
             return cat, set()
         seq, changes = self._store.changes(cat.seq)
         for path, entry in changes:
@@ -989,6 +1080,7 @@ class Memdir:
         with self._writing():
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
+            report.findings += [Finding("quarantined", "", n) for n in self._store.problems()]
             cat, _ = self._sync()
             found: dict[str, str | None] = dict(self._store.list())
             found.update((p, None) for p in cat.entries.keys() - found.keys())
@@ -998,6 +1090,7 @@ class Memdir:
                 report.findings.append(Finding("index", INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
                 self._refresh(full=True)
+                self._state.stale = False
         report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]  # once committed
         return report
 

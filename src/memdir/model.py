@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import InvalidMemory
+from .paths import UNPRINTABLE
 
 KNOWN_KEYS = ("name", "description", "type", "tags", "created", "updated")
 MAX_DEPTH = 8
@@ -256,7 +257,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 def derive_description(body: str) -> str:
     """The first heading, else the first non-blank line, trimmed for an index line."""
     first = ""
-    for line in body.splitlines():
+    for line in body.split("\n"):
         m = _HEADING.match(line)
         if m and m.group(1):
             return clip(m.group(1))
@@ -271,7 +272,9 @@ def derive_name(path: str) -> str:
 
 
 def clip(text: str, limit: int = INDEX_DESCRIPTION_CHARS) -> str:
-    text = " ".join(text.split())
+    """One line for an index: whitespace runs become one space; control and bidi characters
+    (ESC, BEL, NUL, U+202E...) are dropped, so a hand-edited file cannot smuggle them into MEMORY.md."""
+    text = " ".join(UNPRINTABLE.sub(" ", text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

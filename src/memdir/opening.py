@@ -62,7 +62,7 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
     store, root = open_store(location, tenant, create=create)
     try:
         limits = limits_mod.load(root if root is not None and root.is_dir() else None, options, agent=agent)
-        return Memdir(store, limits, actor=actor or default_actor())
+        return Memdir(store, limits, actor=actor or default_actor(), agent=agent)
     except BaseException:
         store.close()
         raise

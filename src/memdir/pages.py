@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .paths import lines as lines_of
+
 T = TypeVar("T")
 _MARK_ROOM = 48  # bytes kept free for the "line cut" mark
 
@@ -63,16 +65,6 @@ class Page(Generic[T]):
         return self.end + 1 if self.end < self.total else None
 
 
-def split(text: str) -> list[str]:
-    """The lines of a text, split on '\\n' only (a final newline ends the last line, it does not start one)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    if parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def clip(line: str, max_bytes: int) -> tuple[str, int]:
     """`line` cut to at most `max_bytes` UTF-8 bytes (on a character boundary), and the bytes left out."""
     data = line.encode("utf-8", "surrogatepass")
@@ -90,7 +82,7 @@ def lines(text: str | Sequence[str], offset: int = 1, limit: int | None = None, 
     line cannot blow the cap; the page always holds at least one line when
     there is one to show, so paging always moves on.
     """
-    all_lines = split(text) if isinstance(text, str) else list(text)
+    all_lines = lines_of(text) if isinstance(text, str) else list(text)
     count = max_lines if limit is None else max(0, min(limit, max_lines))
     start = max(offset, 1)
     shown: list[str] = []

@@ -15,9 +15,33 @@ from .errors import InvalidPath
 
 INDEX_NAME = "MEMORY.md"
 INTERNAL_DIR = ".memdir"
+TENANTS_DIR = "tenants"  # a folder memory's other tenants live here: never part of a memory
 MAX_PATH_BYTES = 1024
 MAX_PART_BYTES = 255
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+# Characters that forge lines or reorder text for a reader: line and paragraph
+# separators, NEL, and the bidi controls (LRM/RLM, ALM, embeddings, overrides, isolates).
+_FORGING = frozenset("\u0085\u2028\u2029\u200e\u200f\u061c") | frozenset(map(chr, range(0x202A, 0x202F))) | frozenset(
+    map(chr, range(0x2066, 0x206A))
+)
+
+
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(sorted(_FORGING)) + "]")
+"""Control characters and the line-forging ones: never in a path, a name or a description."""
+
+
+def lines(text: str) -> list[str]:
+    """The lines of `text`, split on newlines only (a CRLF ending is one break).
+
+    `str.splitlines` also breaks on U+2028, U+0085, form feeds and more, which
+    would make memdir's line numbers disagree with every editor and let one
+    line pose as two.
+    """
+    if not text:
+        return []
+    out = text.split("\n")
+    if out[-1] == "":
+        out.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in out]
 
 
 def _parts(raw: object, what: str) -> list[str]:
@@ -25,8 +49,12 @@ def _parts(raw: object, what: str) -> list[str]:
         raise InvalidPath(f"{what} must be a string, got {type(raw).__name__}")
     path = unicodedata.normalize("NFC", raw)
     shown = repr(raw)
-    if _CONTROL.search(path):
-        raise InvalidPath(f"{what} {shown} contains a control character; use printable characters only", path=raw)
+    bad = UNPRINTABLE.search(path)
+    if bad is not None:
+        raise InvalidPath(
+            f"{what} {shown} contains a control character (U+{ord(bad.group()):04X}); use printable characters only",
+            path=raw,
+        )
     if "\\" in path:
         raise InvalidPath(f"{what} {shown} contains a backslash; separate folders with '/'", path=raw)
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
@@ -47,6 +75,17 @@ def _parts(raw: object, what: str) -> list[str]:
             raise InvalidPath(f"{what} {shown} has a component over {MAX_PART_BYTES} bytes; shorten it", path=raw)
         if part != part.strip():
             raise InvalidPath(f"{what} {shown} has a component with leading or trailing spaces; remove them", path=raw)
+    for part in parts[:-1] if what == "path" else parts:
+        if part.casefold() == INDEX_NAME.casefold():
+            raise InvalidPath(
+                f"{what} {shown} uses {part!r} as a folder; that name is the generated index, so pick another folder name",
+                path=raw,
+            )
+    if parts and parts[0].casefold() == TENANTS_DIR:
+        raise InvalidPath(
+            f"{what} {shown} is under {parts[0]}/, which is reserved for other tenants' memories; pick another folder",
+            path=raw,
+        )
     return parts
 
 
@@ -67,7 +106,7 @@ def _topic_path(raw: object) -> str:
     if not parts:
         raise InvalidPath(f"path {raw!r} is empty; name a topic file such as 'project/notes.md'", path=str(raw))
     name = parts[-1]
-    if name == INDEX_NAME:
+    if name.casefold() == INDEX_NAME.casefold():
         raise InvalidPath(
             f"path {raw!r} is a generated index; MEMORY.md is rebuilt from the topic files, so write a topic file instead",
             path=str(raw),

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from . import prompts
+from . import paths, prompts
 from .errors import InvalidArgument, MemdirError
 from .transcripts import Transcript
 
@@ -118,7 +118,7 @@ def sentences(text: str) -> list[str]:
     """Sentences of a turn, outside code blocks, one line each."""
     out: list[str] = []
     fenced = False
-    for line in text.splitlines():
+    for line in paths.lines(text):
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
@@ -212,7 +212,7 @@ class Extractive:
 def _first_words(t: Transcript) -> str:
     for turn in t.turns:
         if turn.text.strip():
-            return turn.text.strip().splitlines()[0]
+            return paths.lines(turn.text.strip())[0]
     return "session"
 
 

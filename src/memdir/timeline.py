@@ -179,6 +179,6 @@ def search_history(md: Memdir, query: str, k: int = 10, *, prefix: str = "") -> 
     out = []
     for score, (path, version) in scored[:k]:
         text, time, kind = docs[(path, version)]
-        line = max(text.splitlines() or [""], key=lambda ln: len(words & set(_terms(ln))))
+        line = max(paths.lines(text) or [""], key=lambda ln: len(words & set(_terms(ln))))
         out.append(PastHit(path, version, time, kind, score, model.clip(line, 200)))
     return out

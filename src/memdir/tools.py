@@ -359,6 +359,9 @@ class Session:
     md: Memdir
     seen: set[str] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        self.md = self.md.for_agent()  # a model makes these calls: rate limited by default
+
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
         """Run one tool call; never raises for a bad call: errors come back as `Result(is_error=True)`."""
         tool = BY_NAME.get(name)
@@ -402,7 +405,7 @@ class Session:
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
         m = self.md.read(path)
         self.seen.add(m.path)
-        total = len(pages.split(m.text))
+        total = len(paths.lines(m.text))
         if offset > max(total, 1):
             raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({total} lines)")
         page = pages.lines(m.text, offset, limit, max_lines=self.md.limits.read_max_lines,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import paths
 from .errors import InvalidArgument
 
 ROLES = {"user": "user", "human": "user", "you": "user", "assistant": "assistant", "ai": "assistant",
@@ -128,14 +129,14 @@ def parse_text(text: str) -> Transcript:
         if isinstance(data, list):
             return from_messages(data)
     if head.startswith("{"):
-        return from_jsonl(text.splitlines())
+        return from_jsonl(paths.lines(text))
     return from_plain(text)
 
 
 def from_plain(text: str) -> Transcript:
     turns: list[Turn] = []
     role, lines = None, []  # type: ignore[var-annotated]
-    for raw in text.splitlines():
+    for raw in paths.lines(text):
         m = _LABEL.match(raw)
         if m:
             if role is not None or any(x.strip() for x in lines):
@@ -209,7 +210,7 @@ def _content(content: Any) -> list[str]:
             out.append(_tool_line(str(block.get("name", "tool")), block.get("input")))
         elif kind == "tool_result":
             if block.get("is_error"):
-                first = next((x for x in " ".join(_content(block.get("content"))).splitlines() if x.strip()), "")
+                first = next((x for x in paths.lines(" ".join(_content(block.get("content")))) if x.strip()), "")
                 out.append(f"[tool error: {first.strip()[:TOOL_LINE]}]")
         elif kind in ("image", "image_url", "input_image"):
             out.append("[image]")

@@ -16,7 +16,7 @@ import pytest
 from conftest import Backend
 
 import memdir
-from memdir import Conflict, InvalidArgument, LimitExceeded, NotFound
+from memdir import Conflict, InvalidArgument, InvalidPath, LimitExceeded, NotFound
 from memdir.stores.base import Change
 
 # ---------------------------------------------------------------- write and read
@@ -470,8 +470,59 @@ def test_scopes_see_and_write_only_their_prefixes_on_every_backend(memory: memdi
     assert all(r.path.startswith(("household/", "people/alice/")) for r in alice.history())
 
 
-def test_a_failure_after_the_commit_leaves_caches_consistent(memory: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
-    """If the index write fails inside the store's transaction, the memory and its caches still agree."""
+# ---------------------------------------------------------------- paths that cannot exist side by side
+
+
+@pytest.mark.parametrize("second", ["people/bob/x.md/y.md", "people/bob/x.md/deeper/y.md"])
+def test_a_file_is_never_used_as_a_folder(memory: memdir.Memdir, second: str) -> None:
+    memory.write("people/bob/x.md", "bob\n", description="bob")
+    before = (memory.store.list(), memory.history(), memory.index())
+    with pytest.raises(InvalidPath, match="'people/bob/x.md', which is a file, not a folder") as err:
+        memory.write(second, "y\n")
+    assert "\n" not in str(err.value)
+    with pytest.raises(InvalidPath, match="which is a file"):
+        memory.rename("people/bob/x.md", "people/bob/x.md/moved.md")
+    assert (memory.store.list(), memory.history(), memory.index()) == before
+
+
+def test_a_folder_is_never_replaced_by_a_file(memory: memdir.Memdir) -> None:
+    memory.write("notes.md/inner.md", "inner\n")
+    with pytest.raises(InvalidPath, match="is a folder"):
+        memory.write("notes.md", "outer\n")
+    memory.write("a.md", "a\n")
+    memory.rename("a.md", "b.md")
+    memory.write("a.md/c.md", "c\n")  # a.md is free now, so it may become a folder
+    with pytest.raises(InvalidPath, match="is a folder"):
+        memory.undo("b.md")  # moving b.md back to a.md would replace that folder
+    assert memory.read("b.md").body == "a\n" and memory.read("a.md/c.md").body == "c\n"
+
+
+def test_names_that_differ_only_by_case_are_refused(memory: memdir.Memdir) -> None:
+    memory.write("notes/todo.md", "t\n")
+    for clash in ["notes/TODO.md", "Notes/other.md", "NOTES/x/y.md"]:
+        with pytest.raises(InvalidPath, match="differs only by case"):
+            memory.write(clash, "x\n")
+    with pytest.raises(InvalidPath, match="differs only by case"):
+        memory.rename("notes/todo.md", "Notes/todo.md")
+    memory.write("notes/todo.md", "updated\n")  # the exact name is fine
+    assert [e.path for e in memory.list()] == ["notes/todo.md"]
+
+
+@pytest.mark.parametrize("path", ["MEMORY.md/x.md", "notes/MEMORY.md/x.md", "memory.md/x.md", "notes/Memory.MD",
+                                  "tenants/acme/x.md", "Tenants/x.md"])
+def test_reserved_names_are_refused_on_every_backend(memory: memdir.Memdir, path: str) -> None:
+    with pytest.raises(InvalidPath):
+        memory.write(path, "x\n")
+    assert memory.store.list() == [] and memory.history() == []
+
+
+# ---------------------------------------------------------------- failures after the commit point
+
+
+def test_a_failure_after_the_commit_reports_success_and_repairs_the_index(
+    memory: memdir.Memdir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the change is committed, a failing MEMORY.md write (disk full) must not turn it into an error."""
     memory.write("a.md", "one\n", description="first")
     store = memory.store
     real = store.derive
@@ -480,18 +531,68 @@ def test_a_failure_after_the_commit_leaves_caches_consistent(memory: memdir.Memd
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(store, "derive", broken)
-    with pytest.raises(OSError):
-        memory.write("a.md", "two\n", description="second")
+    written = memory.write("a.md", "two\n", description="second")
+    assert written.change == "updated"
+    assert memory.read("a.md").body == "two\n" and memory.read("a.md").version == written.version
+    assert "second" in memory.index()  # the index text is computed from the catalog, not read back
+    assert b"second" not in store.get("MEMORY.md").data  # type: ignore[union-attr]
     monkeypatch.setattr(store, "derive", real)
-    body = memory.read("a.md").body  # "one" where the transaction rolled back, "two" where the file had landed
-    assert body in ("one\n", "two\n")
-    memory.write("b.md", "three\n", description="third")
-    fresh_index = memory.index()
-    assert ("second" in fresh_index) == (body == "two\n") and "third" in fresh_index
+    memory.write("b.md", "three\n", description="third")  # the next write rebuilds the stale index
+    stored = store.get("MEMORY.md").data.decode()  # type: ignore[union-attr]
+    assert "second" in stored and "third" in stored and stored == memory.index()
     assert [e.path for e in memory.list()] == ["a.md", "b.md"]
     assert memory.search("three")[0].path == "b.md"
-    memory.reconcile(fix=True)
-    assert memory.reconcile().clean and memory.index() == fresh_index
+    assert memory.reconcile().clean
+
+
+def test_a_stale_index_is_rebuilt_by_the_next_open(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    with backend.open() as md:
+        md.write("a.md", "one\n", description="first")
+
+        def broken(files: object, seq: int) -> None:
+            raise memdir.StoreError("disk full")
+
+        monkeypatch.setattr(md.store, "derive", broken)
+        md.write("b.md", "two\n", description="second")
+        assert md.store.derived() < md.history()[0].seq
+    with backend.open() as md:
+        assert [e.path for e in md.list()] == ["a.md", "b.md"]  # the first look at the catalog repairs the index
+        assert "second" in md.store.get("MEMORY.md").data.decode()  # type: ignore[union-attr]
+        assert md.reconcile().clean
+
+
+# ---------------------------------------------------------------- the rate limit lives in the store
+
+
+def test_the_rate_bucket_is_shared_by_every_handle_on_a_tenant(backend: Backend) -> None:
+    with backend.open(writes_per_minute=2) as a, backend.open(writes_per_minute=2) as b, \
+            backend.open("other", writes_per_minute=2) as other:
+        a.write("a.md", "1\n")
+        b.write("b.md", "2\n")
+        with pytest.raises(memdir.RateLimited, match="more than 2 writes per minute") as err:
+            a.write("c.md", "3\n")
+        assert 0 < err.value.retry_after <= 30
+        with pytest.raises(memdir.RateLimited):
+            b.write("c.md", "3\n")
+        other.write("c.md", "another tenant has its own bucket\n")
+        assert [e.path for e in a.list()] == ["a.md", "b.md"]
+
+
+def test_take_refills_with_time(memory: memdir.Memdir) -> None:
+    store = memory.store
+    start, taken = time.monotonic(), 0
+    while (wait := store.take(60)) == 0.0:  # a burst of 60, then one a second
+        taken += 1
+        assert taken < 200
+    elapsed = time.monotonic() - start
+    assert 60 <= taken <= 60 + elapsed + 1 and 0 < wait <= 1.0
+    time.sleep(wait + 0.05)
+    assert store.take(60) == 0.0
+
+
+def test_symlink_free_stores_resolve_paths_to_themselves(memory: memdir.Memdir) -> None:
+    memory.write("a/b.md", "x\n")
+    assert memory.store.resolve("a/b.md") == "a/b.md" and memory.store.problems() == []
 
 
 # ---------------------------------------------------------------- batches and time

@@ -1,16 +1,24 @@
 """The filesystem store under crashes and concurrent processes."""
 
+import errno
+import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import memdir
+from memdir.cli import main
+from memdir.importer import import_dir
+from memdir.stores.base import Change
 
 CHILD_PRELUDE = """
 import os, sys
@@ -125,6 +133,9 @@ def test_killed_writers_leave_old_or_new_files_never_a_mix(root: Path) -> None:
     """)
     for round_ in range(8):
         proc = subprocess.Popen([sys.executable, "-c", writer, str(root)])
+        deadline = time.monotonic() + 60
+        while not (root / "MEMORY.md").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # a loaded machine can take a second to start Python: kill it while writing
         time.sleep(0.4 + 0.07 * round_)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -219,3 +230,232 @@ def test_an_existing_folder_is_catalogued_on_first_open(tmp_path: Path) -> None:
         assert "data scientist" in md.index()
     backup = root / ".memdir" / "MEMORY.md.orig"
     assert backup.read_text() == "- [role](user_role.md) — hand-written index\n"
+
+
+# ---------------------------------------------------------------- a record recovery cannot apply (issue 7, finding 1)
+
+
+def plant_committed_change(root: Path, path: str, data: bytes) -> int:
+    """The state a crash after the journal commit leaves: a journal row and its staged file, not yet in place."""
+    db = sqlite3.connect(root / ".memdir" / "memdir.db")
+    seq = db.execute("SELECT max(seq) FROM journal").fetchone()[0] + 1
+    db.execute("INSERT INTO journal(seq, time, actor, op, path, new_version, new) VALUES (?,?,?,?,?,?,?)",
+               (seq, "2026-11-30T00:00:00Z", "test", "write", path, "0123456789abcdef", data))
+    db.commit()
+    db.close()
+    (root / ".memdir" / "tmp" / f"{seq}.md").write_bytes(data)
+    return seq
+
+
+def test_a_record_that_cannot_be_applied_is_quarantined_and_the_memory_opens(seeded: Path) -> None:
+    seq = plant_committed_change(seeded, "p.md/y.md", b"the content of the bad record\n")
+    with memdir.open(seeded) as md:  # 1b30d36 raised NotADirectoryError here, on every open
+        assert md.read("p.md").body == "old\n"
+        assert md.recovered == [
+            f"journal change #{seq} to p.md/y.md could not be applied (File exists); its content is kept in "
+            f".memdir/quarantine/{seq}.md: restore it under another name, then delete .memdir/quarantine/{seq}.*"
+        ]
+        found = [f for f in md.reconcile().findings if f.kind == "quarantined"]
+        assert [f.detail for f in found] == md.recovered
+    assert (seeded / ".memdir" / "quarantine" / f"{seq}.md").read_bytes() == b"the content of the bad record\n"
+    with memdir.open(seeded) as md:  # and it stays open on the next open, with nothing left to repair
+        assert md.recovered == [] and md.read("p.md").body == "old\n"
+    cli = CliRunner()
+    out = cli.invoke(main, ["--root", str(seeded), "doctor"])
+    assert out.exit_code == 1 and f"quarantined\t-\tjournal change #{seq}" in out.output
+    assert "1 problem found" in out.output
+    data = json.loads(cli.invoke(main, ["--root", str(seeded), "doctor", "--json"]).output)
+    assert data["healthy"] is False and [p["kind"] for p in data["problems"]] == ["quarantined"]
+    for name in (f"{seq}.md", f"{seq}.json"):
+        (seeded / ".memdir" / "quarantine" / name).unlink()
+    out = cli.invoke(main, ["--root", str(seeded), "doctor"])
+    assert out.exit_code == 0 and "healthy" in out.output
+
+
+def test_a_change_that_fails_for_now_is_kept_staged_and_retried(seeded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seq = plant_committed_change(seeded, "q.md", b"later\n")
+    real = os.replace
+
+    def eio(src: object, dst: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "replace", eio)
+    with memdir.open(seeded) as md:
+        assert md.recovered == [f"could not complete change #{seq} to q.md yet (Input/output error); "
+                                "it is retried on the next open"]
+    monkeypatch.setattr(os, "replace", real)
+    with memdir.open(seeded) as md:
+        assert md.recovered == [f"completed interrupted change #{seq} to q.md from the journal"]
+        assert (seeded / "q.md").read_bytes() == b"later\n"
+
+
+# ---------------------------------------------------------------- tenants of a folder memory (finding 2)
+
+
+def test_the_default_tenant_of_a_folder_sees_nothing_of_the_other_tenants(root: Path, tmp_path: Path) -> None:
+    with memdir.open(root, tenant="acme") as acme:
+        acme.write("notes/plan.md", "acme's secret plan\n", description="acme plan")
+    with memdir.open(root) as md:
+        md.write("mine.md", "the default tenant's own file\n", description="mine")
+        assert [e.path for e in md.list()] == ["mine.md"]
+        assert md.grep("secret") == [] and md.search("secret plan") == []
+        assert "acme" not in md.index() and [p for p, _ in md.store.list()] == ["mine.md"]
+        for call in (lambda: md.read("tenants/acme/notes/plan.md"),
+                     lambda: md.write("tenants/acme/notes/plan.md", "overwritten\n"),
+                     lambda: md.rename("mine.md", "tenants/acme/mine.md"),
+                     lambda: md.list("tenants/acme"),
+                     lambda: md.scope(read=["tenants/"])):
+            with pytest.raises(memdir.InvalidPath, match="reserved for other tenants"):
+                call()
+        assert md.reconcile(fix=True).clean
+        assert [r.path for r in md.history()] == ["mine.md"]
+    assert (root / "tenants" / "acme" / "notes" / "plan.md").read_text().endswith("acme's secret plan\n")
+    source = tmp_path / "source"
+    (source / "tenants" / "x").mkdir(parents=True)
+    (source / "tenants" / "x" / "a.md").write_text("into tenants?\n")
+    with memdir.open(root) as md:
+        result = import_dir(md, source)
+        assert result.imported == [] and [p for p, _ in result.skipped] == ["tenants/x/a.md"]
+    with memdir.open(root, tenant="acme") as acme:
+        assert [e.path for e in acme.list()] == ["notes/plan.md"]
+
+
+def test_a_catalog_made_before_tenants_were_reserved_forgets_them(root: Path) -> None:
+    with memdir.open(root, tenant="acme") as acme:
+        acme.write("plan.md", "acme\n")
+    (root / "tenants" / "acme" / "MEMORY.md").unlink()
+    with memdir.open(root) as md:
+        stamp = "2026-11-30T00:00:00Z"
+        with md.store.lock():  # what 1b30d36's reconcile journaled: another tenant's file in this catalog
+            md.store.commit([Change(op="external", path="tenants/acme/plan.md", data=b"acme\n", expect=None, old=None,
+                                    entry=memdir.Entry("tenants/acme/plan.md", "plan", "acme", None, (), None, None, 5, 1, ""),
+                                    actor="t", time=stamp, record_only=True)])
+    with memdir.open(root) as md:
+        assert [f.kind for f in md.reconcile(fix=True).findings] == ["missing", "index"]
+        assert md.list() == [] and "acme" not in md.index()
+    assert (root / "tenants" / "acme" / "plan.md").exists()  # forgetting it never deletes it
+
+
+# ---------------------------------------------------------------- symlinks and scopes (finding 3)
+
+
+def test_a_symlink_cannot_carry_a_scope_across_its_boundary(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("secret/plan.md", "the secret plan\n")
+        md.write("notes/a.md", "a note\n")
+        (root / "notes" / "s").symlink_to("../secret")
+        (root / "notes" / "same").symlink_to("sub")
+        md.write("notes/sub/b.md", "b\n")
+        notes = md.scope(write=["notes/"])
+        with pytest.raises(memdir.NotFound):
+            notes.read("notes/s/plan.md")
+        with pytest.raises(memdir.Forbidden, match="leads through a symlink outside"):
+            notes.write("notes/s/plan.md", "rewritten\n")
+        with pytest.raises(memdir.Forbidden, match="leads through a symlink outside"):
+            notes.write("notes/s/planted.md", "planted\n")
+        with pytest.raises(memdir.Forbidden):
+            notes.delete("notes/s/plan.md")
+        assert notes.read("notes/same/b.md").body == "b\n"  # a link inside the scope is fine
+        assert md.read("notes/s/plan.md").body == "the secret plan\n"  # the whole tenant may follow it
+    assert sorted(p.name for p in (root / "secret").iterdir()) == ["plan.md"]
+    assert "the secret plan" in (root / "secret" / "plan.md").read_text()
+
+
+def test_symlinks_out_of_the_root_or_into_reserved_places_are_refused(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_text("outside\n")
+    with memdir.open(root) as md:
+        (root / "out").symlink_to(outside)
+        (root / "internal").symlink_to(".memdir")
+        with pytest.raises(memdir.InvalidPath, match="outside the memory root"):
+            md.read("out/x.md")
+        with pytest.raises(memdir.InvalidPath, match="which memdir does not serve"):
+            md.write("internal/x.md", "x\n")
+    with memdir.open(root, tenant="acme") as acme:
+        (root / "tenants" / "acme" / "up").symlink_to("../..")
+        with pytest.raises(memdir.InvalidPath, match="outside the memory root"):
+            acme.write("up/mine.md", "x\n")
+    assert not (root / "mine.md").exists()
+
+
+# ---------------------------------------------------------------- disk full and I/O errors (finding 7)
+
+
+def test_disk_full_before_the_commit_is_a_one_line_store_error_and_changes_nothing(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with memdir.open(seeded) as md:
+        before = (md.store.list(), md.history(), md.index())
+        monkeypatch.setattr(os, "write", full)
+        with pytest.raises(memdir.StoreError) as err:
+            md.write("p.md", "new\n")
+        monkeypatch.undo()
+        assert str(err.value) == (f"{seeded}: cannot write the change: No space left on device; "
+                                  "free some disk space and retry")
+        assert (md.store.list(), md.history(), md.index()) == before
+        assert not list((seeded / ".memdir" / "tmp").iterdir())
+
+
+def test_disk_full_after_the_commit_is_success_and_the_index_is_repaired(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Path.write_bytes
+
+    def full(self: Path, data: bytes) -> int:
+        if "derived" in self.name:  # the staged MEMORY.md
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    with memdir.open(seeded) as md:
+        monkeypatch.setattr(Path, "write_bytes", full)
+        assert md.write("p.md", "new\n", description="new description").change == "updated"
+        assert "old description" in (seeded / "MEMORY.md").read_text()  # stale for now
+        monkeypatch.undo()
+    with memdir.open(seeded) as md:
+        assert [e.description for e in md.list()] == ["new description"]  # loading the catalog repairs the index
+        assert "new description" in (seeded / "MEMORY.md").read_text()
+        assert md.read("p.md").body == "new\n" and md.reconcile().clean
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs, so the disk really fills up."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}); needs root")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_really_full_disk_refuses_writes_in_one_line_and_loses_nothing(tiny_disk: Path) -> None:
+    root = tiny_disk / "memory"
+    ballast = tiny_disk / "ballast"
+    ballast.write_bytes(b"\0" * 300_000)  # something else on the disk, removed later to make room
+    acknowledged: dict[str, bytes] = {}
+    refused = 0
+    with memdir.open(root, max_bytes=100_000, max_lines=10_000) as md:
+        for i in range(100):
+            path = f"n{i:03d}.md"
+            try:
+                acknowledged[path] = md.write(path, f"note {i}\n" + "x" * 20_000).text.encode()
+            except memdir.StoreError as e:
+                refused += 1
+                assert "\n" not in str(e) and ("No space left" in str(e) or "full" in str(e)), str(e)
+        assert refused and acknowledged
+        for path, data in acknowledged.items():
+            assert md.store.get(path).data == data  # type: ignore[union-attr]
+        out = CliRunner().invoke(main, ["--root", str(root), "write", "big.md", "--body", "z" * 24_000])
+        assert out.exit_code == 1 and out.output.startswith("error: ") and out.output.count("\n") == 1
+    ballast.unlink()
+    with memdir.open(root) as md:
+        assert {e.path for e in md.list()} == set(acknowledged)
+        assert md.reconcile().clean
+        md.write("after.md", "room again\n")

@@ -20,7 +20,7 @@ from memdir.stores import sqlite as sqlite_store
 
 def test_sqlite_migrate_is_named_recorded_idempotent_and_check_never_writes(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
-    names = ("0001_tables", "0002_search")
+    names = ("0001_tables", "0002_search", "0003_rate")
     report = migrate(url, check=True)
     assert report.pending == names and report.applied == ()
     assert not (tmp_path / "m.db").exists()
@@ -128,7 +128,7 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
         conn.execute("DROP DATABASE IF EXISTS migrations")
         conn.execute("CREATE DATABASE migrations")
     url = postgres.url("memdir_admin", "migrations")
-    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search")
+    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)
@@ -179,3 +179,23 @@ def test_postgres_reads_have_an_index_whatever_the_other_tenants_hold(postgres: 
     for name, plan in plans.items():
         assert "Seq Scan" not in plan and f"on memdir_{name}" in plan, plan
         assert "Index Cond: " in plan and "tenant_id = 'plan'" in plan.split("Index Cond: ", 1)[1], plan
+
+
+def test_postgres_upgrade_gives_the_rate_table_to_roles_granted_before(postgres: Postgres) -> None:
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS upgrade")
+        conn.execute("CREATE DATABASE upgrade")
+    url = postgres.url("memdir_admin", "upgrade")
+    migrate(url, grant="memdir_app")
+    with psycopg.connect(url, autocommit=True) as conn:  # back to what the previous release made
+        conn.execute("DROP TABLE memdir_rate")
+        conn.execute("DELETE FROM memdir_migrations WHERE name = '0004_rate'")
+    assert migrate(url).applied == ("0004_rate",)  # upgraded without --grant
+    with memdir.open(postgres.url("memdir_app", "upgrade"), tenant="t", writes_per_minute=1) as md:
+        md.write("a.md", "x\n")
+        with pytest.raises(memdir.RateLimited):
+            md.write("b.md", "y\n")
+        conn = md.store.db  # type: ignore[attr-defined]
+        assert conn.execute("SELECT count(*) FROM memdir_rate").fetchone() == (1,)
+        conn.execute("SET memdir.tenant = 'someone-else'")  # row-level security covers the new table too
+        assert conn.execute("SELECT count(*) FROM memdir_rate").fetchone() == (0,)

@@ -128,7 +128,20 @@ class Store(Protocol):
         ...
 
     def recover(self) -> builtins.list[str]:
-        """Finish or roll back interrupted writes; one message per repair."""
+        """Finish or roll back interrupted writes; one message per repair. Never raises for one bad record."""
+        ...
+
+    def problems(self) -> builtins.list[str]:
+        """What the store could not repair by itself (e.g. quarantined records), one line each."""
+        ...
+
+    def take(self, rate: int) -> float:
+        """Take one write from this tenant's bucket of `rate` writes a minute, shared by every
+        process and host; 0.0 if taken, else the seconds until one is free."""
+        ...
+
+    def resolve(self, path: str) -> str:
+        """The path `path` really names (a folder store follows symlinks inside the root)."""
         ...
 
     def close(self) -> None: ...
@@ -186,6 +199,20 @@ def check_change(change: Change, current: str | None, dest_taken: bool) -> None:
         )
     if change.dest is not None and dest_taken:
         raise Conflict(f"{change.dest} already exists; pick another name or delete it first", path=change.dest)
+
+
+def take_token(state: tuple[float, float] | None, rate: int, now: float) -> tuple[tuple[float, float], float]:
+    """One token-bucket step: `state` is (tokens, time); returns the new state and the wait (0.0: taken).
+
+    The bucket holds one minute's worth (`rate`) and refills continuously. Time
+    never runs backwards for the bucket, so a host whose clock lags cannot mint tokens.
+    """
+    tokens, stamp = state if state is not None else (float(rate), now)
+    tokens = min(float(rate), tokens + max(0.0, now - stamp) * rate / 60.0)
+    stamp = max(stamp, now)
+    if tokens >= 1.0:
+        return (tokens - 1.0, stamp), 0.0
+    return (tokens, stamp), max((1.0 - tokens) * 60.0 / rate, 0.001)
 
 
 def redact(url: str) -> str:

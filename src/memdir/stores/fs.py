@@ -7,6 +7,11 @@ A temp file that outlives its write is the mark of an interrupted change:
 `recover` renames it into place when the journal has the record, and deletes
 it when not. Derived files (MEMORY.md) are written without fsync; their
 catalog seq is remembered, so a stale index is rebuilt on the next open.
+
+A staged change that can never be moved into place (its folder is a file, a
+link now leads elsewhere) is moved to `.memdir/quarantine/` with a note, so
+one bad record never stops the memory from opening; `problems()` reports it.
+Every `OSError` and SQLite error becomes a one-line `StoreError`.
 """
 
 from __future__ import annotations
@@ -14,25 +19,33 @@ from __future__ import annotations
 import builtins
 import errno
 import fcntl
+import functools
 import hashlib
 import json
+import logging
 import os
+import re
 import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
-from ..errors import InvalidPath, NotFound, StoreError
+from .. import paths
+from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
-from ..paths import INDEX_NAME, INTERNAL_DIR
-from .base import Blob, Change, Record, check_change, prefix_sql
+from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
+from .base import Blob, Change, Record, check_change, prefix_sql, take_token
 from .sqlite import use_wal
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal(
     seq INTEGER PRIMARY KEY,
@@ -60,12 +73,67 @@ CREATE TABLE IF NOT EXISTS catalog(
 );
 CREATE INDEX IF NOT EXISTS catalog_seq ON catalog(seq);
 CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rate(id INTEGER PRIMARY KEY CHECK (id = 1), tokens REAL NOT NULL, stamp REAL NOT NULL);
 """
+# Errors that will not go away by retrying: a staged change failing this way is quarantined.
+_PERMANENT = {errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENOTEMPTY, errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL}
+_HINTS = {
+    errno.ENOSPC: "free some disk space and retry",
+    errno.EDQUOT: "free some disk space (quota) and retry",
+    errno.EACCES: "check the folder's permissions",
+    errno.EPERM: "check the folder's permissions",
+    errno.EROFS: "the file system is read-only; remount it or use another folder",
+    errno.EIO: "the disk reported an I/O error; check it, then retry",
+}
+
+
+def storage_error(where: object, doing: str, e: BaseException) -> StoreError:
+    """One line for an OS or SQLite failure: where, what memdir was doing, why, what to do."""
+    if isinstance(e, OSError):
+        why = e.strerror or str(e) or type(e).__name__
+        hint = _HINTS.get(e.errno or 0, "retry; if it persists, run `memdir doctor`")
+    else:
+        why = " ".join(str(e).split()) or type(e).__name__
+        hint = "free some disk space and retry" if "full" in why else "retry; if it persists, run `memdir doctor`"
+    return StoreError(f"{where}: cannot {doing}: {why}; {hint}")
+
+
+def _translated(doing: str) -> Callable[[Callable[Concatenate[FileStore, P], R]], Callable[Concatenate[FileStore, P], R]]:
+    """Turn OSError and sqlite3.Error raised by a store method into a one-line StoreError."""
+
+    def wrap(fn: Callable[Concatenate[FileStore, P], R]) -> Callable[Concatenate[FileStore, P], R]:
+        @functools.wraps(fn)
+        def inner(self: FileStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(self, *args, **kwargs)
+            except (OSError, sqlite3.Error) as e:
+                raise storage_error(self.root, doing, e) from None
+
+        return inner
+
+    return wrap
 
 
 def _version(st: os.stat_result) -> str:
     raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")  # the common case, decided without topic_path
+
+
+def _servable(path: str) -> bool:
+    """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines).
+
+    `list` has already skipped hidden names and the top `tenants/`; a plain
+    ASCII path then only needs the length and index-name checks.
+    """
+    if _PLAIN.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
+        return True
+    try:
+        return paths.topic_path(path) == path
+    except InvalidPath:
+        return False
 
 
 def _boot_id() -> str:
@@ -75,11 +143,25 @@ def _boot_id() -> str:
         return ""
 
 
+def _quarantined(note: dict[str, object]) -> str:
+    return (f"journal change #{note['seq']} to {note['path']} could not be applied ({note['why']}); "
+            f"its content is kept in .memdir/quarantine/{note['file']}: restore it under another name, "
+            f"then delete .memdir/quarantine/{note['seq']}.*")
+
+
 class FileStore:
     """A memory folder on the local filesystem (the embedded default)."""
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True) -> None:
         self.root = Path(root).absolute()
+        try:
+            self._open(root, create)
+        except (OSError, sqlite3.Error) as e:
+            raise storage_error(self.root, "open the memory folder", e) from None
+
+    def _open(self, root: str | os.PathLike[str], create: bool) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise StoreError(f"{self.root} is a file, not a memory folder; pass --root a folder")
         if not self.root.is_dir():
             if not create:
                 raise NotFound(f"no memory folder at {self.root}: run `memdir init {root}` or pass --root", path=str(root))
@@ -89,6 +171,8 @@ class FileStore:
         self.key = f"file://{self.real}"
         self.internal = self.root / INTERNAL_DIR
         self.tmp = self.internal / "tmp"
+        self.quarantine = self.internal / "quarantine"
+        self._unapplied = False  # a committed change is still staged: move it into place at the next lock
         fresh = not (self.internal / "memdir.db").exists()
         self.tmp.mkdir(parents=True, exist_ok=True)
         if fresh and (self.root / INDEX_NAME).is_file():
@@ -113,29 +197,47 @@ class FileStore:
     # ------------------------------------------------------------ paths
 
     def _full(self, path: str) -> Path:
-        """The on-disk path, refusing any symlink that leads out of the root."""
+        """The on-disk path, refusing any symlink that leads out of the root or into a reserved place."""
         return Path(self._full_text(path))
 
     def _full_text(self, path: str) -> str:
+        """`_full` as text (the read path avoids pathlib)."""
+        self._resolve(path)
+        return self._root_text + "/" + path
+
+    def _resolve(self, path: str) -> str:
+        """`path` with the symlinks inside the root followed (as a memory path); InvalidPath if one leads out."""
         here = self._root_text
         for part in path.split("/"):
             here = f"{here}/{part}"
             try:
                 mode = os.lstat(here).st_mode
             except (FileNotFoundError, NotADirectoryError):
-                break  # the rest does not exist yet: nothing to follow
+                return path  # the rest does not exist yet: nothing to follow
             if stat.S_ISLNK(mode):
-                real = os.path.realpath(self._root_text + "/" + path)
-                if real != self._real_text and not real.startswith(self._real_text + os.sep):
-                    raise InvalidPath(
-                        f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path
-                    )
                 break
-        return self._root_text + "/" + path
+        else:
+            return path
+        real = os.path.realpath(self._root_text + "/" + path)
+        if real == self._real_text or not real.startswith(self._real_text + os.sep):
+            raise InvalidPath(f"path {path!r} leads outside the memory root through a symlink; refusing it", path=path)
+        rel = real[len(self._real_text) + 1 :]
+        try:
+            paths.folder(rel)
+        except InvalidPath:
+            raise InvalidPath(
+                f"path {path!r} leads through a symlink to {rel!r}, which memdir does not serve; refusing it", path=path
+            ) from None
+        return rel
+
+    def resolve(self, path: str) -> str:
+        return self._resolve(path)
 
     # ------------------------------------------------------------ reading
 
+    @_translated("read a file")
     def get(self, path: str) -> Blob | None:
+        self._finish()
         full = self._full_text(path)
         try:
             with open(full, "rb") as f:
@@ -156,7 +258,9 @@ class FileStore:
             return None
         return _version(st)
 
+    @_translated("list the files")
     def list(self, prefix: str = "") -> list[tuple[str, str]]:
+        self._finish()
         out: builtins.list[tuple[str, str]] = []
         start = self.root / prefix if prefix else self.root
 
@@ -166,15 +270,11 @@ class FileStore:
             except (FileNotFoundError, NotADirectoryError):
                 return
             for item in items:
-                if item.name.startswith("."):
-                    continue
+                if item.name.startswith(".") or (not rel and item.name.casefold() == TENANTS_DIR):
+                    continue  # internal data, and other tenants' memories
                 if item.is_dir(follow_symlinks=False):
                     walk(Path(item.path), f"{rel}{item.name}/")
-                elif (
-                    item.name.endswith(".md")
-                    and item.name != INDEX_NAME
-                    and item.is_file(follow_symlinks=False)
-                ):
+                elif item.name.endswith(".md") and item.is_file(follow_symlinks=False) and _servable(rel + item.name):
                     out.append((rel + item.name, _version(item.stat(follow_symlinks=False))))
 
         walk(start, prefix)
@@ -183,11 +283,25 @@ class FileStore:
 
     # ------------------------------------------------------------ locking
 
+    def _finish(self) -> None:
+        """If a committed change is still staged (its move failed), taking the lock moves it into place."""
+        if self._unapplied:
+            with self.lock():
+                pass
+
     @contextmanager
     def lock(self) -> Iterator[None]:
         with self._thread_lock:
             if self._depth == 0:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                if self._unapplied:
+                    self._unapplied = False
+                    try:
+                        for name in sorted(os.listdir(self.tmp)):
+                            self._recover_staged(name)
+                    except OSError as e:
+                        log.warning("memdir: could not finish a committed change yet: %s", e)
+                        self._unapplied = True
             self._depth += 1
             try:
                 yield
@@ -201,8 +315,27 @@ class FileStore:
     def _check(self, change: Change) -> None:
         if change.record_only:
             return
+        if change.data is not None:
+            self._check_folders(change.target)
         dest_taken = change.dest is not None and self._stat_version(change.dest) is not None
         check_change(change, self._stat_version(change.path), dest_taken)
+
+    def _check_folders(self, path: str) -> None:
+        """Refuse a target whose folders are files, or which is itself a folder, before the commit point."""
+        here = self._root_text
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            here = f"{here}/{part}"
+            try:
+                st = os.stat(here)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            last = i == len(parts) - 1
+            if not last and not stat.S_ISDIR(st.st_mode):
+                where = "/".join(parts[: i + 1])
+                raise InvalidPath(f"path {path!r} puts a file under {where!r}, which is a file, not a folder; pick another path", path=path)
+            if last and stat.S_ISDIR(st.st_mode):
+                raise InvalidPath(f"path {path!r} is a folder, not a topic file; pick another name", path=path)
 
     def _prepare(self, seq: int, change: Change) -> str | None:
         """Stage the new content as tmp/<seq>.md (or a delete marker); return its version."""
@@ -262,6 +395,7 @@ class FileStore:
                 return
             folder = folder.parent
 
+    @_translated("write the change")
     def commit(self, changes: Sequence[Change]) -> builtins.list[Record]:
         if not changes:
             return []
@@ -273,15 +407,19 @@ class FileStore:
             try:
                 for i, change in enumerate(changes):
                     staged.append((first + i, change, self._prepare(first + i, change)))
-                records = self._record(staged)
+                records = self._record(staged)  # the commit point
             except BaseException:
-                for seq, _, _ in staged:
+                for seq in range(first, first + len(changes)):
                     for suffix in (".md", ".del"):
                         (self.tmp / f"{seq}{suffix}").unlink(missing_ok=True)
                 raise
             for seq, change, _ in staged:
                 if not change.record_only:
-                    self._apply(seq, change.path, change.dest, change.data is not None)
+                    try:
+                        self._apply(seq, change.path, change.dest, change.data is not None)
+                    except (OSError, MemdirError) as e:  # committed: the staged file finishes it later
+                        log.warning("memdir: change #%d is journaled but not in place yet: %s", seq, e)
+                        self._unapplied = True
             return records
 
     def _record(self, staged: builtins.list[tuple[int, Change, str | None]]) -> builtins.list[Record]:
@@ -333,6 +471,7 @@ class FileStore:
 
     # ------------------------------------------------------------ catalog and journal
 
+    @_translated("read the catalog")
     def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
         rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
         if not rows:
@@ -341,6 +480,7 @@ class FileStore:
         out = [(p, None if d is None else Entry.from_dict(d)) for (p, _, _), d in zip(rows, decoded, strict=True)]
         return rows[-1][2], out
 
+    @_translated("read the journal")
     def journal(
         self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
     ) -> builtins.list[Record]:
@@ -364,6 +504,7 @@ class FileStore:
 
     # ------------------------------------------------------------ derived files
 
+    @_translated("write MEMORY.md")
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
         with self.lock():
             for path, data in files.items():
@@ -382,8 +523,24 @@ class FileStore:
                 os.replace(staged, full)
             self._set_state("derived_seq", str(seq), durable=False)
 
+    @_translated("read the index state")
     def derived(self) -> int:
         return int(self._state("derived_seq") or 0)
+
+    @_translated("take a rate-limit token")
+    def take(self, rate: int) -> float:
+        with self.lock():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.execute("SELECT tokens, stamp FROM rate WHERE id = 1").fetchone()
+                state, wait = take_token(None if row is None else (row[0], row[1]), rate, time.time())
+                self.db.execute("INSERT OR REPLACE INTO rate(id, tokens, stamp) VALUES (1, ?, ?)", state)
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+            return wait
 
     def _state(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -400,6 +557,7 @@ class FileStore:
 
     # ------------------------------------------------------------ recovery
 
+    @_translated("recover interrupted writes")
     def recover(self) -> builtins.list[str]:
         """Repair interrupted writes, and after a reboot, writes a power loss undid."""
         boot = _boot_id()
@@ -427,8 +585,40 @@ class FileStore:
         if row is None:
             staged.unlink(missing_ok=True)
             return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
-        self._apply(seq, row[0], row[1], suffix == "md")
+        try:
+            self._apply(seq, row[0], row[1], suffix == "md")
+        except (OSError, MemdirError) as e:
+            if isinstance(e, OSError) and e.errno not in _PERMANENT:
+                return [f"could not complete change #{seq} to {row[1] or row[0]} yet ({e.strerror or e}); it is retried on the next open"]
+            try:
+                return [self._quarantine(name, seq, row[1] or row[0], e)]
+            except OSError as again:  # not even that (a full disk): leave it staged for the next open
+                return [f"could not quarantine change #{seq} to {row[1] or row[0]} yet ({again.strerror or again}); "
+                        "it is retried on the next open"]
         return [f"completed interrupted change #{seq} to {row[1] or row[0]} from the journal"]
+
+    def _quarantine(self, name: str, seq: int, path: str, e: BaseException) -> str:
+        """Keep a staged change that can never be applied out of the way, with a note saying why."""
+        why = e.message if isinstance(e, MemdirError) else (e.strerror if isinstance(e, OSError) and e.strerror else str(e))
+        self.quarantine.mkdir(exist_ok=True)
+        note = {"seq": seq, "path": path, "file": name, "why": why, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (self.quarantine / f"{seq}.json").write_text(json.dumps(note, ensure_ascii=False) + "\n")
+        os.replace(self.tmp / name, self.quarantine / name)
+        return _quarantined(note)
+
+    @_translated("read the quarantine")
+    def problems(self) -> builtins.list[str]:
+        try:
+            names = sorted(n for n in os.listdir(self.quarantine) if n.endswith(".json"))
+        except FileNotFoundError:
+            return []
+        out = []
+        for name in names:
+            try:
+                out.append(_quarantined(json.loads((self.quarantine / name).read_text())))
+            except (ValueError, KeyError, TypeError):
+                out.append(f"unreadable quarantine note .memdir/quarantine/{name}; look at it by hand")
+        return out
 
     def _verify_since(self, seq: int) -> builtins.list[str]:
         """After a reboot: redo journaled changes whose effect did not reach the disk.
@@ -446,30 +636,35 @@ class FileStore:
         for p, seq_, path, dest, old, new in rows:
             if dest is not None and p == path:
                 continue  # renamed away: never bring the old name back (the new name's row restores it)
-            target = dest or path
-            blob = self.get(target)
-            current = None if blob is None else blob.data
-            if current == new:
-                continue
-            lost = current is None or current == b"" or current == old
-            if new is None:
-                if current is not None and current == old:
-                    self._unlink(target)
-                    notes.append(f"deleted {target} again: journal change #{seq_} was lost in a crash")
-                continue
-            if not lost:
-                continue
-            full = self._full(target)
-            full.parent.mkdir(parents=True, exist_ok=True)
-            staged = self.tmp / f"{seq_}.md"
-            staged.write_bytes(new)
-            with open(staged, "rb") as f:
-                os.fsync(f.fileno())
-            os.replace(staged, full)
-            if dest is not None:
-                self._unlink(path)
-            notes.append(f"restored {target} from journal change #{seq_} (lost in a crash)")
+            try:
+                notes.extend(self._redo(seq_, path, dest, old, new))
+            except (OSError, MemdirError) as e:
+                notes.append(f"could not check journal change #{seq_} to {dest or path} after the reboot: {e}")
         return notes
+
+    def _redo(self, seq_: int, path: str, dest: str | None, old: bytes | None, new: bytes | None) -> builtins.list[str]:
+        target = dest or path
+        blob = self.get(target)
+        current = None if blob is None else blob.data
+        if current == new:
+            return []
+        if new is None:
+            if current is not None and current == old:
+                self._unlink(target)
+                return [f"deleted {target} again: journal change #{seq_} was lost in a crash"]
+            return []
+        if not (current is None or current == b"" or current == old):
+            return []  # an edit made since: keep it
+        full = self._full(target)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        staged = self.tmp / f"{seq_}.md"
+        staged.write_bytes(new)
+        with open(staged, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(staged, full)
+        if dest is not None:
+            self._unlink(path)
+        return [f"restored {target} from journal change #{seq_} (lost in a crash)"]
 
     def close(self) -> None:
         try:

@@ -29,6 +29,9 @@ from .base import redact
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
 TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")
+_RATE_POLICY = """CREATE POLICY memdir_tenant ON memdir_rate
+    USING (tenant_id = current_setting('memdir.tenant', true))
+    WITH CHECK (tenant_id = current_setting('memdir.tenant', true))"""
 _MIGRATE_LOCK = 0x6D656D646972  # "memdir": migrators queue on this advisory lock
 
 MIGRATIONS: list[Migration] = [
@@ -105,6 +108,22 @@ MIGRATIONS: list[Migration] = [
                 WITH CHECK (tenant_id = current_setting('memdir.tenant', true))""",
         ],
     ),
+    (
+        "0005_rate",
+        [
+            "CREATE TABLE memdir_rate(tenant_id text PRIMARY KEY, tokens double precision NOT NULL, "
+            "stamp double precision NOT NULL)",
+            "ALTER TABLE memdir_rate ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_rate FORCE ROW LEVEL SECURITY",
+            _RATE_POLICY,
+            # roles already granted the use of memdir get the new table too
+            """DO $$ DECLARE r record; BEGIN
+                FOR r IN SELECT DISTINCT grantee FROM information_schema.table_privileges
+                         WHERE table_name = 'memdir_files' AND privilege_type = 'INSERT' AND grantee <> current_user
+                LOOP EXECUTE format('GRANT SELECT, INSERT, UPDATE ON memdir_rate TO %I', r.grantee); END LOOP;
+            END $$""",
+        ],
+    ),
 ]
 
 _ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
@@ -173,6 +192,7 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
             statements = [
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state, "
                 "memdir_search TO {}",
+                "GRANT SELECT, INSERT, UPDATE ON memdir_rate TO {}",
                 "GRANT SELECT, INSERT ON memdir_journal TO {}",
                 "GRANT SELECT ON memdir_migrations TO {}",
             ]
@@ -226,11 +246,26 @@ class PostgresStore(SqlStore):
         try:
             self._run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("memdir:" + self.tenant,))
         except BaseException:
-            self.db.rollback()
+            try:
+                self._run("ROLLBACK")
+            except StoreError:
+                pass
             raise
 
     def _end(self, commit: bool) -> None:
-        self._run("COMMIT" if commit else "ROLLBACK")
+        if not commit:
+            self._run("ROLLBACK")
+            return
+        psycopg = _psycopg()
+        try:
+            status = self.db.execute("COMMIT").statusmessage
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: {str(e).strip().splitlines()[0]}") from None
+        if status != "COMMIT":  # an error earlier in the transaction made the server roll it back
+            raise StoreError(f"{self.where}: the change was rolled back after a database error; nothing was written, retry")
+
+    def _now(self) -> float:
+        return float(self._run("SELECT extract(epoch FROM clock_timestamp())")[0][0])
 
     def close(self) -> None:
         self.db.close()

@@ -8,6 +8,7 @@ Layout (keys relative to the tenant's folder):
     catalog.json            a snapshot of the catalog as of one journal object (a cache, rebuilt from the journal)
     head.json               the newest applied commit: a hint that spares readers a LIST
     state.json              the journal seq the MEMORY.md files reflect
+    rate.json               the tenant's write-rate bucket (replaced with If-Match, so every process shares it)
     lock                    the writers' lease
 
 S3 has no transactions, so a change is ordered by conditional writes:
@@ -47,6 +48,7 @@ import bisect
 import builtins
 import hashlib
 import json
+import logging
 import random
 import threading
 import time
@@ -57,11 +59,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ..errors import Conflict, NotFound, StoreError
+from .. import paths
+from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, in_prefixes, version_of
+from .base import Blob, Change, Record, check_change, in_prefixes, take_token, version_of
 
+log = logging.getLogger(__name__)
 VERSION_KEY = "memdir-version"
 SNAPSHOT_EVERY = 500  # journal records between catalog snapshots
 _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
@@ -87,6 +91,14 @@ def _foreign_version(etag: str, modified: Any) -> str:
 
 def _is_index(path: str) -> bool:
     return path == INDEX_NAME or path.endswith("/" + INDEX_NAME)
+
+
+def _servable(path: str) -> bool:
+    """An object put there by another tool is a memory only if its key is a path memdir accepts."""
+    try:
+        return paths.topic_path(path) == path
+    except InvalidPath:
+        return False
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -236,8 +248,7 @@ class S3Store:
         start = len(self.base) + len("files/")
         for item in self._keys("files/" + prefix):
             path = str(item["Key"])[start:]
-            name = path.rsplit("/", 1)[-1]
-            if name == INDEX_NAME or not name.endswith(".md") or any(p.startswith(".") for p in path.split("/")):
+            if not _servable(path):
                 continue
             etag = str(item["ETag"]).strip('"')
             mine = known.get(path)
@@ -463,6 +474,8 @@ class S3Store:
             self._delete("lock", IfMatch=etag)
         except _Condition:
             pass  # our lease expired and another writer holds it now
+        except StoreError as e:  # the work is done; the lease expires by itself
+            log.warning("memdir: could not give back the S3 write lease (%s); it expires in %.0f s", e, self.lease_seconds)
 
     # ------------------------------------------------------------ writing
 
@@ -508,13 +521,17 @@ class S3Store:
                 ) from None
             self._fold(key, raws)
             self._dirty = True
-            for raw in raws:
-                if not raw["record_only"]:
-                    self._apply(raw, current)
-            self._dirty = False
-            self._settled = key
-            self._seen.update(current)
-            self._put_head()
+            try:
+                for raw in raws:
+                    if not raw["record_only"]:
+                        self._apply(raw, current)
+                self._dirty = False
+                self._settled = key
+                self._seen.update(current)
+                self._put_head()
+            except StoreError as e:  # committed: releasing the lease retries, or the next writer completes it
+                log.warning("memdir: change %s is journaled but its files are not written yet: %s", key, e)
+                self._seen.clear()
             return [self._records[raw["seq"]] for raw in raws]
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
@@ -615,6 +632,29 @@ class S3Store:
         except _Missing:
             return state
         return max(state, int(head.get("Metadata", {}).get("memdir-derived", 0)))
+
+    def problems(self) -> builtins.list[str]:
+        return []
+
+    def resolve(self, path: str) -> str:
+        return path  # keys have no links
+
+    def take(self, rate: int) -> float:
+        """Read rate.json, take a token, write it back with If-Match (If-None-Match when new); retry on a race."""
+        for _ in range(50):
+            got = self._read("rate.json")
+            state = None
+            if got is not None:
+                raw = json.loads(got[0])
+                state = (float(raw["tokens"]), float(raw["stamp"]))
+            new, wait = take_token(state, rate, time.time())
+            cond = {"IfNoneMatch": "*"} if got is None else {"IfMatch": str(got[1]["ETag"]).strip('"')}
+            try:
+                self._put("rate.json", json.dumps({"tokens": new[0], "stamp": new[1]}).encode(), **cond)
+                return wait
+            except (_Condition, _Missing):
+                time.sleep(random.uniform(0.001, 0.02))
+        raise StoreError(f"{self.where}: the rate-limit object keeps changing under us; retry")
 
     def recover(self) -> builtins.list[str]:
         """Finish the newest commit if its writer died holding the lease (one GET when there is none)."""

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, prefix_sql, version_of
+from .base import Blob, Change, Record, check_change, prefix_sql, take_token, version_of
 
 Migration = tuple[str, Sequence[str]]
 
@@ -79,6 +79,10 @@ class SqlStore:
     def _end(self, commit: bool) -> None:
         raise NotImplementedError
 
+    def _now(self) -> float:
+        """Seconds since the epoch by the database's clock (the rate bucket's time)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ helpers
 
     def _rows(self, sql: str, *args: object) -> builtins.list[tuple[Any, ...]]:
@@ -128,7 +132,14 @@ class SqlStore:
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._end(ok)
+                    try:
+                        self._end(ok)
+                    except BaseException:
+                        try:  # a failed COMMIT must not leave the transaction open for the next change to join
+                            self._end(False)
+                        except Exception:
+                            pass
+                        raise
 
     # ------------------------------------------------------------ writing
 
@@ -214,21 +225,29 @@ class SqlStore:
     # ------------------------------------------------------------ derived files
 
     def derive(self, files: Mapping[str, bytes | None], seq: int) -> None:
+        """Write the index rows inside a savepoint: if that fails, the change it follows still commits."""
         with self.lock():
-            for path, data in files.items():
-                if data is None:
-                    self._rows("DELETE FROM memdir_derived WHERE tenant_id = ? AND path = ?", path)
-                else:
-                    self._rows(
-                        "INSERT INTO memdir_derived(tenant_id, path, data) VALUES (?,?,?) "
-                        "ON CONFLICT(tenant_id, path) DO UPDATE SET data = excluded.data",
-                        path, data,
-                    )
-            self._rows(
-                "INSERT INTO memdir_state(tenant_id, key, value) VALUES (?, 'derived_seq', ?) "
-                "ON CONFLICT(tenant_id, key) DO UPDATE SET value = excluded.value",
-                str(seq),
-            )
+            self._run("SAVEPOINT memdir_derive")
+            try:
+                for path, data in files.items():
+                    if data is None:
+                        self._rows("DELETE FROM memdir_derived WHERE tenant_id = ? AND path = ?", path)
+                    else:
+                        self._rows(
+                            "INSERT INTO memdir_derived(tenant_id, path, data) VALUES (?,?,?) "
+                            "ON CONFLICT(tenant_id, path) DO UPDATE SET data = excluded.data",
+                            path, data,
+                        )
+                self._rows(
+                    "INSERT INTO memdir_state(tenant_id, key, value) VALUES (?, 'derived_seq', ?) "
+                    "ON CONFLICT(tenant_id, key) DO UPDATE SET value = excluded.value",
+                    str(seq),
+                )
+            except BaseException:
+                self._run("ROLLBACK TO SAVEPOINT memdir_derive")
+                self._run("RELEASE SAVEPOINT memdir_derive")
+                raise
+            self._run("RELEASE SAVEPOINT memdir_derive")
 
     def derived(self) -> int:
         row = self._one("SELECT value FROM memdir_state WHERE tenant_id = ? AND key = 'derived_seq'")
@@ -237,6 +256,24 @@ class SqlStore:
     def recover(self) -> builtins.list[str]:
         """Nothing to repair: a change is one transaction, so a crash leaves it whole or absent."""
         return []
+
+    def problems(self) -> builtins.list[str]:
+        return []
+
+    def resolve(self, path: str) -> str:
+        return path  # rows have no links
+
+    def take(self, rate: int) -> float:
+        """The bucket is one row per tenant, updated in the tenant's write transaction (so writers queue on it)."""
+        with self.lock():
+            row = self._one("SELECT tokens, stamp FROM memdir_rate WHERE tenant_id = ?")
+            state, wait = take_token(None if row is None else (float(row[0]), float(row[1])), rate, self._now())
+            self._rows(
+                "INSERT INTO memdir_rate(tenant_id, tokens, stamp) VALUES (?,?,?) "
+                "ON CONFLICT(tenant_id) DO UPDATE SET tokens = excluded.tokens, stamp = excluded.stamp",
+                *state,
+            )
+            return wait
 
 
 # ---------------------------------------------------------------- migrations

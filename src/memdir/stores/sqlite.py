@@ -60,6 +60,10 @@ MIGRATIONS: list[Migration] = [
             "CREATE TABLE memdir_search_seq(tenant_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
         ],
     ),
+    (
+        "0003_rate",
+        ["CREATE TABLE memdir_rate(tenant_id TEXT PRIMARY KEY, tokens REAL NOT NULL, stamp REAL NOT NULL)"],
+    ),
 ]
 
 
@@ -178,8 +182,14 @@ class SQLiteStore(SqlStore):
         self._run("BEGIN IMMEDIATE")
 
     def _end(self, commit: bool) -> None:
-        if self.db.in_transaction:
-            self._run("COMMIT" if commit else "ROLLBACK")
+        if not self.db.in_transaction:
+            if commit:  # SQLite rolls back by itself after some errors (disk full, I/O): nothing was written
+                raise StoreError(f"{self.where}: the change was rolled back after a storage error; nothing was written, retry")
+            return
+        self._run("COMMIT" if commit else "ROLLBACK")
+
+    def _now(self) -> float:
+        return time.time()
 
     def close(self) -> None:
         self.db.close()
