@@ -246,7 +246,6 @@ def test_links_out_of_the_root_never_leak_or_change_what_is_outside(linked: tupl
     assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
 
 
-@pytest.mark.xfail(reason="finding 3 (a symlink crossing a scope) is harden-store's fix; passes once it lands", strict=False)
 def test_a_link_across_a_scope_is_refused(linked: tuple[Path, Path]) -> None:
     root, _ = linked
     with memdir.open(root) as md:

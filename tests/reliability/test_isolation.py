@@ -298,8 +298,6 @@ def test_no_principal_sees_another_s_paths_or_content(backend: Backend, tmp_path
                     ask_cli(backend, p.tenant or "", world, never, f"{where} cli")
 
 
-@pytest.mark.xfail(reason="finding 2 (the folder store's tenant-less memory holds every tenant) is harden-store's fix",
-                   strict=False)
 def test_the_default_tenant_sees_no_named_tenant(backend: Backend) -> None:
     with backend.open("acme") as acme:
         acme.write("notes/plan.md", "ACME-ONLY plan\n", description="acme plan")
