@@ -383,6 +383,20 @@ def test_only_newlines_break_lines_and_control_characters_never_reach_the_index(
         (root / "front.md").write_text("---\ndescription: \"quiet\\e[8m hidden\\a\"\n---\nbody\n")
         md.reconcile(fix=True)
         index = (root / "MEMORY.md").read_text()
-        assert "bell and \\[2J escape and nul" in index and "quiet \\[8m hidden" in index
+        assert "bell and [2J escape and nul" in index and "quiet [8m hidden" in index
         assert not any(c in index for c in "\x07\x1b\x00\u2028")
         assert len(index.split("\n")) == len(index.splitlines()) + 1
+
+
+def test_closing_a_view_leaves_the_memory_open_and_closing_twice_harms_no_other(root: Path, tmp_path: Path) -> None:
+    md = memdir.open(root)
+    md.write("a.md", "a\n")
+    md.for_agent().close()
+    md.scope(read=["a.md"]).close()
+    assert md.read("a.md").body == "a\n"  # views never close the store they share
+    md.close()
+    other = memdir.open(tmp_path / "other")  # may get the lock file descriptor number md just gave back
+    md.close()  # a second close must not close it
+    other.write("b.md", "b\n")
+    assert other.read("b.md").body == "b\n"
+    other.close()

@@ -162,6 +162,7 @@ class Memdir:
         self._views: dict[str, tuple[int, int, str]] = {}  # folder -> (generation, seq, index text) for this view
         self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
         self._agent = agent  # limits were chosen for a model (the rate limit included)
+        self._owner = True  # views (scope, for_agent) share the store and never close it
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
             # Files memdir has never seen (a folder made by hand or another tool): catalogue them.
@@ -170,8 +171,8 @@ class Memdir:
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Close the store (a scoped view leaves it open for its parent)."""
-        if self._scope is None:
+        """Close the store (a view leaves it open for the memory it came from)."""
+        if self._owner:
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
@@ -186,6 +187,7 @@ class Memdir:
         """
         wanted = Scope.of(read, write)
         view = copy.copy(self)
+        view._owner = False
         view._scope = wanted if self._scope is None else self._scope.narrow(wanted)
         view._views = {}
         view._scoped = None
@@ -202,6 +204,7 @@ class Memdir:
         if self._agent:
             return self
         view = copy.copy(self)
+        view._owner = False
         view._agent = True
         if not view.limits.writes_per_minute:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])

@@ -667,11 +667,11 @@ class FileStore:
         return [f"restored {target} from journal change #{seq_} (lost in a crash)"]
 
     def close(self) -> None:
+        """Close the database and the lock file; a second call does nothing (the fd number may be reused by then)."""
+        if self._lock_fd < 0:
+            return
+        fd, self._lock_fd = self._lock_fd, -1
         try:
             self.db.close()
         finally:
-            try:
-                os.close(self._lock_fd)
-            except OSError as e:
-                if e.errno != errno.EBADF:
-                    raise
+            os.close(fd)
