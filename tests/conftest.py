@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 from collections.abc import Iterator
@@ -41,6 +42,14 @@ REQUIRE_SERVICES = os.environ.get("MEMDIR_TEST_SERVICES") == "require"
 BACKENDS = ["fs", "sqlite", "postgres", "s3"]
 BUCKET = "memdir-test"
 _names = itertools.count(1)
+
+
+def optional(module: str) -> Any:
+    """Import an optional extra's module: without it the test file skips, except under
+    MEMDIR_TEST_SERVICES=require (`make test`), where the import error fails the run."""
+    if REQUIRE_SERVICES:
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
 
 
 def _unavailable(reason: str) -> None:

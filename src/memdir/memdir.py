@@ -304,19 +304,24 @@ class Memdir:
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
         self._writable(p)
-        given, text_body = model.parse(body, path=p, strict=True)
+        given, _ = model.parse(body, path=p, strict=True)
+        fields: dict[str, Any] = {}  # what the keywords set; None removes the key
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
-                given[key] = value
+                fields[key] = value if value not in _CLEARS else None
         if tags is not None:
-            given["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags))
+            fields["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags)) or None
         with self._writing():
             cur = self._store.get(p)
             self._check_expect(p, cur, expect)
-            old_meta: dict[str, Any] = {}
-            if cur is not None:
-                old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body)
+            old = "" if cur is None else cur.data.decode("utf-8", "replace")
+            old_meta, _ = model.parse(old, path=p, strict=True)  # a broken block is refused, never dropped
+            if model.split(body, path=p)[0] is not None:  # the body brings its own frontmatter, as written
+                kept = {k: v for k, v in old_meta.items() if k not in given and k not in model.STAMPS}
+                text = model.set_fields(body, {**kept, **fields}, path=p)
+            else:  # a new body under the old frontmatter lines
+                text = model.set_fields(model.with_body(old, body, path=p), fields, path=p)
+            return self._put(p, cur, old_meta, text)
 
     def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
         """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
@@ -350,9 +355,8 @@ class Memdir:
                     path=p,
                 )
             at = starts[0]
-            meta, body = model.parse(text[:at] + new + text[at + len(old):], path=p, strict=True)
             old_meta, _ = model.parse(text, path=p, strict=False)
-            return self._put(p, cur, old_meta, meta, body)
+            return self._put(p, cur, old_meta, text[:at] + new + text[at + len(old):])
 
     def append(self, path: str, line: str) -> Memory:
         """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.
@@ -374,31 +378,29 @@ class Memdir:
         entry = f"- [{stamp}] {text}\n"
         with self._writing():
             cur = self._store.get(p)
-            old_meta: dict[str, Any] = {}
-            body = ""
-            if cur is not None:
-                old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
-                if body and not body.endswith("\n"):
-                    body += "\n"
-            return self._put(p, cur, old_meta, dict(old_meta), body + entry)
+            text = "" if cur is None else self._memory(p, cur).text
+            old_meta, _ = model.parse(text, path=p, strict=True)  # a broken block is refused, never buried
+            if text and not text.endswith("\n"):
+                text += "\n"
+            return self._put(p, cur, old_meta, text + entry)
 
-    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str) -> Memory:
-        """Render, check and commit one file (store lock held): the write path every change shares."""
-        for key in model.KNOWN_KEYS:
-            if key in meta and meta[key] in _CLEARS:
-                del meta[key]
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], text: str) -> Memory:
+        """Stamp, check and commit one file (store lock held): the write path every change shares.
+
+        `text` is the file as its writer wants it. memdir changes only its own
+        lines: `created` (kept from the old file) and `updated`, so everything a
+        person wrote in the frontmatter stays byte for byte.
+        """
+        meta, _ = model.parse(text, path=p, strict=True)
         now = model.now_stamp()
-        meta["created"] = old_meta.get("created") or meta.get("created") or now
-        meta.pop("updated", None)
+        created = old_meta.get("created") or meta.get("created") or now
         if cur is not None:
-            same = dict(meta)
-            if "updated" in old_meta:
-                same["updated"] = old_meta["updated"]
-            if model.render(same, text_body).encode() == cur.data:
+            same = model.set_fields(text, {"created": created, "updated": old_meta.get("updated") or None}, path=p)
+            if same.encode() == cur.data:
                 return self._memory(p, cur, change="unchanged")
-        meta["updated"] = now
-        text = model.render(meta, text_body)
-        self._validate(p, meta, text)
+        text = model.set_fields(text, {"created": created, "updated": now}, path=p)
+        meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in _CLEARS)}  # empty means unset
+        self._validate(p, {**meta, "created": created, "updated": now}, text)
         self._take(p)
         data = text.encode()
         mem = model.memory(p, text, "", self.limits.types)
