@@ -207,11 +207,11 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
                             path=path or None,
                         )
         except yaml.YAMLError as e:
-            raise InvalidMemory(f"{where}: frontmatter is not valid YAML ({_yaml_reason(e)}); fix the YAML between the '---' lines", path=path or None) from None
+            raise _invalid(where, e, path) from None
     try:
         data = yaml.load(block, Loader=_Loader)
     except yaml.YAMLError as e:
-        raise InvalidMemory(f"{where}: frontmatter is not valid YAML ({_yaml_reason(e)}); fix the YAML between the '---' lines", path=path or None) from None
+        raise _invalid(where, e, path) from None
     except RecursionError:
         raise InvalidMemory(f"{where}: frontmatter nests too deeply; flatten it", path=path or None) from None
     if data is None:
@@ -228,13 +228,16 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
     return result
 
 
-def _yaml_reason(e: yaml.YAMLError) -> str:
-    """The problem and the file line it is on (the block starts on line 2, under the opening `---`)."""
+def _invalid(where: str, e: yaml.YAMLError, path: str) -> InvalidMemory:
+    """The error for a block that is not YAML, naming the file line to fix (the block starts on line 2)."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    if mark is not None:
-        return f"{problem} at line {mark.line + 2}"
-    return str(problem)
+    if mark is None:
+        return InvalidMemory(f"{where}: frontmatter is not valid YAML ({problem}); fix the YAML between the '---' lines", path=path or None)
+    return InvalidMemory(
+        f"{where}: frontmatter is not valid YAML at line {mark.line + 2} ({problem}); fix that line between the '---' lines",
+        path=path or None,
+    )
 
 
 def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, Any], str]:
