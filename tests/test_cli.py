@@ -40,7 +40,7 @@ def test_json_outputs_are_data(cli) -> None:
     written = json.loads(cli("write", "a.md", "--body", "alpha", "-d", "first", "--json"))
     assert written["change"] == "created" and written["path"] == "a.md"
     read = json.loads(cli("read", "a.md", "--json"))
-    assert (read["description"], read["version"], read["body"]) == ("first", written["version"], "alpha\n")
+    assert (read["description"], read["version"], read["body"]) == ("first", written["version"], "alpha")  # stored as given
     assert [e["path"] for e in json.loads(cli("ls", "--json"))] == ["a.md"]
     assert json.loads(cli("grep", "alpha", "--json")) == [{"path": "a.md", "line": 6, "text": "alpha"}]
     log = json.loads(cli("log", "--json", "--patch"))

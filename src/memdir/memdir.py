@@ -394,11 +394,11 @@ class Memdir:
         meta, _ = model.parse(text, path=p, strict=True)
         now = model.now_stamp()
         created = old_meta.get("created") or meta.get("created") or now
-        if cur is not None:
-            same = model.set_fields(text, {"created": created, "updated": old_meta.get("updated") or None}, path=p)
-            if same.encode() == cur.data:
-                return self._memory(p, cur, change="unchanged")
         text = model.set_fields(text, {"created": created, "updated": now}, path=p)
+        if cur is not None:  # nothing but the `updated` line would change: keep the file as it is
+            old = cur.data.decode("utf-8", "replace")
+            if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
+                return self._memory(p, cur, change="unchanged")
         meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in _CLEARS)}  # empty means unset
         self._validate(p, {**meta, "created": created, "updated": now}, text)
         self._take(p)

@@ -281,6 +281,8 @@ def _spans(block: str) -> dict[str, list[tuple[int, int]]]:
 
 
 def _dump(meta: dict[str, Any], newline: str = "\n") -> str:
+    if len(meta) == 1 and isinstance(value := next(iter(meta.values())), Stamp):
+        return f"{next(iter(meta))}: {value}{newline}"  # a date is always a plain scalar; the common case, made cheap
     text: str = yaml.dump(
         meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
     )
@@ -336,8 +338,8 @@ def set_fields(text: str, changes: dict[str, Any], *, path: str = "") -> str:
     return text[:start] + new_block + text[end:]
 
 
-def unstamped(text: str) -> str:
-    """The text as its writer wrote it: without memdir's `created`/`updated` lines.
+def unstamped(text: str, keys: tuple[str, ...] = STAMPS) -> str:
+    """The text as its writer wrote it: without memdir's `created`/`updated` lines (or other `keys`).
 
     When those were all the frontmatter held (memdir added the block), the block
     goes too. A file that does not parse is returned as it is.
@@ -351,7 +353,7 @@ def unstamped(text: str) -> str:
     start, end, body = bounds
     block = text[start:end]
     spans = _spans(block)
-    cuts = sorted(s for k in STAMPS for s in spans.get(k, ()))
+    cuts = sorted(s for k in keys for s in spans.get(k, ()))
     if not cuts:
         return text
     kept, pos = [], 0
