@@ -149,6 +149,14 @@ def test_view_root_shows_the_index_then_the_listing(tool: MemdirMemoryTool, md: 
     assert run(tool, command="view", path="/memories/MEMORY.md").splitlines()[1] == "     1\t# Memory Index"
 
 
+def test_a_file_changed_by_hand_into_bytes_is_listed_and_refused_when_viewed(tool: MemdirMemoryTool, md: memdir.Memdir, root: Path) -> None:
+    md.write("bin.md", "text for now\n")
+    (root / "bin.md").write_bytes(b"\xff\xfe junk")
+    listing = run(tool, command="view", path="/memories")  # still answers; an unreadable file shows its catalogued size
+    assert listing.splitlines()[-1].endswith(("\t/memories/bin.md", "\t/memories/MEMORY.md"))
+    assert error(tool, command="view", path="/memories/bin.md") == "bin.md is not UTF-8 text (byte 0); memdir stores text only"
+
+
 def test_empty_memory_view(tool: MemdirMemoryTool) -> None:
     out = run(tool, command="view", path="/memories")
     assert out.endswith("excluding hidden items:\n0B\t/memories\n" + out.splitlines()[-1])

@@ -260,8 +260,10 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         key = (entry.path, entry.version)
         size = self._shown.get(key)
         if size is None:
-            mem = self._read(entry.path)
-            size = entry.size if mem is None else len(model.unstamped(mem.text).encode())
+            try:
+                size = len(model.unstamped(self.md.read(entry.path).text).encode())
+            except MemdirError:  # gone since the listing, or not text: its size as stored
+                size = entry.size
             if len(self._shown) >= 10_000:
                 self._shown.clear()
             self._shown[key] = size
