@@ -126,6 +126,10 @@ def test_set_fields_rewrites_a_block_it_cannot_edit_by_lines_and_loses_no_value(
     assert got == "---\nname: n\nowner: alice\ntype: user\n---\nbody\n"
 
 
+def test_set_fields_finds_quoted_keys_too() -> None:
+    assert set_fields("---\n\"name\": old  # hi\n'type': user\n---\n", {"name": "new", "type": None}) == "---\nname: new\n---\n"
+
+
 def test_set_fields_refuses_invalid_frontmatter_with_the_line() -> None:
     with pytest.raises(InvalidMemory, match=r"^x.md: frontmatter is not valid YAML at line 3 .*; fix that line"):
         set_fields("---\nname: n\nbad: a: b\n---\nbody\n", {"type": "user"}, path="x.md")

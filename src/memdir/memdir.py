@@ -355,8 +355,14 @@ class Memdir:
                     path=p,
                 )
             at = starts[0]
+            changed = text[:at] + new + text[at + len(old):]
+            if model.moves_frontmatter(text, changed):
+                raise InvalidArgument(
+                    f"{p}: this edit would turn the frontmatter (lines 1-{model.head_lines(text)}) into body text; "
+                    "keep its '---' lines at the top, or remove the whole block", path=p,
+                )
             old_meta, _ = model.parse(text, path=p, strict=False)
-            return self._put(p, cur, old_meta, text[:at] + new + text[at + len(old):])
+            return self._put(p, cur, old_meta, changed)
 
     def append(self, path: str, line: str) -> Memory:
         """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.

@@ -254,7 +254,7 @@ def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, 
 # ---------------------------------------------------------------- editing in place
 
 _MISSING = object()
-_KEY = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?=[ \t\r\n]|$)")
+_KEY = re.compile(r"(?:\"([\w. -]+)\"|'([\w. -]+)'|([A-Za-z_][\w.-]*))[ \t]*:(?=[ \t\r\n]|$)")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
@@ -271,7 +271,7 @@ def _spans(block: str) -> dict[str, list[tuple[int, int]]]:
         line = m.group()
         key = _KEY.match(line)
         if key:
-            entry = key.group(1)
+            entry = key.group(1) or key.group(2) or key.group(3)
             spans.setdefault(entry, []).append((m.start(), m.end()))
         elif entry is not None and line.strip() and line[0] in " \t-":
             spans[entry][-1] = (spans[entry][-1][0], m.end())
