@@ -160,7 +160,10 @@ def head_lines(text: str) -> int:
         bounds = _bounds(text)
     except InvalidMemory:
         return 0
-    return 0 if bounds is None else text.count("\n", 0, bounds[2]) + (0 if text[: bounds[2]].endswith("\n") else 1)
+    if bounds is None:
+        return 0
+    head = text[: bounds[2]]
+    return head.count("\n") + (0 if head.endswith("\n") else 1)
 
 
 def _normalise(value: Any, depth: int, path: str) -> Any:
