@@ -697,7 +697,9 @@ class Memdir:
     def _index_stale(self, cat: Catalog) -> bool:
         text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         blob = self._store.get(INDEX_NAME)
-        return blob is None or blob.data != text.encode()
+        if blob is None:
+            return len(cat) > 0  # a memory nothing was ever written to has no MEMORY.md yet, and needs none
+        return blob.data != text.encode()
 
 
 def type_name(value: object) -> str:
