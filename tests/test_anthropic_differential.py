@@ -214,6 +214,7 @@ def test_create_view_and_nested_folders(pair: Pair) -> None:
         "ok", "File created successfully at: /memories/test_file.md")
     pair.run(command="create", path="/memories/deep/nested/file.md", file_text="Nested file")
     pair.run(command="create", path="/memories/test_file.md", file_text="New")
+    pair.run(command="create", path="/memories/test_file.md", file_text="---\nnot closed")  # exists comes first
     pair.run(command="create", path="/memories/view_test.md", file_text="Line 1\nLine 2\nLine 3")
     for path in ("/memories/view_test.md", "/memories", "/memories/", "/memories/deep", "/memories/deep/nested/"):
         pair.run(command="view", path=path)
@@ -323,6 +324,7 @@ texts = st.builds(
     st.sampled_from(HEADS), st.lists(st.sampled_from(WORDS), max_size=6), st.sampled_from(["", "\n"]),
 )
 snippets = st.one_of(st.sampled_from(WORDS + ["a", "\n", "alpha\nbeta", "---\n", "name: n\n", "d  # why"]), texts)
+FROM_FILE = "<a piece of the file as it is then>"
 creates = st.fixed_dictionaries({"command": st.just("create"), "path": st.sampled_from(FILES), "file_text": texts})
 commands = st.one_of(
     creates,
@@ -331,7 +333,7 @@ commands = st.one_of(
         optional={"view_range": st.lists(st.integers(-3, 9), min_size=1, max_size=2)},
     ),
     st.fixed_dictionaries({"command": st.just("str_replace"), "path": st.sampled_from(FILES),
-                           "old_str": snippets, "new_str": snippets}),
+                           "old_str": st.one_of(snippets, st.just(FROM_FILE)), "new_str": snippets}),
     st.fixed_dictionaries({"command": st.just("insert"), "path": st.sampled_from(FILES),
                            "insert_line": st.integers(-1, 9), "insert_text": snippets}),
     st.fixed_dictionaries({"command": st.just("delete"), "path": st.sampled_from(FILES + FOLDERS)}),
@@ -341,13 +343,19 @@ commands = st.one_of(
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(creates, min_size=2, max_size=5), st.lists(commands, min_size=1, max_size=12))
+@given(st.lists(creates, min_size=2, max_size=5), st.lists(commands, min_size=1, max_size=12), st.data())
 def test_generated_sequences_answer_the_same(
-    tmp_path_factory: pytest.TempPathFactory, setup: list[dict[str, Any]], sequence: list[dict[str, Any]]
+    tmp_path_factory: pytest.TempPathFactory, setup: list[dict[str, Any]], sequence: list[dict[str, Any]], data: st.DataObject
 ) -> None:
     pair = Pair(tmp_path_factory.mktemp("pair"))
     try:
         for command in setup + sequence:
+            files = pair.sdk_files()
+            if command.get("old_str") == FROM_FILE and files:  # most edits aim at a file there, at text it has
+                path = data.draw(st.sampled_from(sorted(files)))
+                start = data.draw(st.integers(0, len(files[path])))
+                piece = files[path][start : start + data.draw(st.integers(1, 30))]
+                command = {**command, "path": f"/memories/{path}", "old_str": piece}
             pair.run(**command)
     finally:
         pair.close()

@@ -158,8 +158,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         return [e.path for e in self.md.list(folder)]
 
     def _read(self, rel: str) -> Memory | None:
-        """The file at a relative path, or None when there is no such markdown file."""
-        if not rel.endswith(".md"):
+        """The file at a relative path, or None when there is no such markdown file (a folder is not one)."""
+        if not rel.endswith(".md") or self._is_dir(rel):
             return None
         try:
             return self.md.read(rel)
@@ -272,7 +272,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         path = command.path
         rel = self._rel(path)
-        if self._is_dir(rel):
+        if self._exists(rel):  # before the text is checked, as the SDK's tool answers
             raise ToolError(f"File {path} already exists")
         topic = self._topic(path, rel)
         try:
