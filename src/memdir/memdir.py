@@ -298,7 +298,9 @@ class Memdir:
     ) -> Memory:
         """Replace the whole topic file. Omitted metadata keeps its previous value; "" clears it.
 
-        `expect`: ANY (no check), None (must not exist yet) or the version read.
+        The body, and any frontmatter it brings, is stored as written: memdir
+        edits only the lines of the keys it sets. `expect`: ANY (no check), None
+        (must not exist yet) or the version read.
         """
         p = paths.topic_path(path)
         if not isinstance(body, str):
