@@ -126,6 +126,11 @@ def test_set_fields_rewrites_a_block_it_cannot_edit_by_lines_and_loses_no_value(
     assert got == "---\nname: n\nowner: alice\ntype: user\n---\nbody\n"
 
 
+def test_set_fields_keeps_keys_without_a_value() -> None:
+    text = "---\n# kept\ndescription: #\naliases:\n---\n"
+    assert set_fields(text, {"updated": Stamp("2026-11-30")}) == "---\n# kept\ndescription: #\naliases:\nupdated: 2026-11-30\n---\n"
+
+
 def test_set_fields_finds_quoted_keys_too() -> None:
     assert set_fields("---\n\"name\": old  # hi\n'type': user\n---\n", {"name": "new", "type": None}) == "---\nname: new\n---\n"
 
@@ -148,7 +153,8 @@ _LINES = [
     ("name: flock\n", "name"), ("description: \"a: quoted\"  # why\n", "description"), ("type: project\n", "type"),
     ("tags: [a, b]\n", "tags"), ("tags:\n  - a\n  - b\n", "tags"), ("owner: alice\n", "owner"),
     ("links: {jira: X-1}\n", "links"), ("notes: |\n  line one\n\n  line two\n", "notes"),
-    ("# a comment\n", None), ("\n", None), ("created: 2026-01-05\n", "created"),
+    ("# a comment\n", None), ("\n", None), ("created: 2026-01-05\n", "created"), ("aliases:\n", "aliases"),
+    ("summary: #\n", "summary"),
 ]
 
 
@@ -168,7 +174,7 @@ def test_set_fields_sets_what_it_is_asked_and_keeps_every_other_line(lines: list
     got = set_fields(text, changes)
     after, body = parse(got)
     assert body == "body\n"
-    assert after == {k: v for k, v in {**before, **changes}.items() if v is not None}
+    assert after == {k: v for k, v in {**before, **changes}.items() if k not in changes or v is not None}
     untouched = [line for line, key in lines if key not in changes]
     rest = iter(got.splitlines(keepends=True))
     assert all(any(line == seen for seen in rest) for part in untouched for line in part.splitlines(keepends=True))

@@ -330,7 +330,12 @@ def set_fields(text: str, changes: dict[str, Any], *, path: str = "") -> str:
         pos = max(pos, b)
     out.append(block[pos:])
     new_block = "".join(out)
-    wanted = {k: v for k, v in {**meta, **todo}.items() if v is not None}
+    wanted = dict(meta)  # a key already null stays null; None in `changes` removes a key
+    for key, value in todo.items():
+        if value is None:
+            wanted.pop(key, None)
+        else:
+            wanted[key] = value
     try:
         same = parse_meta(new_block, path=path) == wanted
     except InvalidMemory:
