@@ -11,11 +11,20 @@ SRC = Path(memdir.__file__).parent
 def test_public_names_are_pinned() -> None:
     assert sorted(memdir.__all__) == [
         "ANY", "Conflict", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
-        "InvalidPath", "LimitExceeded", "Limits", "Memdir", "MemdirError", "Memory", "NotFound", "RateLimited",
+        "InvalidPath", "LimitExceeded", "Limits", "Memdir", "MemdirError", "Memory", "NotFound", "Op", "RateLimited",
         "Record", "Report", "Scope", "SearchHit", "StoreError", "open", "prompt",
     ]
     for name in memdir.__all__:
         assert getattr(memdir, name) is not None
+
+
+def test_nothing_public_outside_all() -> None:
+    """`dir(memdir)` shows the API and the package's modules, not what __init__ happened to import."""
+    import types
+
+    stray = [n for n in dir(memdir) if not n.startswith("_") and n not in memdir.__all__
+             and not isinstance(getattr(memdir, n), types.ModuleType)]
+    assert stray == []
 
 
 def test_every_error_is_a_memdir_error() -> None:
@@ -53,5 +62,7 @@ def test_stores_know_nothing_of_the_library_above_them() -> None:
 
 
 def test_library_does_not_import_interfaces() -> None:
-    for name in ("memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py", "search.py"):
+    for name in ("memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py", "search.py",
+                 "capture.py", "diary.py", "timeline.py", "consolidate.py", "summarize.py", "transcripts.py", "dates.py",
+                 "hooks.py"):
         assert not {m for m in imports(SRC / name) if m in {"cli", "demo", "importer"}}, name

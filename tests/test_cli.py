@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,7 @@ def test_json_outputs_are_data(cli) -> None:
     written = json.loads(cli("write", "a.md", "--body", "alpha", "-d", "first", "--json"))
     assert written["change"] == "created" and written["path"] == "a.md"
     read = json.loads(cli("read", "a.md", "--json"))
-    assert (read["description"], read["version"], read["body"]) == ("first", written["version"], "alpha")  # stored as given
+    assert (read["description"], read["version"], read["body"]) == ("first", written["version"], "alpha\n")
     assert [e["path"] for e in json.loads(cli("ls", "--json"))] == ["a.md"]
     assert json.loads(cli("grep", "alpha", "--json")) == [{"path": "a.md", "line": 6, "text": "alpha"}]
     log = json.loads(cli("log", "--json", "--patch"))
@@ -90,7 +91,7 @@ def test_rm_mv_log_undo(cli) -> None:
 def test_grep_options(cli) -> None:
     cli("write", "a.md", "--body", "Hello (world)")
     assert cli("grep", "hello").endswith("a.md:5:Hello (world)\n")
-    assert cli("grep", "-s", "hello") == ""
+    assert cli("grep", "-s", "hello", code=1) == ""  # nothing matched: exit 1, as grep
     assert cli("grep", "-F", "(world)").endswith("a.md:5:Hello (world)\n")
     cli("grep", "(", code=1)
 
@@ -118,7 +119,7 @@ def test_environment_sets_root_and_limits(tmp_path: Path, monkeypatch: pytest.Mo
 def test_reconcile_reports_then_fixes(cli, root: Path) -> None:
     cli("write", "a.md", "--body", "x")
     (root / "b.md").write_text("# Hand made\n")
-    out = cli("reconcile")
+    out = cli("reconcile", code=1)  # something to repair: exit 1
     assert "new\tb.md\tnot in the catalog" in out
     cli("reconcile", "--fix")
     assert cli("reconcile").strip() == "clean: files, catalog and index agree"
@@ -133,3 +134,83 @@ def test_every_command_has_help() -> None:
 def test_console_script_runs_as_a_module() -> None:
     proc = subprocess.run([sys.executable, "-m", "memdir", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "memory for AI agents" in proc.stdout
+
+
+# ---------------------------------------------------------------- the first hour
+
+
+def test_global_options_also_follow_the_command(tmp_path: Path) -> None:
+    """`memdir ls --root X` works like `memdir --root X ls`, and each command's --help lists them."""
+    root = tmp_path / "memory"
+    runner = CliRunner()
+    assert runner.invoke(main, ["write", "a.md", "--body", "alpha", "--root", str(root)]).exit_code == 0
+    assert runner.invoke(main, ["ls", "--root", str(root)]).stdout.startswith("a.md\t")
+    assert runner.invoke(main, ["--root", str(root), "ls"]).stdout.startswith("a.md\t")
+    assert runner.invoke(main, ["db", "migrate", "--root", "sqlite://t.db", "--check"], catch_exceptions=False).exit_code in (0, 1)
+    for command in (["ls"], ["serve"], ["db", "migrate"], ["write"]):
+        help_text = runner.invoke(main, [*command, "--help"]).stdout
+        assert "--root LOCATION" in help_text and "--tenant" in help_text, command
+
+
+def test_a_mistyped_root_is_refused_and_a_new_memory_is_announced(tmp_path: Path) -> None:
+    runner = CliRunner()
+    typo = tmp_path / "no-such-parent" / "memroy"
+    result = runner.invoke(main, ["--root", str(typo), "write", "a.md", "--body", "x"])
+    assert result.exit_code == 1 and not typo.parent.exists()
+    assert result.stderr == (f"error: no memory at {typo}, and its parent folder {typo.parent} does not exist either; "
+                             f"check the path, or create it with `memdir init {typo}`\n")
+    fresh = tmp_path / "memory"
+    result = runner.invoke(main, ["--root", str(fresh), "write", "a.md", "--body", "x"])
+    assert result.exit_code == 0 and result.stderr == f"memdir: created a new memory at {fresh}\n"
+    again = runner.invoke(main, ["--root", str(fresh), "write", "b.md", "--body", "x"])
+    assert again.stderr == ""  # said once, when it was made
+    result = runner.invoke(main, ["--root", str(typo), "serve", "--http", "0"])
+    assert result.exit_code == 1 and "does not exist either" in result.stderr and not typo.parent.exists()
+    assert runner.invoke(main, ["init", str(typo)]).exit_code == 0 and typo.is_dir()  # init makes the parents
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    result = runner.invoke(main, ["--root", str(a_file), "write", "a.md", "--body", "x"])
+    assert result.exit_code == 1 and result.stderr == f"error: --root {a_file} is a file, not a memory folder; give a folder\n"
+
+
+def test_exit_codes_a_script_can_use(cli, root: Path) -> None:
+    cli("write", "a.md", "--body", "alpha")
+    cli("grep", "alpha")
+    cli("grep", "zebra", code=1)
+    cli("grep", "zebra", "--json", code=1)
+    cli("search", "alpha")
+    cli("search", "zebra", code=1)
+    cli("reconcile")
+    (root / "b.md").write_text("made by hand\n")
+    cli("reconcile", code=1)  # something differs, like `git diff --exit-code`
+    cli("reconcile", "--fix")  # repaired
+    cli("reconcile")
+    (root / "c.md").write_text("x\n" * 500)  # over the line limit: --fix cannot repair that
+    cli("reconcile", "--fix", code=1)
+
+
+def test_help_lists_every_command_without_cutting_it(cli) -> None:
+    out = CliRunner().invoke(main, ["--help"]).stdout
+    commands = out.split("Commands:")[1]
+    assert "..." not in commands
+    assert re.search(r"Copy a whole tenant \(files, catalog, journal\) from SOURCE to\n +DESTINATION", out)  # any column
+
+
+def test_mv_takes_expect(cli) -> None:
+    version = json.loads(cli("write", "a.md", "--body", "1", "--json"))["version"]
+    cli("write", "a.md", "--body", "2")
+    cli("mv", "a.md", "b.md", "--expect", version, code=1)
+    current = json.loads(cli("read", "a.md", "--json"))
+    assert "change" not in current  # a read changed nothing
+    cli("mv", "a.md", "b.md", "--expect", current["version"])
+    assert json.loads(cli("read", "b.md", "--json"))["body"] == "2\n"
+
+
+def test_copy_reports_progress_while_it_verifies(tmp_path: Path) -> None:
+    import memdir
+
+    with memdir.open(tmp_path / "src") as md:
+        md.write("a.md", "alpha\n")
+    result = CliRunner().invoke(main, ["copy", str(tmp_path / "src"), f"sqlite:///{tmp_path / 'dst.db'}"])
+    assert result.exit_code == 0, result.output
+    assert "copy: verify source 1/1" in result.stderr and "copy: verify copy 1/1" in result.stderr

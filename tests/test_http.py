@@ -161,6 +161,30 @@ def test_writes_are_rate_limited_per_tenant(root: Path, monkeypatch: pytest.Monk
         assert "more than 2 writes per minute" in limited.error[1]
 
 
+def test_the_rate_limit_message_and_retry_after_agree(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_WRITES_PER_MINUTE", "1")
+    with Running(root) as s:
+        assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "x"}).status == 201
+        limited = call("PUT", f"{s.url}/v1/files/b.md", {"body": "x"})
+        seconds = int(limited.headers["retry-after"])
+        assert limited.status == 429 and f"wait {seconds}s" in limited.error[1]
+
+
+def test_oauth_metadata_probes_get_404_not_401(root: Path) -> None:
+    """MCP clients probe /.well-known/oauth-protected-resource before using a token; 401 there confuses them."""
+    principals = Principals(Principal("default"))
+    principals.add_token(ALICE)
+    with Running(root, principals) as s:
+        probe = call("GET", f"{s.url}/.well-known/oauth-protected-resource")
+        assert probe.status == 404 and "bearer token, not OAuth" in probe.error[1]
+        assert call("GET", f"{s.url}/v1/index").status == 401
+
+
+def test_a_read_does_not_report_a_change(server: Running) -> None:
+    call("PUT", f"{server.url}/v1/files/a.md", {"body": "x"})
+    assert "change" not in call("GET", f"{server.url}/v1/files/a.md").json
+
+
 def test_the_agent_default_is_sixty_writes_a_minute(root: Path) -> None:
     memories = Memories(root, transport="http")
     try:
@@ -356,6 +380,8 @@ def test_readme_config_snippets_parse(tmp_path: Path) -> None:
     assert {kind for kind, _ in blocks} == {"json", "toml"}
     for kind, body in blocks:
         data = json.loads(body) if kind == "json" else tomllib.loads(body)
+        if "hooks" in data:
+            continue  # the Claude Code hooks snippet: tests/test_hooks.py
         if kind == "json":
             assert data["mcpServers"]["memdir"]["args"] == ["--root", "/path/to/memory", "serve"]
         elif "tokens" in data:

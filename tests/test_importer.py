@@ -137,7 +137,7 @@ def test_cli_import_from_mcp_memory(tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "mcp-memory", str(src), "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert len(data["imported"]) == 3 and data["skipped"][0]["path"] == "entity 'Leaky' (line 7)"
     assert data["notes"] == ["relation John Smith consults_for Acme not imported: no entity named 'Acme'"]
     out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "mcp-memory", str(tmp_path)])
@@ -230,7 +230,7 @@ def test_cli_import_from_basic_memory(tmp_path: Path) -> None:
     src = basic_memory_folder(tmp_path)
     out = CliRunner().invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "basic-memory", str(src)])
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines() == [
+    assert out.stdout.splitlines() == [
         "imported 2 files",
         "skipped coffee/cup.png: not a markdown note; memdir keeps .md files only",
         "skipped long.md: long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it",

@@ -160,7 +160,7 @@ def test_cli_search(filled: memdir.Memdir, root: Path) -> None:
     assert {d["path"] for d in data} == {"people/alice/health.md", "people/bob/gifts.md"}
     assert set(data[0]) == {"path", "score", "name", "description", "snippet", "line"}
     out = runner.invoke(main, ["--root", str(root), "search", "zebra"])
-    assert (out.exit_code, out.output) == (0, "no matches\n")
+    assert (out.exit_code, out.output) == (1, "no matches\n")  # nothing found: exit 1, as grep
     out = runner.invoke(main, ["--root", str(root), "search", "x", "-k", "0"])
     assert out.exit_code == 2
 

@@ -7,12 +7,6 @@
     print(md.index())
 """
 
-from __future__ import annotations
-
-import getpass
-import os
-from typing import Any
-
 from .errors import (
     Conflict,
     Forbidden,
@@ -26,10 +20,9 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
-from .locations import TENANT as TENANT  # noqa: F401 - kept importable from memdir
-from .locations import check_tenant as check_tenant  # noqa: F401
-from .memdir import ANY, Finding, Hit, Memdir, Report
+from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
+from .opening import open, prompt
 from .scope import Scope
 from .search import SearchHit
 from .stores.base import Record
@@ -50,6 +43,7 @@ __all__ = [
     "MemdirError",
     "Memory",
     "NotFound",
+    "Op",
     "RateLimited",
     "Record",
     "Report",
@@ -61,48 +55,3 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
-
-def _actor() -> str:
-    env = os.environ.get("MEMDIR_ACTOR")
-    if env:
-        return env
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in this environment (containers)
-        return "unknown"
-
-
-def prompt() -> str:
-    """The system-prompt text that tells a model when to read and when to save memory."""
-    from .tools import prompt as tools_prompt
-
-    return tools_prompt()
-
-
-def open(  # noqa: A001 - the natural name: memdir.open("memory")
-    location: str | os.PathLike[str] = "memory",
-    *,
-    tenant: str | None = None,
-    actor: str | None = None,
-    create: bool = True,
-    agent: bool = False,
-    **options: Any,
-) -> Memdir:
-    """Open (and by default create) the memory at `location`, bound to one tenant.
-
-    `location` is a folder path (or `file://` URL), `sqlite:///path/to.db`,
-    `postgresql://user@host/db` or `s3://bucket/prefix`. Tenant None is the
-    folder itself, or the tenant `default` on the other backends. Keyword
-    options set limits (e.g. `writes_per_minute=60`); see `memdir.Limits`. `agent=True`
-    uses the defaults for interfaces a model drives (60 writes per minute).
-    """
-    from . import limits as limits_mod
-    from .locations import open_store
-
-    store, root = open_store(location, tenant, create=create)
-    try:
-        limits = limits_mod.load(root if root is not None and root.is_dir() else None, options, agent=agent)
-        return Memdir(store, limits, actor=actor or _actor())
-    except BaseException:
-        store.close()
-        raise

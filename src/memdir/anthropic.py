@@ -276,7 +276,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"File {path} already exists")
         topic = self._topic(path, rel)
         try:
-            self.md.write(topic, command.file_text, expect=None)
+            self.md.write(topic, command.file_text, expect=None, absolute_dates=False)  # views back as written
         except Conflict:
             raise ToolError(f"File {path} already exists") from None
         except MemdirError as e:

@@ -123,7 +123,7 @@ class Principals:
             self._load_entry(str(name), entry, f"{where} [tokens.{name}]")
 
     def _load_entry(self, name: str, entry: Any, where: str) -> None:
-        from . import check_tenant
+        from .locations import check_tenant
 
         if not _NAME.match(name) or name == "default":
             raise InvalidArgument(
@@ -230,11 +230,11 @@ class Memories:
         self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
 
     def actor(self, principal: Principal) -> str:
-        from . import _actor
+        from .opening import default_actor
 
         if principal.name != "default":
             return f"{self.transport}:{principal.name}"
-        return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{_actor()}"
+        return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{default_actor()}"
 
     def of(self, principal: Principal) -> Memdir:
         md = self._open.get(principal)

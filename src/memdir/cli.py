@@ -18,29 +18,57 @@ import click
 from . import Memdir, MemdirError
 from . import open as open_memdir
 from .limits import CONFIG_FILE, Limits
+from .locations import folder_of, scheme_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_ROOT = "memory"
 
 
 class Context:
-    def __init__(self, root: str, tenant: str | None) -> None:
+    def __init__(self, root: str, tenant: str | None, *, root_given: bool = False) -> None:
         self.root = root
         self.tenant = tenant
+        self.root_given = root_given  # --root or MEMDIR_URL/MEMDIR_ROOT was given, not the default
         self._md: Memdir | None = None
 
-    def memdir(self, create: bool = False) -> Memdir:
+    def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
-            self._md = open_memdir(self.root, tenant=self.tenant, create=create, actor=_actor())
+            if create:
+                self.prepare_root()
+            options.setdefault("actor", _actor())
+            self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
         return self._md
 
+    def prepare_root(self, *, parents: bool = False) -> None:
+        """Before a command creates a memory folder: refuse a likely typo, and say so when one is made.
+
+        A folder is created only when its parent exists (`memdir init` makes
+        the parents too), so `--root ~/typo-memroy` does not silently start an
+        empty memory somewhere unexpected.
+        """
+        if scheme_of(self.root) != "file":
+            return
+        folder = folder_of(self.root)
+        if folder.is_dir():
+            return
+        if folder.exists():
+            raise MemdirError(f"--root {self.root} is a file, not a memory folder; give a folder")
+        if not parents and not folder.absolute().parent.is_dir():
+            raise MemdirError(
+                f"no memory at {self.root}, and its parent folder {folder.absolute().parent} does not exist either; "
+                f"check the path, or create it with `memdir init {self.root}`"
+            )
+        folder.mkdir(parents=True)
+        click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
+
     def close(self) -> None:
-        if self._md is not None:
-            self._md.close()
+        md, self._md = self._md, None
+        if md is not None:
+            md.close()
 
 
 def _actor() -> str:
-    from . import _actor as base
+    from .opening import default_actor as base
 
     return os.environ.get("MEMDIR_ACTOR") or f"cli:{base()}"
 
@@ -58,8 +86,49 @@ def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(f)
 
 
+def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        obj = ctx.ensure_object(Context)
+        setattr(obj, str(param.name), value)
+        obj.root_given = obj.root_given or param.name == "root"
+
+
+def _global_options(command: click.Command) -> None:
+    """Let `--root` and `--tenant` also follow the command (`memdir ls --root X`), listed in its --help."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _global_options(sub)
+        return
+    taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    if "--root" not in taken:
+        command.params.append(click.Option(
+            ["--root"], metavar="LOCATION", expose_value=False, callback=_set_global, is_eager=True,
+            help="The memory (a folder or a URL); the same as `memdir --root LOCATION COMMAND`.",
+        ))
+    if "--tenant" not in taken:
+        command.params.append(click.Option(
+            ["--tenant"], expose_value=False, callback=_set_global, is_eager=True,
+            help="Tenant id inside the memory; the same as `memdir --tenant T COMMAND`.",
+        ))
+
+
 class Group(click.Group):
-    """Turns MemdirError into one line on stderr and exit code 1."""
+    """Turns MemdirError into one line on stderr and exit code 1; global options work after the command too."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _global_options(cmd)
+        super().add_command(cmd, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List each command with its whole first sentence, wrapped, never cut with '...'."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -92,9 +161,11 @@ def main(ctx: click.Context, root: str, tenant: str | None) -> None:
     generated index an agent reads every turn; every change is journaled and
     can be undone. Start with `memdir demo` for a guided tour.
 
-    Exit codes: 0 ok, 1 memdir refused or failed (one line on stderr), 2 usage.
+    Exit codes: 0 ok; 1 refused or failed (one line on stderr), nothing
+    matched (grep, search) or something to repair (reconcile); 2 usage.
+    --root and --tenant go before or after the command.
     """
-    ctx.obj = Context(root, tenant)
+    ctx.obj = Context(root, tenant, root_given=ctx.get_parameter_source("root") != click.core.ParameterSource.DEFAULT)
 
 
 # ---------------------------------------------------------------- setup
@@ -107,6 +178,7 @@ def init(obj: Context, folder: str | None) -> None:
     """Create a memory folder (default: --root) with a commented memdir.toml."""
     if folder:
         obj.root = folder
+    obj.prepare_root(parents=True)
     md = obj.memdir(create=True)
     root = getattr(md.store, "root", None)
     if root is not None and not (root / CONFIG_FILE).exists():
@@ -129,10 +201,11 @@ def init(obj: Context, folder: str | None) -> None:
 @click.option("--body", "-b", help="The body (markdown, may start with frontmatter). Default: read stdin.")
 @click.option("--name", help="Short name shown in the index.")
 @click.option("--description", "-d", help="One line: what this memory is for (shown in the index).")
-@click.option("--type", "-t", "kind", help="user, feedback, project, reference (or a configured type).")
+@click.option("--type", "-t", "kind", help="user, feedback, project, reference, session or diary (or a type set in memdir.toml).")
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for several.")
 @click.option("--expect", metavar="VERSION", help="Only write if the file still has this version.")
 @click.option("--new", "must_be_new", is_flag=True, help="Only write if the file does not exist yet.")
+@click.option("--keep-dates", is_flag=True, help="Keep relative dates as written (default: 'next Thursday' gets its date added).")
 @json_option
 @click.pass_obj
 def write(
@@ -145,6 +218,7 @@ def write(
     tags: tuple[str, ...],
     expect: str | None,
     must_be_new: bool,
+    keep_dates: bool,
     as_json: bool,
 ) -> None:
     """Write (fully replace) the topic file PATH.
@@ -155,10 +229,15 @@ def write(
     memdir write feedback/no-dark-themes.md -t feedback \\
         -d "NEVER use dark themes in generated UI" --body "Never propose dark themes."
     """
+    from .paths import topic_path
+
+    topic_path(path)  # a bad path is refused before a new memory folder is made for it
     if body is None:
         if sys.stdin.isatty():
             raise click.UsageError("give the body with --body, or pipe it on stdin")
         body = sys.stdin.read()
+    elif body and not body.endswith("\n"):
+        body += "\n"  # a shell argument cannot end in a newline; a file should (stdin is stored as given)
     from .memdir import ANY
 
     expected: Any = ANY
@@ -169,7 +248,8 @@ def write(
     elif expect:
         expected = expect
     m = obj.memdir(create=True).write(
-        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected
+        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected,
+        absolute_dates=not keep_dates,
     )
     if as_json:
         emit({"path": m.path, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size})
@@ -179,11 +259,12 @@ def write(
 
 @main.command()
 @click.argument("path")
+@click.option("--as-of", metavar="WHEN", help="The file as it was then: a date (end of that day), a time, or an age (7d).")
 @json_option
 @click.pass_obj
-def read(obj: Context, path: str, as_json: bool) -> None:
-    """Print the topic file PATH."""
-    m = obj.memdir().read(path)
+def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
+    """Print the topic file PATH (as it was at --as-of)."""
+    m = obj.memdir().read(path, as_of=as_of)
     if as_json:
         emit(m.to_dict())
     else:
@@ -209,11 +290,14 @@ def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
 @main.command()
 @click.argument("old")
 @click.argument("new")
+@click.option("--expect", metavar="VERSION", help="Only rename if OLD still has this version.")
 @json_option
 @click.pass_obj
-def mv(obj: Context, old: str, new: str, as_json: bool) -> None:
+def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> None:
     """Rename the topic file OLD to NEW."""
-    m = obj.memdir().rename(old, new)
+    from .memdir import ANY
+
+    m = obj.memdir().rename(old, new, expect=expect if expect else ANY)
     if as_json:
         emit({"path": m.path, "from": old, "change": "renamed", "version": m.version})
     else:
@@ -261,48 +345,72 @@ def index(obj: Context, folder: str, as_json: bool) -> None:
 @json_option
 @click.pass_obj
 def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: bool, as_json: bool) -> None:
-    """Print lines matching PATTERN (a regular expression) as path:line:text."""
+    """Print lines matching PATTERN (a regular expression) as path:line:text.
+
+    Exit code 0 when something matched, 1 when nothing did (as grep).
+    """
     hits = obj.memdir().grep(pattern, prefix=prefix, ignore_case=not case_sensitive, fixed=fixed)
     if as_json:
         emit([h.to_dict() for h in hits])
-        return
+        sys.exit(0 if hits else 1)
     for h in hits:
         click.echo(f"{h.path}:{h.line}:{h.text}")
     if not hits:
         click.echo("no matches", err=True)
+        sys.exit(1)  # grep's convention: 1 when nothing matched
 
 
 @main.command()
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
 @click.option("--prefix", default="", help="Only search under this folder.")
+@click.option("--history", is_flag=True, help="Search retired memories and earlier versions instead (from the journal).")
 @json_option
 @click.pass_obj
-def search(obj: Context, query: str, k: int, prefix: str, as_json: bool) -> None:
+def search(obj: Context, query: str, k: int, prefix: str, history: bool, as_json: bool) -> None:
     """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
 
     \b
     memdir search "when does flock launch"
+    memdir search --history "launch date"     # what we thought before
     """
+    if history:
+        from .timeline import search_history
+
+        past = search_history(obj.memdir(), query, k, prefix=prefix)
+        if as_json:
+            emit([h.to_dict() for h in past])
+        for p in [] if as_json else past:
+            click.echo(f"{p.path}@{p.version}\t{p.time}\t{p.kind}\t{p.snippet}")
+        if not past and not as_json:
+            click.echo("no matches", err=True)
+        sys.exit(0 if past else 1)
     hits = obj.memdir().search(query, k, prefix=prefix)
     if as_json:
         emit([h.to_dict() for h in hits])
-        return
+        sys.exit(0 if hits else 1)
     for h in hits:
         click.echo(f"{h.path}:{h.line}: {h.snippet}")
     if not hits:
         click.echo("no matches", err=True)
+        sys.exit(1)
 
 
 @main.command()
 @click.argument("path", required=False)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True, help="How many records.")
 @click.option("--patch", "-p", is_flag=True, help="Show each change as a diff.")
+@click.option("--since", metavar="WHEN", help="Only changes since a date (2026-11-01), a time or an age (7d, 12h).")
+@click.option("--until", metavar="WHEN", help="Only changes before this date, time or age.")
 @json_option
 @click.pass_obj
-def log(obj: Context, path: str | None, limit: int, patch: bool, as_json: bool) -> None:
-    """Show the journal (of PATH if given), newest first."""
-    records = obj.memdir().history(path, limit=limit)
+def log(obj: Context, path: str | None, limit: int, patch: bool, since: str | None, until: str | None, as_json: bool) -> None:
+    """Show the journal (of PATH, or of a folder ending in /, if given), newest first."""
+    md = obj.memdir()
+    if since or until or (path and path.endswith("/")):
+        records = md.changes(since, until, prefix=path or "")[:limit]
+    else:
+        records = md.history(path, limit=limit)
     if as_json:
         emit([r.to_dict(content=patch) for r in records])
         return
@@ -344,17 +452,21 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
 
     Picks up files added, edited or removed by hand (journaled as 'external'),
     rebuilds a stale MEMORY.md, and reports files that break the limits.
+    Exit code 0 when everything agrees (or --fix repaired it), 1 when something
+    differs, or after --fix still needs a person (a file over the limits).
     """
     report = obj.memdir().reconcile(fix=fix)
     if as_json:
         emit(report.to_dict())
-        return
-    for f in report.findings:
-        click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
-    if report.clean:
-        click.echo("clean: files, catalog and index agree")
-    elif not fix:
-        click.echo("run `memdir reconcile --fix` to repair", err=True)
+    else:
+        for f in report.findings:
+            click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        if report.clean:
+            click.echo("clean: files, catalog and index agree")
+        elif not fix:
+            click.echo("run `memdir reconcile --fix` to repair", err=True)
+    if not report.clean and (not fix or any(f.kind == "invalid" for f in report.findings)):
+        sys.exit(1)  # like `git diff --exit-code`: 1 when something differs (or, after --fix, still needs a person)
 
 
 @main.command("import")
@@ -423,7 +535,7 @@ def copy_cmd(obj: Context, source: str, destination: str, tenant: str | None, as
         fail(f"the copy in {destination} does not match {source}; run the copy again")
 
 
-@main.group()
+@main.group(cls=Group)
 def db() -> None:
     """Schemas of sqlite:// and postgresql:// locations."""
 
@@ -456,12 +568,17 @@ def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as
 
 
 @main.command()
+@click.argument("folder", required=False)
 @click.pass_obj
-def demo(obj: Context) -> None:
-    """A guided tour: builds a sample memory in --root, one labelled CLI step at a time."""
-    from .demo import run
+def demo(obj: Context, folder: str | None) -> None:
+    """A guided tour: builds a sample memory in a scratch folder, one labelled CLI step at a time.
 
-    run(obj.root)
+    The tour never touches your memory: it runs in a new temporary folder
+    (printed at the start), or in FOLDER (or --root) if that is empty or new.
+    """
+    from .demo import run, scratch
+
+    run(scratch(folder or (obj.root if obj.root_given else None)))
 
 
 @main.command()
@@ -525,6 +642,7 @@ def serve(
             principals.load(auth_file)
         host, port = parse_bind(bind)
         check_bind(host, principals)
+    obj.prepare_root()
     memories = Memories(obj.root, transport="mcp" if bind is None else "http")
     try:
         for principal in principals.all:  # open them all now, so a bad tenant or scope fails at start
@@ -544,6 +662,11 @@ def serve(
     finally:
         memories.close()
 
+
+from . import cli_capture  # noqa: E402 - commands of their own module, registered on the group above
+
+for _command in cli_capture.COMMANDS:
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

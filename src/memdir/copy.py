@@ -92,16 +92,18 @@ def _batches(records: Sequence[Record], size: int) -> list[list[Record]]:
     return out
 
 
-def fingerprint(store: Store) -> tuple[int, int, str, dict[str, str]]:
+def fingerprint(store: Store, note: Progress | None = None, what: str = "verify") -> tuple[int, int, str, dict[str, str]]:
     """(files, bytes, digest, path -> SHA-256) of every topic file in a store."""
     hashes: dict[str, str] = {}
     total = 0
-    for path, _ in store.list():
+    listed = store.list()
+    for i, (path, _) in enumerate(listed, 1):
         blob = store.get(path)
-        if blob is None:
-            continue
-        hashes[path] = hashlib.sha256(blob.data).hexdigest()
-        total += len(blob.data)
+        if blob is not None:
+            hashes[path] = hashlib.sha256(blob.data).hexdigest()
+            total += len(blob.data)
+        if note is not None and (i % 500 == 0 or i == len(listed)):
+            note(what, i, len(listed))
     digest = hashlib.sha256("".join(f"{p}\0{h}\n" for p, h in sorted(hashes.items())).encode()).hexdigest()
     return len(hashes), total, digest, hashes
 
@@ -165,8 +167,8 @@ def copy_tenant(
                 done += len(group)
                 note("journal", done, len(todo))
             synced = _sync_files(src.store, dst_store, types, note)
-            files, size, digest, hashes = fingerprint(src.store)
-            d_files, d_size, d_digest, d_hashes = fingerprint(dst_store)
+            files, size, digest, hashes = fingerprint(src.store, note, "verify source")
+            d_files, d_size, d_digest, d_hashes = fingerprint(dst_store, note, "verify copy")
             dst_journal = list(reversed(dst_store.journal()))
             verified = (
                 (files, size, digest) == (d_files, d_size, d_digest)

@@ -6,9 +6,11 @@ so each line can be copied and run by hand.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
+import tempfile
 
 import click
 
@@ -26,6 +28,20 @@ MEMORIES = [
     ("reference/stripe-webhooks.md", "reference", "Stripe webhooks: verify signatures, retry for 3 days",
      "Stripe signs every webhook; verify with the endpoint secret.\nFailed deliveries are retried for up to 3 days.\n"),
 ]
+
+
+def scratch(folder: str | None) -> str:
+    """Where the tour runs: a new temporary folder, or `folder` if it holds no memories yet."""
+    if folder is None:
+        return tempfile.mkdtemp(prefix="memdir-demo-")
+    if os.path.exists(folder) and (not os.path.isdir(folder) or any(
+        name.endswith(".md") or name == ".memdir" for _, dirs, files in os.walk(folder) for name in [*dirs, *files]
+    )):
+        raise click.ClickException(
+            f"{folder} already holds files; the demo writes sample memories, so give it a new or empty folder "
+            "(or none, for a temporary one)"
+        )
+    return folder
 
 
 def _step(title: str) -> None:
@@ -48,7 +64,8 @@ def _run(root: str, *args: str, body: str | None = None, check: bool = True) -> 
 
 
 def run(root: str) -> None:
-    click.secho(f"memdir demo: a sample memory in {root}/ (plain markdown files; look at them afterwards)", bold=True)
+    click.secho(f"memdir demo: a sample memory in {root}/ (a scratch folder; plain markdown files, look at them "
+                "afterwards). Your own memory is not touched.", bold=True)
     _step("1. Create the memory folder")
     _run(root, "init")
     _step("2. Write a few memories, one per topic file, each with a type and a one-line description")

@@ -342,6 +342,11 @@ class Guard:
             response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
             await response(scope, receive, send)
             return
+        if scope["path"].startswith("/.well-known/"):
+            # Clients probe for OAuth metadata (RFC 9728) before using a token; there is none: say so, not 401.
+            response = error(404, "NotFound", f"no {scope['path']} here; this server takes a bearer token, not OAuth")
+            await response(scope, receive, send)
+            return
         principal = self.principals.authenticate(headers.get("authorization"))
         if principal is None:
             missing = "authorization" not in headers

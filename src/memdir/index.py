@@ -19,6 +19,7 @@ from .paths import INDEX_NAME
 TYPE_ORDER = ("feedback", "user", "project", "reference")
 UNTYPED = "Other"
 FOLDERS = "Folders"
+ARCHIVE = "archive/"
 
 
 def _escape(text: str) -> str:
@@ -101,6 +102,9 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     for sub in subs:
         plan.add_inline(sub)
     inline = list(subs)
+    if not folder and ARCHIVE in inline:  # retired and folded files: one link, never listed in the top index
+        plan.collapse(ARCHIVE)
+        inline.remove(ARCHIVE)
     while not plan.fits() and inline:  # collapse the largest folders first
         plan.collapse(inline.pop(0))
     hidden_files = hidden_folders = 0

@@ -7,6 +7,7 @@ wins, then the environment, then the file.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -22,6 +23,7 @@ from .model import count_lines
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
+SECTIONS = ("diary", "summarizer")  # memdir.toml tables that other modules read (diary.py, summarize.py)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ def load(
             raise InvalidArgument(f"{cfg}: not valid TOML ({e}); fix or remove the file") from None
         data = data.get("limits", data) if isinstance(data.get("limits"), dict) else data
         for key, value in data.items():
+            if key in SECTIONS and isinstance(value, dict):
+                continue  # read by the modules they configure
             if key not in known:
                 raise InvalidArgument(f"{cfg}: unknown setting {key!r}; known settings: {', '.join(known)}")
             values[key] = _coerce(key, value, str(cfg))
@@ -196,9 +200,9 @@ class TokenBucket:
             if self.tokens >= 1.0:
                 self.tokens -= 1.0
                 return
-            wait = (1.0 - self.tokens) * 60.0 / self.rate
+            wait = float(max(1, math.ceil((1.0 - self.tokens) * 60.0 / self.rate)))  # whole seconds, as Retry-After
         raise RateLimited(
-            f"{what}: more than {self.rate} writes per minute for this memory; wait {wait:.1f}s, and batch related facts into one file",
+            f"{what}: more than {self.rate} writes per minute for this memory; wait {wait:.0f}s, and batch related facts into one file",
             retry_after=wait,
             limit=self.rate,
         )

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import guard, index, model, paths
+from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
@@ -27,6 +27,9 @@ from .paths import INDEX_NAME
 from .scope import Scope
 from .search import SearchHit, SearchIndex
 from .stores.base import Blob, Change, Record, Store
+
+if TYPE_CHECKING:
+    from .capture import Captured
 
 
 class _Any:
@@ -75,6 +78,31 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One change in a batch for `Memdir.apply`: use `Op.write`, `Op.delete` or `Op.rename`."""
+
+    kind: str
+    path: str
+    text: str | None = None
+    dest: str | None = None
+    expect: Any = ANY
+
+    @classmethod
+    def write(cls, path: str, text: str, *, expect: Any = ANY) -> Op:
+        """Create or replace `path` with `text` (frontmatter and body)."""
+        return cls("write", path, text, expect=expect)
+
+    @classmethod
+    def delete(cls, path: str, *, expect: Any = ANY) -> Op:
+        return cls("delete", path, expect=expect)
+
+    @classmethod
+    def rename(cls, path: str, dest: str, *, text: str | None = None, expect: Any = ANY) -> Op:
+        """Move `path` to `dest` (which must not exist), optionally with new text."""
+        return cls("rename", path, text, dest, expect)
 
 
 class _State:
@@ -161,8 +189,10 @@ class Memdir:
 
     # ------------------------------------------------------------ reading
 
-    def read(self, path: str) -> Memory:
-        """The topic file at `path`, with its version for a later `expect=`."""
+    def read(self, path: str, *, as_of: str | dt.datetime | dt.date | None = None) -> Memory:
+        """The topic file at `path`, with its version for a later `expect=`; with `as_of`, as it was then."""
+        if as_of is not None:
+            return timeline.read_as_of(self, path, as_of)
         p = paths.topic_path(path)
         blob = self._store.get(p) if self._readable(p) else None
         if blob is None:
@@ -283,6 +313,29 @@ class Memdir:
         seen = [r for r in self._store.journal(p) if self._readable(r.path) or (r.dest and self._readable(r.dest))]
         return seen if limit is None else seen[:limit]
 
+    def changes(self, since: str | dt.datetime | dt.date | None = None, until: str | dt.datetime | dt.date | None = None,
+                *, prefix: str = "") -> builtins.list[Record]:
+        """Journal records in a time window (`since` inclusive, `until` exclusive) under `prefix`, oldest first."""
+        return timeline.changes(self, since, until, prefix=prefix)
+
+    # ------------------------------------------------------------ remembering (modules that call the methods above)
+
+    def capture(self, session_id: str, transcript: Any, *, actor: str | None = None, at: Any = None) -> Captured:
+        """Write (or replace) the structured record of one session: see `memdir.capture.capture`."""
+        from . import capture
+
+        return capture.capture(self, session_id, transcript, actor=actor, at=at)
+
+    def remember_feedback(self, rule: str, why: str, how_to_apply: str) -> Memory:
+        """Save a correction or preference as a feedback memory at once: see `memdir.capture.remember_feedback`."""
+        from . import capture
+
+        return capture.remember_feedback(self, rule, why, how_to_apply)
+
+    def supersede(self, path: str, *, by: str | None = None, reason: str) -> Memory:
+        """Retire a wrong or outdated memory without losing it: see `memdir.timeline.supersede`."""
+        return timeline.supersede(self, path, by=by, reason=reason)
+
     # ------------------------------------------------------------ writing
 
     def write(
@@ -295,18 +348,23 @@ class Memdir:
         type: str | None = None,
         tags: Sequence[str] | str | None = None,
         expect: Any = ANY,
+        absolute_dates: bool = True,
     ) -> Memory:
         """Replace the whole topic file. Omitted metadata keeps its previous value; "" clears it.
 
         The body, and any frontmatter it brings, is stored as written: memdir
         edits only the lines of the keys it sets. `expect`: ANY (no check), None
-        (must not exist yet) or the version read.
+        (must not exist yet) or the version read. `absolute_dates`: relative
+        dates in the body ("next Thursday") get the date they mean added
+        (`next Thursday (2026-12-03)`); False keeps the text as given.
         """
         p = paths.topic_path(path)
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
         self._writable(p)
-        given, _ = model.parse(body, path=p, strict=True)
+        given, text_body = model.parse(body, path=p, strict=True)
+        if absolute_dates:  # only the body part: the frontmatter stays as written
+            body = body[: len(body) - len(text_body)] + dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
         fields: dict[str, Any] = {}  # what the keywords set; None removes the key
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
@@ -382,7 +440,9 @@ class Memdir:
         if not text:
             raise InvalidArgument(f"{p}: the line to append is empty; give the fact to record")
         self._writable(p)
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+        now = dt.datetime.now(dt.UTC)
+        text = dates.absolute(text, now.date())
+        stamp = now.strftime("%Y-%m-%d %H:%M")
         entry = f"- [{stamp}] {text}\n"
         with self._writing():
             cur = self._store.get(p)
@@ -399,16 +459,12 @@ class Memdir:
         lines: `created` (kept from the old file) and `updated`, so everything a
         person wrote in the frontmatter stays byte for byte.
         """
-        meta, _ = model.parse(text, path=p, strict=True)
         now = model.now_stamp()
-        created = old_meta.get("created") or meta.get("created") or now
-        text = model.set_fields(text, {"created": created, "updated": now}, path=p)
-        if cur is not None:  # nothing but the `updated` line would change: keep the file as it is
-            old = cur.data.decode("utf-8", "replace")
-            if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
-                return self._memory(p, cur, change="unchanged")
-        meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in _CLEARS)}  # empty means unset
-        self._validate(p, {**meta, "created": created, "updated": now}, text)
+        stamped = self._stamp(p, cur, old_meta, text, now)
+        if stamped is None:
+            assert cur is not None
+            return self._memory(p, cur, change="unchanged")
+        text = stamped
         self._take(p)
         data = text.encode()
         mem = model.memory(p, text, "", self.limits.types)
@@ -418,6 +474,95 @@ class Memdir:
         )
         rec = self._commit([change])[0]
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
+
+    def _stamp(self, p: str, cur: Blob | None, old_meta: dict[str, Any], text: str, now: model.Stamp) -> str | None:
+        """`text` with memdir's `created` (kept from the old file) and `updated` lines set, then checked.
+
+        None when nothing but the `updated` line would change from `cur`.
+        """
+        meta, _ = model.parse(text, path=p, strict=True)
+        created = old_meta.get("created") or meta.get("created") or now
+        text = model.set_fields(text, {"created": created, "updated": now}, path=p)
+        if cur is not None:
+            old = cur.data.decode("utf-8", "replace")
+            if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
+                return None
+        meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in _CLEARS)}  # empty means unset
+        self._validate(p, {**meta, "created": created, "updated": now}, text)
+        return text
+
+    def apply(self, ops: Sequence[Op]) -> builtins.list[Memory]:
+        """Several writes, deletes and renames committed at once: all of them land, or none.
+
+        Each op is checked like its single-file method (paths, scope, schema,
+        limits, secrets, `expect`) before anything is written; the batch is one
+        store commit under the store's lock, so a concurrent batch touching the
+        same files fails with `Conflict` instead of half-applying. Writes whose
+        text is already there are skipped ("unchanged"). It counts as one write
+        against the rate limit.
+        """
+        planned: builtins.list[tuple[Change | None, Memory]] = []
+        with self._writing():
+            seen: set[str] = set()
+            now = model.now_stamp()
+            for op in ops:
+                planned.append(self._plan(op, now, seen))
+            changes = [c for c, _ in planned if c is not None]
+            if changes:
+                self._take(changes[0].target)
+                records = iter(self._commit(changes))
+            out = []
+            for change, mem in planned:
+                if change is not None:
+                    mem = replace(mem, version=next(records).new_version or "")
+                out.append(mem)
+            return out
+
+    def _plan(self, op: Op, now: str, seen: set[str]) -> tuple[Change | None, Memory]:
+        """The change one op of a batch makes (None: nothing to do), checked against what is stored now."""
+        if op.kind not in ("write", "delete", "rename"):
+            raise InvalidArgument(f"op kind {op.kind!r} is not write, delete or rename")
+        p = paths.topic_path(op.path)
+        dst = None if op.dest is None else paths.topic_path(op.dest)
+        for target in (p, dst):
+            if target is not None and target in seen:
+                raise InvalidArgument(f"{target} appears twice in one batch; merge the changes to it into one")
+            if target is not None:
+                seen.add(target)
+        self._writable(*[x for x in (p, dst) if x])
+        cur = self._store.get(p)
+        if op.kind != "write" and cur is None:
+            raise NotFound(f"{p} does not exist; nothing to {op.kind}", path=p)
+        self._check_expect(p, cur, op.expect)
+        if op.kind == "delete":
+            assert cur is not None
+            return (Change(op="delete", path=p, data=None, expect=cur.version, old=cur.data, entry=None,
+                           actor=self.actor, time=now), self._memory(p, cur, change="deleted"))
+        target = dst or p
+        if dst is not None and self._store.get(dst) is not None:
+            raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
+        if op.text is None:
+            assert cur is not None
+            data = cur.data
+        else:
+            if not isinstance(op.text, str):
+                raise InvalidArgument(f"{target}: text must be text, got {type_name(op.text)}")
+            old_meta: dict[str, Any] = {}
+            if cur is not None:
+                old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
+            text = self._stamp(target, cur if dst is None else None, old_meta, op.text, model.Stamp(now))
+            if text is None:
+                assert cur is not None
+                return None, self._memory(p, cur, change="unchanged")
+            data = text.encode()
+        mem = model.memory(target, data.decode("utf-8", "replace"), "", self.limits.types)
+        if dst is not None:
+            assert cur is not None
+            return (Change(op="rename", path=p, dest=dst, data=data, expect=cur.version, old=cur.data,
+                           entry=model.entry_of(mem), actor=self.actor, time=now), replace(mem, change="renamed"))
+        return (Change(op="write", path=p, data=data, expect=None if cur is None else cur.version,
+                       old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now),
+                replace(mem, change="created" if cur is None else "updated"))
 
     def delete(self, path: str, *, expect: Any = ANY) -> Memory:
         """Delete a topic file; returns what was deleted (undo brings it back)."""
@@ -433,8 +578,8 @@ class Memdir:
                                  entry=None, actor=self.actor, time=model.now_stamp())])
             return self._memory(p, cur, change="deleted")
 
-    def rename(self, old: str, new: str) -> Memory:
-        """Move a topic file to a new path; the target must not exist."""
+    def rename(self, old: str, new: str, *, expect: Any = ANY) -> Memory:
+        """Move a topic file to a new path; the target must not exist. `expect` as for `write`."""
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
         if src == dst:
@@ -443,6 +588,7 @@ class Memdir:
             cur = self._store.get(src)
             if cur is None:
                 raise NotFound(f"{src} does not exist; nothing to rename", path=src)
+            self._check_expect(src, cur, expect)
             if self._store.get(dst) is not None:
                 raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
             self._take(dst)
@@ -697,10 +843,10 @@ class Memdir:
         return out
 
     def _index_stale(self, cat: Catalog) -> bool:
-        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         blob = self._store.get(INDEX_NAME)
         if blob is None:
-            return len(cat) > 0  # a memory nothing was ever written to has no MEMORY.md yet, and needs none
+            return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
+        text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         return blob.data != text.encode()
 
 

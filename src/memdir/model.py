@@ -82,6 +82,8 @@ class Memory:
         out["tags"] = list(self.tags)
         out["lines"] = self.lines
         out["size"] = self.size
+        if not self.change:
+            del out["change"]  # a plain read changed nothing
         return out
 
 

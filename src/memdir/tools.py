@@ -40,6 +40,7 @@ When to save
   corrections and confirmed preferences (type feedback, with **Why:** and **How to apply:** lines);
   the state, decisions and deadlines of ongoing work (type project); where to find things outside
   memory (type reference).
+- When the user corrects you or states a preference, save it at once with remember_feedback.
 - Do not save what the code, the git history, a database or the docs already hold, passing details
   of this conversation, or secrets and credentials.
 
@@ -56,7 +57,7 @@ How to save
 
 FRONTMATTER_HELP = (
     "Start the content with YAML frontmatter between '---' lines: name, description (one line that says "
-    "when this file is relevant; it is what the index shows), type (user, feedback, project or reference). "
+    "when this file is relevant; it is what the index shows), type (user, feedback, project or reference; session and diary are written by capture). "
 )
 
 
@@ -175,6 +176,19 @@ TOOLS: tuple[Tool, ...] = (
         "the cheap way to note an event or a fact as it happens. Tidy such notes into topic files later.",
         _schema({"path": PATH, "line": _string("One line of text to add.")}),
         {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+    ),
+    Tool(
+        "remember_feedback",
+        "Remember feedback",
+        "Save a correction or a confirmed preference the moment the user gives it, as a feedback memory "
+        "with **Why:** and **How to apply:** lines. Saving the same rule again updates it instead of adding a "
+        "duplicate; an earlier feedback memory that says the opposite is retired (kept in archive/).",
+        _schema({
+            "rule": _string("The rule in one line, e.g. 'Never use dark themes in generated UI'."),
+            "why": _string("Why it holds: what the user said or what went wrong."),
+            "how_to_apply": _string("When and how to apply it, e.g. 'any UI, slide or chart you generate'."),
+        }),
+        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
     ),
     Tool(
         "rename_memory_file",
@@ -385,6 +399,13 @@ class Session:
         before = self._before(path)
         m = self.md.append(path, line)
         return self._changed("created" if before is None else "appended to", m, before)
+
+    def remember_feedback(self, rule: str, why: str, how_to_apply: str) -> Result:
+        m = self.md.remember_feedback(rule, why, how_to_apply)
+        self.seen.add(m.path)
+        verb = {"created": "saved", "updated": "updated", "unchanged": "already saved"}.get(m.change, m.change)
+        return Result(f"{verb} feedback {m.path} (version {m.version}). {_undo_hint(m.path)}",
+                      data={"path": m.path, "change": m.change, "version": m.version})
 
     def rename_memory_file(self, old_path: str, new_path: str) -> Result:
         m = self.md.rename(old_path, new_path)

@@ -429,3 +429,50 @@ def test_a_failure_after_the_commit_leaves_caches_consistent(memory: memdir.Memd
     assert memory.search("three")[0].path == "b.md"
     memory.reconcile(fix=True)
     assert memory.reconcile().clean and memory.index() == fresh_index
+
+
+# ---------------------------------------------------------------- batches and time
+
+
+def test_apply_commits_a_batch_at_once_or_not_at_all(memory: memdir.Memdir) -> None:
+    from memdir import Op
+
+    memory.write("sessions/a.md", "alpha\n", description="a")
+    memory.write("sessions/b.md", "beta\n", description="b")
+    a, b = memory.read("sessions/a.md"), memory.read("sessions/b.md")
+    done = memory.apply([
+        Op.write("diary/day.md", "---\ntype: diary\n---\nthe day\n", expect=None),
+        Op.rename("sessions/a.md", "archive/a.md", expect=a.version),
+        Op.rename("sessions/b.md", "archive/b.md", text="---\nreason: folded\n---\nbeta\n", expect=b.version),
+    ])
+    assert [(m.path, m.change) for m in done] == [("diary/day.md", "created"), ("archive/a.md", "renamed"),
+                                                  ("archive/b.md", "renamed")]
+    assert [e.path for e in memory.list()] == ["archive/a.md", "archive/b.md", "diary/day.md"]
+    assert memory.read("archive/b.md").meta["reason"] == "folded"
+    assert done[0].version == memory.read("diary/day.md").version
+    seqs = [r.seq for r in memory.history()[:3]]
+    assert seqs == sorted(seqs, reverse=True) and seqs[0] - seqs[2] == 2  # one commit, three records
+    # a second worker doing the same roll-up: refused whole, nothing half-applied
+    memory.write("sessions/c.md", "gamma\n")
+    before = [(e.path, e.version) for e in memory.list()]
+    with pytest.raises(Conflict):
+        memory.apply([Op.rename("sessions/c.md", "archive/c.md"), Op.write("diary/day.md", "again\n", expect=None)])
+    assert [(e.path, e.version) for e in memory.list()] == before
+    assert "archive/" in memory.index() and "archive/a.md" not in memory.index()  # retired files: one folder link
+
+
+def test_read_as_of_and_changes_in_a_window(memory: memdir.Memdir) -> None:
+    memory.write("project/launch.md", "Launch in March.\n")
+    time.sleep(1.1)
+    middle = datetime.now(UTC)
+    time.sleep(1.1)
+    memory.write("project/launch.md", "Launch in May.\n")
+    memory.write("notes/other.md", "x\n")
+    assert memory.read("project/launch.md", as_of=middle).body == "Launch in March.\n"
+    assert memory.read("project/launch.md").body == "Launch in May.\n"
+    with pytest.raises(NotFound):
+        memory.read("notes/other.md", as_of=middle)
+    recent = memory.changes(since=middle)
+    assert [(r.op, r.path) for r in recent] == [("write", "notes/other.md"), ("write", "project/launch.md")]
+    assert [r.path for r in memory.changes(since=middle, prefix="project/")] == ["project/launch.md"]
+    assert [r.path for r in memory.changes(until=middle)] == ["project/launch.md"]
