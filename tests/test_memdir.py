@@ -75,6 +75,15 @@ def test_a_persons_frontmatter_survives_a_write_byte_for_byte(md: memdir.Memdir,
     assert (root / "project/flock.md").read_text().startswith(head + "description: the Flock launch\ncreated: ")
 
 
+def test_a_batch_write_keeps_a_persons_frontmatter_too(md: memdir.Memdir, root: Path) -> None:
+    (root / "flock.md").write_text(HAND)
+    md.reconcile(fix=True)
+    cur = md.read("flock.md")
+    md.apply([memdir.Op.write("flock.md", HAND.replace("December", "January"), expect=cur.version)])
+    text = (root / "flock.md").read_text()
+    assert text.startswith(HAND.split("---\nLaunch")[0] + "created: ") and text.endswith("---\nLaunch in January.\n")
+
+
 def test_a_write_changes_only_the_keys_it_is_given(md: memdir.Memdir, root: Path) -> None:
     (root / "flock.md").write_text(HAND)
     md.reconcile(fix=True)
