@@ -20,6 +20,10 @@ folder, so the prefix filter of the query keeps each question inside its own
 conversation. File paths map back to dia_ids (`D1-3.md` -> `D1:3`).
 
 `--layout plain` leaves the name out (body only, the baseline's own text).
+`--mode` (lexical, semantic, hybrid, auto) is the search mode: `serve`
+passes it to `Memdir.search`; `ingest` builds what the mode needs (the
+lexical index is kept by every write; a semantic index is built through
+`Memdir.search` once per conversation so its cost shows in `build s`).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def open_for(conv: str, shared: bool) -> memdir.Memdir:
     return memdir.open(memory_root(), tenant=tenant, actor="locomo")
 
 
-def ingest(layout: str, shared: bool) -> None:
+def ingest(layout: str, shared: bool, mode: str = "auto") -> None:
     folder = Path(os.environ["LOCOMO_INGEST_DIR"])
     started = time.perf_counter()
     count = 0
@@ -75,19 +79,21 @@ def ingest(layout: str, shared: bool) -> None:
                     name = f"{turn['speaker']}, {when}"
                 md.write(turn_path(conv, turn), body, name=name)
                 count += 1
+            if mode in ("semantic", "hybrid"):
+                md.search("warm up", k=1, mode=mode, prefix=conv + "/")  # builds its index, outside the timed queries
     print(f"ingested {count} turns into {memory_root()} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
 
 
-def serve(layout: str, shared: bool) -> None:
+def serve(layout: str, shared: bool, mode: str = "auto") -> None:
     if not memory_root().exists():
-        ingest(layout, shared)
+        ingest(layout, shared, mode)
     opened: dict[str, memdir.Memdir] = {}
     for line in sys.stdin:
         ask = json.loads(line)
         conv, k, unit = ask["conv_id"], int(ask["k"]), ask.get("unit", "turn")
         md = opened.get(conv) or opened.setdefault(conv, open_for(conv, shared))
         # At session level, rank turns and keep the first k distinct sessions.
-        hits = md.search(ask["query"], k if unit == "turn" else k * 10, prefix=conv + "/")
+        hits = md.search(ask["query"], k=k if unit == "turn" else k * 10, mode=mode, prefix=conv + "/")
         ids = [dia_id(h.path) for h in hits]
         if unit != "turn":
             ids = list(dict.fromkeys(i.split(":")[0] for i in ids))[:k]
@@ -101,8 +107,10 @@ def main() -> None:
     ap.add_argument("command", choices=["ingest", "serve"])
     ap.add_argument("--layout", choices=["titled", "plain"], default="titled")
     ap.add_argument("--shared", action="store_true", help="all conversations in one memory, one folder each")
+    ap.add_argument("--mode", choices=["lexical", "semantic", "hybrid", "auto"], default="auto",
+                    help="the search mode (Memdir.search's mode)")
     a = ap.parse_args()
-    ingest(a.layout, a.shared) if a.command == "ingest" else serve(a.layout, a.shared)
+    ingest(a.layout, a.shared, a.mode) if a.command == "ingest" else serve(a.layout, a.shared, a.mode)
 
 
 if __name__ == "__main__":

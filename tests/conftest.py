@@ -26,10 +26,11 @@ def md(root: Path) -> Iterator[memdir.Memdir]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for key in list(os.environ):
         if key.startswith("MEMDIR_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))  # S3's local index copies
 
 
 # ---------------------------------------------------------------- backends

@@ -62,7 +62,14 @@ def test_stores_know_nothing_of_the_library_above_them() -> None:
 
 
 def test_library_does_not_import_interfaces() -> None:
-    for name in ("memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py", "search.py",
-                 "capture.py", "diary.py", "timeline.py", "consolidate.py", "summarize.py", "transcripts.py", "dates.py",
-                 "hooks.py"):
+    library = ["memdir.py", "model.py", "paths.py", "limits.py", "index.py", "catalog.py", "guard.py",
+               "capture.py", "diary.py", "timeline.py", "consolidate.py", "summarize.py", "transcripts.py", "dates.py",
+               "hooks.py"]
+    library += [str(p.relative_to(SRC)) for p in (SRC / "search").glob("*.py")]
+    for name in library:
         assert not {m for m in imports(SRC / name) if m in {"cli", "demo", "importer"}}, name
+
+
+def test_search_reaches_stores_only_through_their_interface() -> None:
+    for path in (SRC / "search").glob("*.py"):
+        assert not {m for m in imports(path) if m in {"memdir", "cli", "index", "catalog"}}, path.name

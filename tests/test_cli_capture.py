@@ -54,10 +54,11 @@ def test_skipped_capture_exits_1_and_shows_in_stats(cli: Run) -> None:
     assert "captured: 0, pending: 0, skipped: 1" in text and "\tmissing" in text
 
 
-def test_rollup_usage_errors_are_one_line(cli: Run) -> None:
+def test_rollup_usage_errors_are_one_line(cli: Run, tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(main, ["--root", "x", "rollup"])
+    result = runner.invoke(main, ["--root", str(tmp_path / "x"), "rollup"])
     assert result.exit_code == 1 and result.stderr.startswith("error: say what to roll up")
+    assert not (tmp_path / "x").exists()  # refused before any memory is made
 
 
 def test_all_tenants(cli: Run, root: Path) -> None:

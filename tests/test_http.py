@@ -112,6 +112,14 @@ def test_search(server: Running) -> None:
     assert [h["path"] for h in found.json["hits"]] == ["project/flock.md"]
     assert call("GET", f"{server.url}/v1/search?q=").status == 400
     assert call("GET", f"{server.url}/v1/search?q=x&k=0").status == 400
+    hit = found.json["hits"][0]
+    assert hit["line"] <= hit["end_line"] and "updated" in hit and "type" in hit
+    assert call("GET", f"{server.url}/v1/search?q=launch&type=user").json["hits"] == []
+    assert call("GET", f"{server.url}/v1/search?q=launch&since=2999-01-01").json["hits"] == []
+    assert call("GET", f"{server.url}/v1/search?q=launch&since=soon").status == 400
+    refused = call("GET", f"{server.url}/v1/search?q=launch&mode=semantic")
+    assert refused.status == 400 and "pip install 'memdir[semantic]'" in refused.json["error"]["message"]
+    assert call("GET", f"{server.url}/v1/search?q=" + "x" * 5000).status == 413  # LimitExceeded
 
 
 @pytest.mark.parametrize(

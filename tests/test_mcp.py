@@ -124,7 +124,13 @@ async def test_search(memories: Memories) -> None:
         await tool(client, "write_memory_file", path="project/flock.md", content=NOTE)
         await tool(client, "write_memory_file", path="user/profile.md", content="Prefers metric units.\n")
         failed, text, data = await tool(client, "search_memory", query="launch date", k=5)
-    assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]
+        assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]
+        hit = data["hits"][0]
+        assert "project/flock.md — " in text and f"{hit['line']}" in text and hit["snippet"] in text
+        failed, text, data = await tool(client, "search_memory", query="launch date", type="user")
+        assert not failed and data["hits"] == []
+        failed, text, _ = await tool(client, "search_memory", query="launch", since="later")
+        assert failed and "since must be a date like 2026-03-05" in text
 
 
 @pytest.mark.parametrize(

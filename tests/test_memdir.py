@@ -212,7 +212,8 @@ def test_body_must_be_text(md: memdir.Memdir) -> None:
 def test_grep_finds_lines_case_insensitively(md: memdir.Memdir, root: Path) -> None:
     md.write("a.md", "Webhooks retry\nother\n")
     md.write("sub/b.md", "no match\nwebhook signing\n")
-    (root / "hand.md").write_text("WEBHOOK by hand\n")  # not in the catalog: grep reads the files
+    (root / "hand.md").write_text("WEBHOOK by hand\n")
+    md.reconcile(fix=True)  # grep reads the search index, which follows the catalog
     hits = md.grep("webhook")
     assert [(h.path, h.text) for h in hits] == [
         ("a.md", "Webhooks retry"), ("hand.md", "WEBHOOK by hand"), ("sub/b.md", "webhook signing")]

@@ -363,15 +363,24 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 @main.command()
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many files at most.")
+@click.option("--mode", type=click.Choice(["auto", "lexical", "semantic", "hybrid"]), default="auto", show_default=True,
+              help="lexical: full text (BM25); semantic and hybrid need the memdir[semantic] extra; auto picks.")
 @click.option("--prefix", default="", help="Only search under this folder.")
+@click.option("--type", "types", multiple=True, help="Only files of this type (repeat for several).")
+@click.option("--since", default=None, metavar="DATE", help="Only files updated on or after DATE (2026-03-05).")
 @click.option("--history", is_flag=True, help="Search retired memories and earlier versions instead (from the journal).")
 @json_option
 @click.pass_obj
-def search(obj: Context, query: str, k: int, prefix: str, history: bool, as_json: bool) -> None:
-    """Rank topic files by the words of QUERY (full text, BM25); prints path:line: best matching line.
+def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tuple[str, ...], since: str | None,
+           history: bool, as_json: bool) -> None:
+    """Rank topic files by the words of QUERY, best first; prints path:line:best matching line.
+
+    The line and the paragraph after it are the part to read first (--json
+    gives line and end_line, name, type, updated and the score).
 
     \b
     memdir search "when does flock launch"
+    memdir search deploy --type feedback --since 2026-01-01 --json
     memdir search --history "launch date"     # what we thought before
     """
     if history:
@@ -385,15 +394,46 @@ def search(obj: Context, query: str, k: int, prefix: str, history: bool, as_json
         if not past and not as_json:
             click.echo("no matches", err=True)
         sys.exit(0 if past else 1)
-    hits = obj.memdir().search(query, k, prefix=prefix)
+    hits = obj.memdir().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
     if as_json:
         emit([h.to_dict() for h in hits])
         sys.exit(0 if hits else 1)
     for h in hits:
-        click.echo(f"{h.path}:{h.line}: {h.snippet}")
+        click.echo(f"{h.path}:{h.line}:{h.snippet}")
     if not hits:
         click.echo("no matches", err=True)
         sys.exit(1)
+
+
+@main.command()
+@json_option
+@click.pass_obj
+def reindex(obj: Context, as_json: bool) -> None:
+    """Rebuild the search index from the files (it is derived: nothing is lost).
+
+    The index is kept current by every write and caught up after changes by
+    other processes; rebuild it after restoring a backup or if search looks
+    wrong. Progress goes to stderr.
+    """
+    import time
+
+    started = time.perf_counter()
+    md = obj.memdir()
+    total = len(md.list())
+    with click.progressbar(length=max(total, 1), label="indexing", file=sys.stderr,
+                           hidden=as_json or total < 1000) as bar:
+        done = [0]
+
+        def progress(count: int, _of: int) -> None:
+            bar.update(count - done[0])
+            done[0] = count
+
+        files = md.reindex(progress)
+    took = time.perf_counter() - started
+    if as_json:
+        emit({"files": files, "seconds": round(took, 3)})
+    else:
+        click.echo(f"indexed {files} files in {took:.1f}s")
 
 
 @main.command()

@@ -149,6 +149,7 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     from . import diary
     from . import open as open_memdir
 
+    diary.check_request(day_label, week, month, due)
     now = _now(now_text)
     kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run,
                                   consolidate=then_consolidate)

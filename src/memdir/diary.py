@@ -403,6 +403,15 @@ def _paragraph_of(body: str) -> str:
     return "\n".join(ln for ln in body.strip().splitlines() if not ln.startswith("# ")).strip()
 
 
+def check_request(day_label: str | None, week: str | None, month: str | None, due: bool) -> None:
+    """Refuse a roll-up request that names no period, or more than one (before anything is opened)."""
+    chosen = [x for x in (day_label, week, month) if x is not None]
+    if len(chosen) > 1 or (chosen and due):
+        raise InvalidArgument("give one of --day, --week, --month or --due")
+    if not chosen and not due:
+        raise InvalidArgument("say what to roll up: --due (everything whose period has closed), or --day, --week or --month")
+
+
 def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None, month: str | None = None,
            due: bool = False, now: dt.datetime | None = None, dry_run: bool = False,
            summarizer: Summarizer | None = None, retention: Retention | None = None,
@@ -412,11 +421,7 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
     Safe to run twice, or in several processes at once: each roll-up happens once.
     `consolidate` then runs `consolidate.plan` and applies it (planned only with `dry_run`).
     """
-    chosen = [x for x in (day_label, week, month) if x is not None]
-    if len(chosen) > 1 or (chosen and due):
-        raise InvalidArgument("give one of --day, --week, --month or --due")
-    if not chosen and not due:
-        raise InvalidArgument("say what to roll up: --due (everything whose period has closed), or --day, --week or --month")
+    check_request(day_label, week, month, due)
     diary = Diary(md, summarizer or summarizer_for(md), now or dt.datetime.now(dt.UTC), dry_run,
                   retention or Retention.load(settings(md, "diary")))
     diary.report.dry_run = dry_run

@@ -296,7 +296,10 @@ class Api:
             raise ApiError(400, "BadRequest", "q is empty; give the words to search for, e.g. /v1/search?q=launch+date")
         k = _int(request, "k", 10, 1, 100)
         folder = request.query_params.get("folder", "")
-        hits = await run_in_threadpool(lambda: md.search(query, k, prefix=folder))
+        mode = request.query_params.get("mode", "auto")
+        types = request.query_params.getlist("type")
+        since = request.query_params.get("since")
+        hits = await run_in_threadpool(lambda: md.search(query, k=k, mode=mode, prefix=folder, types=types, since=since))
         return JSONResponse({"query": query, "hits": [h.to_dict() for h in hits]})
 
     async def history(self, request: Request) -> Response:

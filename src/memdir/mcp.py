@@ -101,7 +101,8 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         )
         for t in tools.TOOLS
     ]
-    readers = {t.name for t in tools.TOOLS if t.annotations.get("readOnlyHint")}
+    # Search can read and rank many files: it runs in a worker thread like the writes.
+    readers = {t.name for t in tools.TOOLS if t.annotations.get("readOnlyHint")} - {"search_memory"}
     prompt = types.Prompt(
         name=PROMPT_NAME,
         title="Memory conventions",

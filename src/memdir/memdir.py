@@ -10,22 +10,23 @@ from __future__ import annotations
 import builtins
 import copy
 import datetime as dt
-import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
+from . import search as searching
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, MemdirError, NotFound
 from .limits import Limits
 from .model import Entry, Memory
 from .paths import INDEX_NAME
 from .scope import Scope
-from .search import SearchHit, SearchIndex
+from .search import lexical
+from .search.lexical import Filter, LexicalIndex, SearchHit
 from .stores.base import Blob, Change, Record, Store
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk
-        self.search: SearchIndex | None = None  # built on the first search
+        self.search: LexicalIndex | None = None  # the persistent lexical index, opened on first use
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
 
@@ -230,78 +231,95 @@ class Memdir:
             return text
 
     def grep(self, pattern: str, *, prefix: str = "", ignore_case: bool = True, fixed: bool = False) -> builtins.list[Hit]:
-        """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`."""
-        flags = re.IGNORECASE if ignore_case else 0
-        try:
-            rx = re.compile(re.escape(pattern) if fixed else pattern, flags)
-        except re.error as e:
-            raise InvalidArgument(
-                f"pattern {pattern!r} is not a valid regular expression ({e}); escape special characters or search for a fixed string"
-            ) from None
-        hits: builtins.list[Hit] = []
-        for path, _ in self._store.list(paths.folder(prefix)):
-            if not self._readable(path):
-                continue
-            blob = self._store.get(path)
-            if blob is None:
-                continue
-            text = blob.data.decode("utf-8", "replace")
-            if not rx.search(text):
-                continue
-            for number, line in enumerate(text.splitlines(), 1):
-                if rx.search(line):
-                    hits.append(Hit(path, number, line))
-        return hits
+        """Lines matching a regular expression (or a fixed string) in every topic file under `prefix`.
 
-    def search(self, query: str, k: int = 10, *, prefix: str = "") -> builtins.list[SearchHit]:
-        """The `k` topic files that best match the words of `query` (BM25), best first.
+        Linear time whatever the pattern (RE2); the texts come from the search
+        index, filtered there by the literal strings a match needs.
+        """
+        from .search import grep as grepping  # RE2 loads on the first grep, not with every command
 
-        Only files under `prefix` that this view may read are ranked. The index
-        is built on the first call and then follows the changes.
+        pattern_ = grepping.compile(pattern, ignore_case=ignore_case, fixed=fixed)
+        where = self._search_filter(prefix)
+        with self._lock:
+            texts = list(self._search_index().texts(where, pattern_.needles, pattern_.ignore_case))
+        return [Hit(path, number, line) for path, number, line in pattern_.scan(texts)]
+
+    def search(self, query: str, *, k: int = 10, mode: str = "auto", prefix: str = "",
+               types: Iterable[str] | str = (), since: Any = None) -> builtins.list[SearchHit]:
+        """The `k` topic files that best match `query`, best first, each with the lines to read first.
+
+        Only files under `prefix` that this view may read are ranked (the
+        filter is inside the index's query), of the given `types` and updated
+        on or after `since`. `mode` is lexical, semantic, hybrid or auto
+        (lexical unless the semantic layer is installed and says otherwise).
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type_name(query)}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidArgument(f"k must be a positive integer, got {k!r}")
+        if mode not in searching.MODES:
+            raise InvalidArgument(f"mode must be one of {', '.join(searching.MODES)}; got {mode!r}")
+        parsed = searching.parse(query)
+        where = self._search_filter(prefix, types, since)
+        if mode in ("semantic", "hybrid"):
+            found: builtins.list[SearchHit] = searching.semantic_layer(mode).search(self, query, k=k, mode=mode,
+                                                                                   where=where)
+            return found
+        if not parsed:
+            return []
+        with self._lock:
+            top = lexical.top(self._search_index(), parsed, k, where)
+        return lexical.hits(top, parsed)
+
+    def _search_filter(self, prefix: str = "", types: Iterable[str] | str = (), since: Any = None) -> Filter:
+        """What this view may see under `prefix`: the filter every index query carries."""
         where = paths.folder(prefix)
         if self._scope is None:
             prefixes = [where]
-        else:  # the readable part of `where`: the filter goes into the query, not after it
+        else:  # the readable part of `where`
             prefixes = [where if where.startswith(r) else r for r in self._scope.read
                         if where.startswith(r) or r.startswith(where)]
-        with self._lock:
-            idx = self._search_index()
-            cat = self._sync_catalog()
-            if sum(cat.folders[p].count for p in prefixes if p in cat.folders) == len(cat):
-                prefixes = [""]  # everything is readable: skip the per-row path check
-            return idx.query(query, k, prefixes)
+        kinds = (types,) if isinstance(types, str) else tuple(types)
+        if not all(isinstance(t, str) and t for t in kinds):
+            raise InvalidArgument(f"types must be type names such as 'feedback', got {types!r}")
+        return Filter(tuple(prefixes), kinds, searching.since_of(since))
 
-    def _search_index(self) -> SearchIndex:
-        """The full-text index, caught up with the catalog: only changed files are read again."""
+    def _search_index(self) -> LexicalIndex:
+        """The lexical index, caught up with the catalog (only changed files are read)."""
         cat = self._sync_catalog()
-        idx = self._state.search
-        if idx is None:
-            idx = SearchIndex()
-            idx.dirty.update(cat.entries)
-            self._state.search = idx
-        for path in sorted(idx.dirty):
-            entry = cat.get(path)
-            if entry is None:
-                idx.remove(path)
-                continue
-            if idx.version(path) == entry.version:
-                continue
-            blob = self._store.get(path)
-            try:
-                mem = None if blob is None else self._memory(path, blob)
-            except MemdirError:
-                mem = None  # not text: reconcile reports it; search skips it
-            if mem is None:
-                idx.remove(path)
-            else:
-                idx.put(mem)
-        idx.dirty.clear()
+        idx = self._open_search()
+        if idx.seq() != cat.seq:
+            searching.catch_up(idx, self._store, cat.seq, self.limits.types)
         return idx
+
+    def _open_search(self) -> LexicalIndex:
+        if self._state.search is None:
+            self._state.search = searching.open_index(self._store)
+        return self._state.search
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the search index from the files; returns how many files it holds."""
+        if self._scope is not None:
+            raise Forbidden("reindex works on the whole memory; run it without a scope")
+        with self._lock:
+            cat = self._sync_catalog()
+            idx = self._open_search()
+            idx.clear()
+            searching.catch_up(idx, self._store, cat.seq, self.limits.types, progress)
+            return idx.count()
+
+    def _index_commit(self, changes: builtins.list[Change], records: builtins.list[Record]) -> None:
+        """Keep the search index current in the write path (in the write's transaction on SQL stores)."""
+        idx = self._open_search()
+        removed, docs = lexical.commit_docs(changes, records, self.limits.types)
+        if idx.shared_transaction:
+            idx.apply(records[0].seq - 1, records[-1].seq, removed, docs)
+            return
+        try:  # a derived file after the commit point: if it fails, the next search catches it up
+            idx.apply(records[0].seq - 1, records[-1].seq, removed, docs)
+        except Exception:
+            idx.close()
+            self._state.search = None
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo."""
@@ -691,6 +709,8 @@ class Memdir:
         self._state.commits += 1
         records = self._store.commit(changes)
         self._refresh()
+        if records:
+            self._index_commit(changes, records)
         return records
 
     def _sync_catalog(self) -> Catalog:
@@ -733,10 +753,7 @@ class Memdir:
             else:
                 cat.put(entry)
         cat.seq = seq
-        changed = {p for p, _ in changes}
-        if self._state.search is not None:
-            self._state.search.dirty |= changed
-        return cat, changed
+        return cat, {p for p, _ in changes}
 
     def _refresh(self, full: bool = False) -> None:
         """Rewrite the index files the latest changes touched (call with the store lock held)."""

@@ -116,7 +116,10 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "path": {"type": "string"}, "score": {"type": "number", "description": "Higher is better, within one query"},
             "name": {"type": "string"}, "description": {"type": "string"},
-            "snippet": {"type": "string", "description": "The line that matched best"}, "line": {"type": "integer"},
+            "snippet": {"type": "string", "description": "The line that matched best"},
+            "line": {"type": "integer", "description": "1-based line of the snippet (frontmatter included)"},
+            "end_line": {"type": "integer", "description": "End of its paragraph: read lines line..end_line first"},
+            "type": NULLABLE, "updated": NULLABLE,
         },
     },
     "Record": {
@@ -228,6 +231,12 @@ def document() -> dict[str, Any]:
                     {"name": "q", "in": "query", "required": True, "schema": {"type": "string"}},
                     {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
                     FOLDER,
+                    {"name": "mode", "in": "query", "schema": {"type": "string", "default": "auto",
+                                                               "enum": ["auto", "lexical", "semantic", "hybrid"]}},
+                    {"name": "type", "in": "query", "description": "Only files of this type (repeatable)",
+                     "schema": {"type": "array", "items": {"type": "string"}}, "explode": True},
+                    {"name": "since", "in": "query", "description": "Only files updated on or after this date",
+                     "schema": {"type": "string"}},
                 ],
                 "responses": {
                     "200": _json({"type": "object", "properties": {"query": {"type": "string"},

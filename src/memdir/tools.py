@@ -134,9 +134,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "search_memory",
         "Search memory",
-        "Full-text search over all topic files, best matches first, with the matching line. Use it when "
-        "the index does not make the right file obvious; then read the files it finds.",
-        _schema({"query": _string("Words to look for.")}, {"k": _integer("How many results (default 10).")}),
+        "Full-text search over all topic files, best matches first, each with the lines that matched best. Use it "
+        "when the index does not make the right file obvious; then read those lines (offset/limit) or the file.",
+        _schema({"query": _string("Words to look for.")}, {
+            "k": _integer("How many results (default 10)."),
+            "type": _string("Only files of this type."),
+            "since": _string("Only files updated on or after this date (2026-03-05)."),
+        }),
         READ_ONLY,
     ),
     Tool(
@@ -353,11 +357,11 @@ class Session:
         more = f"\n[lines {offset}-{end} of {len(lines)}" + (f"; read on with offset={end + 1}]" if end < len(lines) else "]")
         return Result(f"{header}\n{body}{more}", data=data)
 
-    def search_memory(self, query: str, k: int = 10) -> Result:
-        hits = self.md.search(query, k)
+    def search_memory(self, query: str, k: int = 10, type: str | None = None, since: str | None = None) -> Result:
+        hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
-        lines = [f"- {h.path} — {h.description} (line {h.line}: {h.snippet})" for h in hits]
+        lines = [f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})" for h in hits]
         return Result("\n".join(lines), data={"hits": [h.to_dict() for h in hits]})
 
     # -------------------------------------------------------- writing
@@ -438,3 +442,7 @@ def handle(target: Memdir | Session, name: str, arguments: Mapping[str, Any] | s
     """Run one tool call for any agent loop; a `Memdir` gets one default session."""
     session = target if isinstance(target, Session) else _sessions.setdefault(target, Session(target))
     return session.handle(name, arguments)
+
+
+def _lines(first: int, last: int) -> str:
+    return f"line {first}" if last <= first else f"lines {first}-{last}"

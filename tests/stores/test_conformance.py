@@ -389,6 +389,39 @@ def test_edit_append_and_search_on_every_backend(memory: memdir.Memdir) -> None:
     assert memory.undo("project/flock.md").body.startswith("Launch date: 2027-01-10.")
 
 
+def test_search_index_persists_and_grep_reads_no_file(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    with backend.open() as md:
+        md.write("project/flock.md", "Launch date: 2026-12-15.\nStack: FastAPI.\n", type="project")
+        md.write("notes/a.md", "Lunch with the flock team.\n", description="team notes")
+        md.rename("notes/a.md", "notes/b.md")
+        expected = md.search("flock launch")
+        assert [h.path for h in expected] == ["project/flock.md", "notes/b.md"]
+    with backend.open() as md:  # a new process: the index is trusted, no file is read
+        monkeypatch.setattr(md.store, "get", lambda path: pytest.fail(f"read {path}"))
+        assert md.search("flock launch") == expected
+        assert [(h.path, h.text) for h in md.grep("launch|lunch")] == [
+            ("notes/b.md", "Lunch with the flock team."), ("project/flock.md", "Launch date: 2026-12-15.")]
+        assert [h.path for h in md.search("fastapi", types=["project"], since="2020-01-01")] == ["project/flock.md"]
+        assert md.search("fastapi", types=["feedback"]) == []
+        monkeypatch.undo()
+        assert md.reindex() == 2
+        assert md.search("flock launch") == expected
+
+
+def test_search_never_sees_nor_counts_another_tenant(backend: Backend) -> None:
+    with backend.open("alpha") as a, backend.open("beta") as b:
+        b.write("zoo.md", "A zebra and a lion.\n")
+        for i in range(5):
+            b.write(f"other-{i}.md", f"Plain note {i}.\n")
+        alone = b.search("zebra")[0].score
+        for i in range(20):
+            a.write(f"z-{i}.md", "zebra zebra\n")
+        assert [h.path for h in b.search("zebra")] == ["zoo.md"]
+        assert b.search("zebra")[0].score == alone  # ranking statistics are the tenant's own
+        assert [h.path for h in b.grep("zebra")] == ["zoo.md"]
+        assert len(a.search("zebra", k=50)) == 20
+
+
 def test_scopes_see_and_write_only_their_prefixes_on_every_backend(memory: memdir.Memdir) -> None:
     memory.write("household/groceries.md", "Oat milk.\n", description="shopping rules")
     memory.write("people/alice/health.md", "Allergic to penicillin.\n", description="alice's health")

@@ -20,15 +20,16 @@ from memdir.stores import sqlite as sqlite_store
 
 def test_sqlite_migrate_is_named_recorded_idempotent_and_check_never_writes(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
+    names = ("0001_tables", "0002_search")
     report = migrate(url, check=True)
-    assert report.pending == ("0001_tables",) and report.applied == ()
+    assert report.pending == names and report.applied == ()
     assert not (tmp_path / "m.db").exists()
-    assert migrate(url).applied == ("0001_tables",)
+    assert migrate(url).applied == names
     again = migrate(url)
-    assert again.applied == () and again.current == ("0001_tables",)
+    assert again.applied == () and again.current == names
     assert migrate(url, check=True).pending == ()
-    names = sqlite3.connect(tmp_path / "m.db").execute("SELECT name FROM memdir_migrations").fetchall()
-    assert names == [("0001_tables",)]
+    recorded = sqlite3.connect(tmp_path / "m.db").execute("SELECT name FROM memdir_migrations ORDER BY name").fetchall()
+    assert recorded == [(n,) for n in names]
 
 
 def test_sqlite_url_forms_name_the_same_file(tmp_path: Path) -> None:
@@ -127,7 +128,7 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
         conn.execute("DROP DATABASE IF EXISTS migrations")
         conn.execute("CREATE DATABASE migrations")
     url = postgres.url("memdir_admin", "migrations")
-    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security")
+    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)

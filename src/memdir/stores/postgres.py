@@ -81,6 +81,30 @@ MIGRATIONS: list[Migration] = [
             )
         ],
     ),
+    (
+        "0004_search",
+        [
+            # The full-text index (memdir.search.pg): one row per topic file; the tsvector is generated
+            # from the name (A), the written description and tags (B) and the body (D), capped because
+            # PostgreSQL limits a tsvector to 1 MB.
+            """CREATE TABLE memdir_search(
+                tenant_id text NOT NULL, path text COLLATE "C" NOT NULL, version text NOT NULL, name text NOT NULL,
+                description text NOT NULL, tags text NOT NULL, type text, updated text, head integer NOT NULL,
+                body_at integer NOT NULL, text text NOT NULL,
+                tsv tsvector GENERATED ALWAYS AS (
+                    setweight(to_tsvector('english', name), 'A')
+                    || setweight(to_tsvector('english', description || ' ' || tags), 'B')
+                    || setweight(to_tsvector('english', left(substr(text, body_at + 1), 200000)), 'D')
+                ) STORED,
+                PRIMARY KEY (tenant_id, path))""",
+            "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
+            "ALTER TABLE memdir_search ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
+            """CREATE POLICY memdir_tenant ON memdir_search
+                USING (tenant_id = current_setting('memdir.tenant', true))
+                WITH CHECK (tenant_id = current_setting('memdir.tenant', true))""",
+        ],
+    ),
 ]
 
 _ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
@@ -147,7 +171,8 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
             psycopg = _psycopg()
             role = psycopg.sql.Identifier(grant)
             statements = [
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state TO {}",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state, "
+                "memdir_search TO {}",
                 "GRANT SELECT, INSERT ON memdir_journal TO {}",
                 "GRANT SELECT ON memdir_migrations TO {}",
             ]

@@ -48,6 +48,18 @@ MIGRATIONS: list[Migration] = [
                 tenant_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tenant_id, key))""",
         ],
     ),
+    (
+        "0002_search",
+        [
+            # The full-text index (memdir.search.fts): the files' fields and text here, and one
+            # contentless FTS5 table per tenant, made on first use, so BM25 counts only that tenant.
+            """CREATE TABLE memdir_search_docs(
+                id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, path TEXT NOT NULL, version TEXT NOT NULL,
+                name TEXT NOT NULL, description TEXT NOT NULL, tags TEXT NOT NULL, type TEXT, updated TEXT,
+                head INTEGER NOT NULL, body_at INTEGER NOT NULL, text TEXT NOT NULL, UNIQUE (tenant_id, path))""",
+            "CREATE TABLE memdir_search_seq(tenant_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
+        ],
+    ),
 ]
 
 

@@ -1,0 +1,284 @@
+"""The SQLite FTS5 index: in `.memdir/search.db` for a folder, in the database for the SQLite store,
+in a local cache folder for S3, or in memory for any other store.
+
+Two tables per tenant: `docs` (path, version, the fields and the whole text,
+which grep reads instead of the store) and a contentless FTS5 table over
+name, description, tags and body (`porter unicode61`), one per tenant so
+that BM25's statistics are the tenant's own. The seq the index reflects is
+stored with it, in the same transaction as the rows it describes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from ..stores.sql import prefix_bounds
+from .lexical import WEIGHTS, Doc, Filter
+from .text import match_expression
+
+_COLUMNS = "path, version, name, description, tags, type, updated, head, body_at, text"
+TOKENIZE = "porter unicode61"
+
+
+def docs_table(name: str) -> str:
+    return f"""CREATE TABLE IF NOT EXISTS {name}(
+        id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, path TEXT NOT NULL, version TEXT NOT NULL,
+        name TEXT NOT NULL, description TEXT NOT NULL, tags TEXT NOT NULL, type TEXT, updated TEXT,
+        head INTEGER NOT NULL, body_at INTEGER NOT NULL, text TEXT NOT NULL, UNIQUE (tenant_id, path))"""
+
+
+def seq_table(name: str) -> str:
+    return f"CREATE TABLE IF NOT EXISTS {name}(tenant_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)"
+
+
+class FtsIndex:
+    """One tenant's FTS5 index over a SQLite connection (see the module docstring)."""
+
+    def __init__(self, db: sqlite3.Connection, tenant: str, *, docs: str, seqs: str,
+                 writing: Callable[[], AbstractContextManager[None]] | None = None,
+                 mutex: Any = None, owned: bool = True) -> None:
+        self.db = db
+        self.tenant = tenant
+        self._docs, self._seqs = docs, seqs
+        self._fts = f"{docs}_fts_" + hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest()
+        self._mutex = mutex or threading.RLock()
+        self._writing = writing or self._own_transaction
+        self._owned = owned
+        self.shared_transaction = not owned
+        if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", self._fts):
+            with self._writing():
+                self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
+                                f"name, description, tags, body, content='', tokenize='{TOKENIZE}')")
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def file(cls, path: Path) -> FtsIndex:
+        """An index in a database file of its own (derived: deleted and rebuilt if unreadable).
+
+        Where no file can be written (a read-only memory), the index is kept
+        in memory instead, built on the first search as before persistence.
+        """
+        for attempt in (1, 2):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            except (OSError, sqlite3.Error):
+                return cls.memory()
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute(docs_table("docs"))
+                db.execute(seq_table("seqs"))
+                return cls(db, "", docs="docs", seqs="seqs")
+            except sqlite3.DatabaseError as e:
+                db.close()
+                if attempt == 2 or isinstance(e, sqlite3.OperationalError):
+                    return cls.memory()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError  # unreachable
+
+    @classmethod
+    def memory(cls) -> FtsIndex:
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.execute(docs_table("docs"))
+        db.execute(seq_table("seqs"))
+        return cls(db, "", docs="docs", seqs="seqs")
+
+    @classmethod
+    def in_store(cls, store: Any) -> FtsIndex:
+        """The index inside a SQLite store's database, written in the store's own transactions."""
+
+        @contextmanager
+        def writing() -> Iterator[None]:
+            with store.lock():
+                store.db.execute("SAVEPOINT memdir_search")
+                try:
+                    yield
+                except BaseException:
+                    store.db.execute("ROLLBACK TO memdir_search")
+                    store.db.execute("RELEASE memdir_search")
+                    raise
+                store.db.execute("RELEASE memdir_search")
+
+        return cls(store.db, store.tenant, docs="memdir_search_docs", seqs="memdir_search_seq",
+                   writing=writing, mutex=store._mutex, owned=False)
+
+    @contextmanager
+    def _own_transaction(self) -> Iterator[None]:
+        with self._mutex:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # ------------------------------------------------------------ helpers
+
+    def _rows(self, sql: str, *args: object) -> builtins.list[tuple[Any, ...]]:
+        with self._mutex:
+            try:
+                return self.db.execute(sql, args).fetchall()
+            except sqlite3.Error as e:
+                raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
+
+    def _where(self, where: Filter, alias: str = "d") -> tuple[str, builtins.list[object]]:
+        sql = f" AND {alias}.tenant_id = ?"
+        args: builtins.list[object] = [self.tenant]
+        ranges = [p for p in where.prefixes if p]
+        if "" not in where.prefixes:
+            if not ranges:
+                return " AND 0", []
+            sql += " AND (" + " OR ".join(f"({alias}.path >= ? AND {alias}.path < ?)" for _ in ranges) + ")"
+            for p in ranges:
+                args += prefix_bounds(p)
+        if where.types:
+            sql += f" AND {alias}.type IN ({','.join('?' * len(where.types))})"
+            args += where.types
+        if where.since is not None:
+            sql += f" AND {alias}.updated >= ?"
+            args.append(where.since)
+        return sql, args
+
+    # ------------------------------------------------------------ the protocol
+
+    def seq(self) -> int:
+        row = self._rows(f"SELECT seq FROM {self._seqs} WHERE tenant_id = ?", self.tenant)
+        return int(row[0][0]) if row else 0
+
+    def count(self) -> int:
+        return int(self._rows(f"SELECT count(*) FROM {self._docs} WHERE tenant_id = ?", self.tenant)[0][0])
+
+    def versions(self, paths: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            out.update(self._rows(
+                f"SELECT path, version FROM {self._docs} WHERE tenant_id = ? AND path IN ({','.join('?' * len(part))})",
+                self.tenant, *part,
+            ))
+        return out
+
+    def apply(self, since: int, seq: int, removed: Iterable[str], docs: Iterable[Doc]) -> bool:
+        try:
+            return self._apply(since, seq, list(removed), list(docs))
+        except sqlite3.Error as e:
+            raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
+
+    def _apply(self, since: int, seq: int, removed: list[str], docs: list[Doc]) -> bool:
+        with self._writing():
+            if self.seq() != since:
+                return False
+            for path in [*removed, *(d.path for d in docs)]:
+                self._delete(path)
+            for d in docs:
+                cur = self.db.execute(
+                    f"INSERT INTO {self._docs}(tenant_id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (self.tenant, d.path, d.version, d.name, d.description, d.tags, d.type, d.updated, d.head,
+                     d.body_at, d.text),
+                )
+                self.db.execute(f"INSERT INTO {self._fts}(rowid, name, description, tags, body) VALUES (?,?,?,?,?)",
+                                (cur.lastrowid, d.name, d.description, d.tags, d.body))
+            if seq != since:
+                self.db.execute(f"INSERT INTO {self._seqs}(tenant_id, seq) VALUES (?, ?) "
+                                "ON CONFLICT(tenant_id) DO UPDATE SET seq = excluded.seq", (self.tenant, seq))
+        return True
+
+    def _delete(self, path: str) -> None:
+        row = self.db.execute(
+            f"SELECT id, name, description, tags, substr(text, body_at + 1) FROM {self._docs} "
+            "WHERE tenant_id = ? AND path = ?", (self.tenant, path),
+        ).fetchone()
+        if row is not None:
+            self.db.execute(f"INSERT INTO {self._fts}({self._fts}, rowid, name, description, tags, body) "
+                            "VALUES ('delete', ?, ?, ?, ?, ?)", row)
+            self.db.execute(f"DELETE FROM {self._docs} WHERE id = ?", (row[0],))
+
+    def clear(self) -> None:
+        self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('delete-all')",
+                     f"DELETE FROM {self._docs} WHERE tenant_id = ?", f"DELETE FROM {self._seqs} WHERE tenant_id = ?")
+
+    def _script(self, *statements: str) -> None:
+        """Run statements in one write transaction; a statement with a ? gets the tenant."""
+        try:
+            with self._writing():
+                for sql in statements:
+                    self.db.execute(sql, (self.tenant,) if "?" in sql else ())
+        except sqlite3.Error as e:
+            raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
+
+    def candidates(self, words: Sequence[str], n: int, where: Filter) -> builtins.list[tuple[str, float]]:
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        match = match_expression(words)
+        if where.everything:  # the table is this tenant's: no join needed to rank
+            top = self._rows(f"SELECT rowid, bm25({self._fts}, {weights}) AS r FROM {self._fts} "
+                             f"WHERE {self._fts} MATCH ? ORDER BY r LIMIT ?", match, n)
+            if not top:
+                return []
+            ids = dict(self._rows(f"SELECT id, path FROM {self._docs} WHERE tenant_id = ? AND id IN "
+                                  f"({','.join('?' * len(top))})", self.tenant, *(i for i, _ in top)))
+            return [(ids[i], -float(r)) for i, r in top if i in ids]
+        cond, args = self._where(where)
+        rows = self._rows(
+            f"SELECT d.path, bm25({self._fts}, {weights}) AS r FROM {self._fts} JOIN {self._docs} d "
+            f"ON d.id = {self._fts}.rowid WHERE {self._fts} MATCH ?{cond} ORDER BY r LIMIT ?", match, *args, n,
+        )
+        return [(str(p), -float(r)) for p, r in rows]
+
+    def containing(self, needles: Sequence[str], where: Filter) -> builtins.list[tuple[str, int]]:
+        cond, args = self._where(where)
+        found = " + ".join("(instr(d.text, ?) > 0)" for _ in needles)
+        rows = self._rows(f"SELECT path, n FROM (SELECT d.path, {found} AS n FROM {self._docs} d WHERE 1{cond}) "
+                          "WHERE n > 0", *needles, *args)
+        return [(str(p), int(n)) for p, n in rows]
+
+    def docs(self, paths: Sequence[str], where: Filter) -> dict[str, Doc]:
+        if not paths:
+            return {}
+        cond, args = self._where(where)
+        rows = self._rows(f"SELECT {_COLUMNS} FROM {self._docs} d WHERE d.path IN ({','.join('?' * len(paths))}){cond}",
+                          *paths, *args)
+        return {str(r[0]): Doc(*r) for r in rows}
+
+    def exists(self, paths: Sequence[str], where: Filter) -> set[str]:
+        if not paths:
+            return set()
+        cond, args = self._where(where)
+        rows = self._rows(f"SELECT path FROM {self._docs} d WHERE d.path IN ({','.join('?' * len(paths))}){cond}",
+                          *paths, *args)
+        return {str(r[0]) for r in rows}
+
+    def texts(self, where: Filter, needles: Sequence[Sequence[str]], ignore_case: bool) -> Iterator[tuple[str, str]]:
+        cond, args = self._where(where)
+        subject = "lower(d.text)" if ignore_case else "d.text"
+        for group in needles:
+            cond += " AND (" + " OR ".join(f"instr({subject}, ?) > 0" for _ in group) + ")"
+            args += group
+        yield from ((str(p), str(t)) for p, t in self._rows(
+            f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
+
+    def optimize(self) -> None:
+        self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
+
+    def close(self) -> None:
+        if self._owned:
+            self.db.close()
+
+
+def cache_folder(key: str) -> Path:
+    """Where the local copy of a remote store's index lives: $MEMDIR_CACHE, else the user cache folder."""
+    base = os.environ.get("MEMDIR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memdir")
+    return Path(base) / hashlib.blake2b(key.encode(), digest_size=12).hexdigest()

@@ -1,0 +1,301 @@
+"""The lexical index: what it holds, how it is kept current, how its candidates are ranked.
+
+Each backend has a persistent full-text index beside its data (`FtsIndex`:
+SQLite FTS5 in `.memdir/search.db`, in the SQLite database, or in a local
+cache folder for S3; `PgIndex`: PostgreSQL full-text search). An index holds
+one `Doc` per topic file and the catalog seq it reflects: it is trusted when
+that seq is the catalog's, caught up from `Store.changes(seq)` when behind
+(only files whose version changed are read), and rebuilt when ahead (the
+store was replaced under it). Writes keep it current in the write path.
+
+Ranking is BM25 over name, description (only a written one), tags and body,
+weighted 3, 2, 2, 1, on the index's top candidates, and then one structural
+signal: files in a sequence (same folder, names that differ only in their
+last number, like turns, session captures or days) lend half of their score
+to their neighbours, which are added when they did not match. What a person
+said next to a match is often the answer to a question about it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from .. import model
+from ..model import Entry
+from ..stores.base import Change, Record, Store
+from . import text as textmod
+from .text import Query
+
+WEIGHTS = (3.0, 2.0, 2.0, 1.0)  # name, description, tags, body
+CANDIDATES = 200  # how many index matches the ranking looks at
+NEIGHBOUR_SHARE = 0.5  # of a file's score lent to its neighbours in a sequence
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One topic file as the index holds it."""
+
+    path: str
+    version: str
+    name: str
+    description: str  # the written description only ("" when derived from the body)
+    tags: str
+    type: str | None
+    updated: str | None
+    head: int  # lines before the body (the frontmatter block)
+    body_at: int  # offset of the body in text
+    text: str
+
+    @property
+    def body(self) -> str:
+        return self.text[self.body_at :]
+
+
+def doc_of(path: str, text: str, version: str, types: tuple[str, ...], entry: Entry | None = None) -> Doc:
+    """The index's view of a file; with its catalog entry the frontmatter is not parsed again."""
+    if entry is None:
+        m = model.memory(path, text, version, types)
+        written = m.meta.get("description")
+        entry = model.entry_of(m)
+        description = str(written) if written not in (None, "") else ""
+        body = m.body
+    else:
+        try:
+            _, body = model.split(text)
+        except Exception:  # an unclosed block: the whole text is body, as when reading
+            body = text
+        # A description equal to the derived one repeats the body: indexing it would count it twice.
+        description = "" if entry.description == model.derive_description(body) else entry.description
+    body_at = len(text) - len(body)
+    return Doc(path, version, entry.name, description, " ".join(entry.tags), entry.type,
+               entry.updated or entry.created, text.count("\n", 0, body_at), body_at, text)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What a principal may see and asked for: folder prefixes ("" = all), types, updated since."""
+
+    prefixes: tuple[str, ...] = ("",)
+    types: tuple[str, ...] = ()
+    since: str | None = None
+
+    @property
+    def everything(self) -> bool:
+        return self.prefixes == ("",) and not self.types and self.since is None
+
+
+class LexicalIndex(Protocol):
+    """A persistent full-text index of one tenant (`FtsIndex`, `PgIndex`)."""
+
+    shared_transaction: bool  # written inside the store's own transaction (SQL stores)
+
+    def seq(self) -> int:
+        """The catalog seq this index reflects (0: empty or never built)."""
+        ...
+
+    def versions(self, paths: Sequence[str]) -> dict[str, str]: ...
+
+    def apply(self, since: int, seq: int, removed: Iterable[str], docs: Iterable[Doc]) -> bool:
+        """Atomically remove and (re)index files and move from `since` to `seq`; False if not at `since`."""
+        ...
+
+    def clear(self) -> None: ...
+
+    def candidates(self, words: Sequence[str], n: int, where: Filter) -> builtins.list[tuple[str, float]]:
+        """The `n` best (path, score) for any of `words` (higher is better), inside `where`."""
+        ...
+
+    def containing(self, needles: Sequence[str], where: Filter) -> builtins.list[tuple[str, int]]:
+        """(path, how many of `needles` its text contains) for texts with at least one, and the total count."""
+        ...
+
+    def count(self) -> int: ...
+
+    def docs(self, paths: Sequence[str], where: Filter) -> dict[str, Doc]: ...
+
+    def exists(self, paths: Sequence[str], where: Filter) -> set[str]: ...
+
+    def texts(self, where: Filter, needles: Sequence[Sequence[str]], ignore_case: bool) -> Iterator[tuple[str, str]]:
+        """(path, text) in path order; each group of `needles` must have one substring in the text."""
+        ...
+
+    def optimize(self) -> None:
+        """Compact the index after many changes (queries get faster)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------- upkeep
+
+
+def catch_up(index: LexicalIndex, store: Store, target: int, types: tuple[str, ...],
+             progress: Callable[[int, int], None] | None = None) -> int:
+    """Bring `index` to catalog seq `target` (rebuild if it is ahead); returns files read."""
+    since = index.seq()
+    if since == target:
+        return 0
+    if since > target:
+        latest, _ = store.changes(target)
+        if latest >= since:
+            return 0  # it has seen commits the caller's catalog has not caught up with yet
+        index.clear()  # ahead of the store: the store was replaced under it
+        since = 0
+    seq, changes = store.changes(since)
+    entries = dict(changes)
+    paths = sorted(entries)
+    read = 0
+    for start in range(0, max(len(paths), 1), BATCH):
+        batch = paths[start : start + BATCH]
+        have = index.versions(batch)
+        removed, docs = [], []
+        for path in batch:
+            entry = entries[path]
+            if entry is None:
+                removed.append(path)
+                continue
+            if have.get(path) == entry.version:
+                continue
+            blob = store.get(path)
+            read += 1
+            try:
+                text = None if blob is None else blob.data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None  # not text: reconcile reports it; search skips it
+            if text is None:
+                removed.append(path)
+            else:
+                docs.append(doc_of(path, text, blob.version if blob else "", types))
+        last = start + BATCH >= len(paths)
+        if not index.apply(since, seq if last else since, removed, docs):
+            return read  # another process moved it meanwhile: it is at least as current
+        if progress is not None:
+            progress(min(start + BATCH, len(paths)), len(paths))
+    if read >= BATCH:
+        index.optimize()
+    return read
+
+
+def commit_docs(changes: Sequence[Change], records: Sequence[Record],
+                types: tuple[str, ...]) -> tuple[builtins.list[str], builtins.list[Doc]]:
+    """What a commit removes from and adds to the index, from the changes themselves (no read)."""
+    removed: builtins.list[str] = []
+    docs: builtins.list[Doc] = []
+    for change, rec in zip(changes, records, strict=True):
+        if change.dest is not None or change.data is None:
+            removed.append(change.path)
+        if change.data is None:
+            continue
+        try:
+            text = change.data.decode("utf-8")
+        except UnicodeDecodeError:
+            removed.append(change.target)
+            continue
+        docs.append(doc_of(change.target, text, rec.new_version or "", types, change.entry))
+    return removed, docs
+
+
+# ---------------------------------------------------------------- ranking
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: a topic file, its relevance and the lines to read first.
+
+    `score` is higher for better matches; it ranks the hits of one query and
+    means nothing across queries. `line` is the 1-based line of `snippet` in
+    the file (frontmatter included) and `end_line` the end of its paragraph:
+    `read_memory_file(path, offset=line, limit=end_line - line + 1)`.
+    """
+
+    path: str
+    score: float
+    name: str
+    description: str
+    snippet: str
+    line: int
+    end_line: int = 0
+    type: str | None = None
+    updated: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_SEQUENCE = re.compile(r"^(.*?)(\d+)(\D*)$")
+
+
+@lru_cache(maxsize=1 << 16)
+def neighbours(path: str) -> tuple[str, ...]:
+    """The paths before and after `path` in its sequence (its last number minus and plus one)."""
+    folder, _, name = path.rpartition("/")
+    m = _SEQUENCE.match(name)
+    if m is None:
+        return ()
+    head, digits, tail = m.groups()
+    out = []
+    for n in (int(digits) - 1, int(digits) + 1):
+        if n < 0:
+            continue
+        for form in dict.fromkeys((str(n).zfill(len(digits)), str(n))):
+            out.append(f"{folder}/{head}{form}{tail}" if folder else f"{head}{form}{tail}")
+    return tuple(out)
+
+
+def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.list[tuple[str, float]]:
+    """The top `k` (path, score) of a parsed query."""
+    scores: dict[str, float] = {}
+    if query.words:
+        scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
+    if query.symbols:
+        found = index.containing(query.symbols, where)
+        if found:
+            total = max(index.count(), 1)
+            weight = math.log(1 + total / len(found))
+            for path, n in found:
+                scores[path] = scores.get(path, 0.0) + weight * n
+    if not scores:
+        return []
+    near = {p: neighbours(p) for p in scores}
+    # A file that did not match gets at most a share of its neighbour's score: only neighbours of
+    # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
+    kth = sorted(scores.values(), reverse=True)[min(k, len(scores)) - 1] if len(scores) >= k else 0.0
+    lenders = [p for p, s in scores.items() if NEIGHBOUR_SHARE * s >= kth]
+    missing = sorted({q for p in lenders for q in near[p] if q not in scores})
+    known = index.exists(missing, where) if missing else set()
+    ranked: dict[str, float] = {}
+    for path, score in scores.items():
+        ranked[path] = score + NEIGHBOUR_SHARE * max((scores.get(q, 0.0) for q in near[path]), default=0.0)
+    for path in lenders:
+        for q in near[path]:
+            if q in known:
+                ranked[q] = max(ranked.get(q, 0.0), NEIGHBOUR_SHARE * scores[path])
+    return sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+
+def top(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.list[tuple[Doc, float]]:
+    """The top `k` files of a parsed query with their scores (the part that needs the index)."""
+    ranked = rank(index, query, k, where)
+    docs = index.docs([p for p, _ in ranked], where) if ranked else {}
+    return [(docs[p], score) for p, score in ranked if p in docs]
+
+
+def hits(found: Sequence[tuple[Doc, float]], query: Query) -> builtins.list[SearchHit]:
+    """Hits with the lines that match best (linear in the size of each file)."""
+    out = []
+    for doc, score in found:
+        spot = textmod.spot(doc.text, doc.head, query, doc.name)
+        out.append(SearchHit(doc.path, round(score, 6), doc.name, doc.description or _description(doc), spot.snippet,
+                             spot.line, spot.end_line, doc.type, doc.updated))
+    return out
+
+
+def _description(doc: Doc) -> str:
+    return model.derive_description(doc.body)

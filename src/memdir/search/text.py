@@ -1,0 +1,238 @@
+"""Query words, their bounds, and finding the lines of a file that match them.
+
+Queries are words, not query syntax: the words minus common function words,
+ORed. Dropping words like "what" or "did" matters more for recall than the
+BM25 variant (they match almost every file and drown the rare words that
+carry the question). Symbols such as emoji are no words to a full-text
+tokenizer, so they are kept apart and matched as plain substrings.
+
+Lines are found the way the index matches: words folded to lower case
+without diacritics and reduced by the Porter stemmer (PyStemmer's; FTS5's
+`porter` tokenizer differs on a few suffixes such as -logy), in one pass over
+the text, so the work is linear in the size of the file.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+
+from ..errors import LimitExceeded
+
+MAX_QUERY_BYTES = 4096
+MAX_QUERY_TERMS = 64
+SNIPPET_CHARS = 200
+RANGE_LINES = 5  # a hit's line range: its best line to the end of its paragraph, at most this many lines more
+
+# Word characters as SQLite's unicode61 tokenizer sees them: letters and digits; `_` separates.
+_WORD = re.compile(r"[^\W_]+")
+# Symbols worth searching for as text: emoji, dingbats, arrows and the like (So), with their joiners.
+_SYMBOL = re.compile(r"[\U0001F000-\U0001FAFF\u2190-\u21FF\u2300-\u23FF\u2460-\u27BF\u2900-\u2BFF\u3030\u303D"
+                     r"\u3297\u3299\u00A9\u00AE][\uFE0F\u200D\U0001F3FB-\U0001F3FF\U0001F000-\U0001FAFF\u2600-\u27BF]*")
+
+# Function words that carry no topic: articles, pronouns, auxiliaries,
+# prepositions, question words and fillers. Kept small on purpose: a word
+# like "first" or "never" can be the point of a query.
+STOPWORDS = frozenset(
+    """
+    a an the this that these those
+    i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs
+    am is are was were be been being do does did doing done have has had having
+    will would shall should can could may might must
+    and or but nor so if then than because while although though
+    of to in on at by for with from about as into onto over under after before between through during
+    up down out off again further once
+    what which who whom whose when where why how
+    there here some any all each every both either neither more most other such
+    no not only just also very too own same
+    """.split()
+)
+
+_stemmer = Stemmer.Stemmer("porter")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A folded word as the index stores it: lower case, no diacritics, Porter stem (FTS5 keeps words of 1-2 letters)."""
+    folded = fold(word)
+    return folded if len(folded) < 3 else str(_stemmer.stemWord(folded))
+
+
+def fold(text: str) -> str:
+    """Lower case without diacritics (what unicode61 does to every token)."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a query asks for: the words to match (in order, no repeats) and the symbols."""
+
+    words: tuple[str, ...]
+    symbols: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.symbols)
+
+    @property
+    def stems(self) -> frozenset[str]:
+        return frozenset(stem(w) for w in self.words)
+
+
+def parse(query: str) -> Query:
+    """The words and symbols of a query; `LimitExceeded` past the size bounds."""
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise LimitExceeded(
+            f"query is {size} bytes, over the {MAX_QUERY_BYTES}-byte limit; search for the few words that matter",
+            limit=MAX_QUERY_BYTES, actual=size,
+        )
+    words = terms(query)
+    symbols = tuple(dict.fromkeys(_SYMBOL.findall(query)))
+    count = len(words) + len(symbols)
+    if count > MAX_QUERY_TERMS:
+        raise LimitExceeded(
+            f"query has {count} distinct words, over the limit of {MAX_QUERY_TERMS}; search for the few words that matter",
+            limit=MAX_QUERY_TERMS, actual=count,
+        )
+    return Query(tuple(words), symbols)
+
+
+def terms(query: str) -> list[str]:
+    """The words of a query that are worth matching, in order, without repeats."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    kept = [w for w in words if w not in STOPWORDS] or words
+    return list(dict.fromkeys(kept))
+
+
+def match_expression(words: Iterable[str]) -> str:
+    """An FTS5 MATCH expression: every word as a quoted string, joined with OR."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+# ---------------------------------------------------------------- lines
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a file matches best: the 1-based line, the range an agent should read, the text."""
+
+    line: int
+    end_line: int
+    snippet: str
+
+
+def _prefix(s: str) -> str:
+    # A Porter stem keeps the start of its word, but may end in a letter the word lacks ("cry" -> "cri").
+    return s if len(s) < 3 else s[: min(4, len(s) - 1)]
+
+
+def best_line(body: str, query: Query) -> tuple[int, int] | None:
+    """(0-based line of the body with the most distinct matches, offset of its first match), or None.
+
+    One regex pass finds the words that could match (by the start of their
+    stem), then each is stemmed exactly; symbols are found as substrings.
+    The pass stops at the first line that has every word of the query.
+    """
+    folded = fold(body)
+    if len(folded) != len(body):  # folding moved offsets (ligatures, dotted I): go line by line
+        return _best_line_slow(body, query)
+    stems = query.stems
+    found: dict[int, tuple[set[str], int]] = {}  # line -> (what matched, first offset)
+    line, at = 0, 0
+
+    def add(pos: int, what: str) -> bool:
+        nonlocal line, at
+        line += body.count("\n", at, pos)
+        at = pos
+        got = found.setdefault(line, (set(), pos))[0]
+        got.add(what)
+        return len(got) == len(stems)
+
+    if stems:
+        starts = sorted({_prefix(s) for s in stems}, key=len, reverse=True)
+        finder = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(p) for p in starts) + r")[^\W_]*")
+        for m in finder.finditer(folded):
+            s = stem(m.group())
+            if s in stems and add(m.start(), s) and not query.symbols:
+                break  # no line can match more
+    if query.symbols:
+        events = sorted((m.start(), sym) for sym in query.symbols for m in re.finditer(re.escape(sym), body))
+        words = sorted((pos, w) for n, (got, pos) in found.items() for w in got)  # re-add in offset order
+        found.clear()
+        line, at = 0, 0
+        for pos, what in sorted(events + words):
+            add(pos, what)
+    if not found:
+        return None
+    best = max(found, key=lambda n: (len(found[n][0]), -n))
+    return best, found[best][1]
+
+
+def _best_line_slow(body: str, query: Query) -> tuple[int, int] | None:
+    stems = query.stems
+    best: tuple[int, int, int] | None = None  # (count, line, offset)
+    offset = 0
+    for number, line in enumerate(body.split("\n")):
+        found = {stem(w) for w in _WORD.findall(line)} & stems if stems else set()
+        found |= {s for s in query.symbols if s in line}
+        if found and (best is None or len(found) > best[0]):
+            best = (len(found), number, offset)
+        offset += len(line) + 1
+    return None if best is None else (best[1], best[2])
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    """[start, end) of the line holding offset `pos`."""
+    end = text.find("\n", pos)
+    return text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end
+
+
+def spot(text: str, head: int, query: Query, fallback: str) -> Spot:
+    """The best matching line of a file and the paragraph after it (line numbers of the whole file).
+
+    `head` is the number of frontmatter lines before the body. When no body
+    line matches, the frontmatter line that does (name, description, tags) is
+    the spot; when only the file name matched, the spot is line 1 with the name.
+    Work is linear in the size of the file: no split into lines.
+    """
+    body_start = 0
+    for _ in range(head):
+        nl = text.find("\n", body_start)
+        body_start = len(text) if nl < 0 else nl + 1
+    found = best_line(text[body_start:], query)
+    if found is not None:
+        number = head + found[0]
+        start, end = _line_at(text, body_start + found[1])
+        last, more = number, end
+        while last - number < RANGE_LINES and more < len(text):
+            nxt = text.find("\n", more + 1)
+            nxt = len(text) if nxt < 0 else nxt
+            if not text[more + 1 : nxt].strip():
+                break
+            last, more = last + 1, nxt
+        return Spot(number + 1, last + 1, clip(text[start:end], body_start + found[1] - start))
+    if head:
+        found = best_line(text[:body_start], query)
+        if found is not None:
+            start, end = _line_at(text, found[1])
+            return Spot(found[0] + 1, found[0] + 1, clip(text[start:end], found[1] - start))
+    return Spot(1, max(1, head), fallback)
+
+
+def clip(line: str, at: int) -> str:
+    """The line stripped, cut to SNIPPET_CHARS around offset `at` (its first match)."""
+    plain = line.strip()
+    at = max(0, at - (len(line) - len(line.lstrip())))
+    if len(plain) <= SNIPPET_CHARS:
+        return plain
+    start = max(0, min(at - SNIPPET_CHARS // 4, len(plain) - SNIPPET_CHARS))
+    cut = plain[start : start + SNIPPET_CHARS]
+    return ("…" if start else "") + cut + ("…" if start + SNIPPET_CHARS < len(plain) else "")
