@@ -459,3 +459,31 @@ def test_a_really_full_disk_refuses_writes_in_one_line_and_loses_nothing(tiny_di
         assert {e.path for e in md.list()} == set(acknowledged)
         assert md.reconcile().clean
         md.write("after.md", "room again\n")
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277])
+def test_what_memdir_creates_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """Folders 0700 and files 0600: a permissive umask (Docker's 000) must not open them to others,
+    and a restrictive one must not lock the owner out."""
+    import os
+    import stat
+
+    root = tmp_path / "missing-parent" / "memory"
+    old = os.umask(umask)
+    try:
+        with memdir.open(root) as md:
+            md.write("people/alice/notes.md", "a\n")
+            md.write("index-me.md", "b\n")
+            md.rename("index-me.md", "archive/2026/old.md")
+            md.delete("people/alice/notes.md")
+            md.undo("people/alice/notes.md")
+            (root / "MEMORY.md").unlink()
+        with memdir.open(root) as md:  # rebuilds the index on open
+            md.append("people/alice/notes.md", "more")
+            made = [root.parent, *sorted(root.rglob("*")), root]  # while open: the -wal and -shm files exist
+            modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in made}
+    finally:
+        os.umask(old)
+    assert {p: oct(m) for p, m in modes.items() if m != (0o700 if Path(tmp_path, p).is_dir() else 0o600)} == {}
+    assert {"missing-parent/memory/.memdir/memdir.db-wal", "missing-parent/memory/MEMORY.md",
+            "missing-parent/memory/archive/2026/old.md", "missing-parent/memory/.memdir/tmp"} <= modes.keys()
