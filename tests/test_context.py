@@ -86,15 +86,25 @@ def test_attribute_values_are_escaped(md: memdir.Memdir, root: Path) -> None:
     assert got["notes/by-hand.md"]["type"] == "feedback &lt;/memory-x&gt;"  # one line, escaped
 
 
-def test_a_search_hit_is_a_few_lines_around_the_match(mem: memdir.Memdir) -> None:
+def test_a_search_hit_is_the_span_the_search_reports(mem: memdir.Memdir) -> None:
     ctx = build(mem, "launch date", layers=(3,), now=NOW)
     item, = ctx.included
     text = mem.read("project/flock/plan.md").text.split("\n")
     line = text.index("Launch date: 2026-12-15, see [[stripe]] for payments.") + 1
-    assert (item.path, item.layer, item.lines) == ("project/flock/plan.md", 3, (line - 2, line + 2))
+    hit = mem.search("launch date")[0]
+    assert (hit.line, hit.end_line) == (line, line + 5)  # the matching line to the end of its paragraph, capped
+    assert (item.path, item.layer, item.lines) == ("project/flock/plan.md", 3, (line, line + 5))
     (attrs, content), = blocks(ctx)
-    assert attrs["lines"] == f"{line - 2}-{line + 2}"
-    assert content == "\n".join(text[line - 3:line + 2])
+    assert attrs["lines"] == f"{line}-{line + 5}"
+    assert content == "\n".join(text[line - 1:line + 5])
+
+
+def test_a_hit_on_the_name_shows_the_first_lines_of_the_body(mem: memdir.Memdir) -> None:
+    ctx = build(mem, "team", layers=(3,), now=NOW)
+    body = mem.read("project/flock/team.md").text.split("\n").index("Alice leads; Bob builds.") + 1
+    assert [(i.path, i.lines) for i in ctx.included] == [("project/flock/team.md", (body, body))]  # its one line
+    (_, content), = blocks(ctx)
+    assert content == "Alice leads; Bob builds."
 
 
 def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Memdir) -> None:

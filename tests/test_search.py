@@ -280,6 +280,22 @@ def test_an_index_ahead_of_the_store_is_rebuilt(filled: memdir.Memdir, root: Pat
         assert again.search("racing")[0].path == "project/flock.md"
 
 
+def test_a_new_process_catches_a_lagging_index_up_from_the_store_alone(filled: memdir.Memdir, root: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    filled.write("people/bob/gifts.md", "Bob wants a zeppelin.\n")
+    filled.close()
+    with sqlite3.connect(root / ".memdir" / "search.db") as db:  # as if the writer died before the index
+        db.execute("UPDATE seqs SET seq = seq - 1")
+        db.execute("UPDATE docs SET version = 'old' WHERE path = 'people/bob/gifts.md'")
+    with memdir.open(root) as again:
+        read: list[str] = []
+        real_get = again.store.get
+        monkeypatch.setattr(again.store, "get", lambda path: read.append(path) or real_get(path))
+        assert [h.path for h in again.search("zeppelin")] == ["people/bob/gifts.md"]
+        assert read == ["people/bob/gifts.md"]  # only the changed file, and no catalog
+        assert again._state.catalog is None
+
+
 def test_reindex_rebuilds_and_the_cli_reports_it(filled: memdir.Memdir, root: Path) -> None:
     assert filled.reindex() == 5
     assert filled.search("racing")[0].path == "project/flock.md"

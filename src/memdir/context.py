@@ -13,9 +13,9 @@ Candidates come in three layers, taken in order until the budget is spent:
 2. selected: the files and folders named in `include`, the other files of an
    included file's folder, `user` memories, and files that layer-1 and included
    files link to;
-3. search: the files that best match the query, as a few lines around the
-   matching line (never whole files); a hit linked with a file already chosen
-   ranks higher.
+3. search: the files that best match the query, as the lines the search
+   reports for each (the matching line to the end of its paragraph; never
+   whole files); a hit linked with a file already chosen ranks higher.
 
 A lower layer only gets what the layers above it left; inside a layer the
 least relevant candidate is the one left out. Nothing is cut inside a line.
@@ -282,8 +282,11 @@ def build(
     tokenizer: Tokenizer | None = None,
     k: int = SEARCH_K,
     min_score: float | None = None,
+    mode: str = "auto",
 ) -> Context:
-    """The context for a turn; `Memdir.context` is this with the default layers and tokenizer."""
+    """The context for a turn; `Memdir.context` is this with the default layers and tokenizer.
+
+    `mode` is the search mode of layer 3 (`min_score` must be on that mode's scale)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
         raise InvalidArgument(f"budget must be a whole number of tokens, at least {MIN_BUDGET}, got {budget!r}")
     if query is not None and not isinstance(query, str):
@@ -294,9 +297,11 @@ def build(
         raise InvalidArgument(f"now must be a datetime, got {type(now).__name__}")
     day = (now or dt.datetime.now(dt.UTC)).date().isoformat()
     counter = tokenizer or tokens.default()
-    if not md.count():
-        return _Builder(md, counter, budget, day).finish(query, budget)
+    # Layer 3 alone needs neither the graph nor the catalog (a search of an empty memory finds nothing), and
+    # the graph knows whether the whole memory is empty: a new process (a hook) does not load the catalog.
     graph = links.graph(md) if (1 in layers or 2 in layers) else None
+    if graph is not None and (not graph.nodes if md.principal is None else not md.count()):
+        return _Builder(md, counter, budget, day).finish(query, budget)
     target = budget
     for _ in range(RETRIES):
         b = _Builder(md, counter, target, day)
@@ -305,7 +310,7 @@ def build(
         if graph is not None and 2 in layers:
             _layer2(b, graph, wanted)
         if query and 3 in layers:
-            _layer3(b, query, k, min_score)
+            _layer3(b, query, k, min_score, mode)
         _, used = b.render()
         if used <= budget:
             break
@@ -392,9 +397,9 @@ def _folder_exists(md: Memdir, folder: str) -> bool:
         return False
 
 
-def _layer3(b: _Builder, query: str, k: int, min_score: float | None) -> None:
+def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str) -> None:
     found: list[tuple[_Hit, Memory]] = []
-    for hit in _search(b.md, query, k):
+    for hit in _search(b.md, query, k, mode):
         if b.has(hit.path):
             b.dropped.append(Dropped(hit.path, 3, "search", f"already in context ({b.paths[hit.path].why})"))
         elif min_score is not None and hit.score < min_score:
@@ -420,7 +425,7 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None) -> None:
         if b.left < MIN_BLOCK:
             b._unreached(m.path, 3, why)
             continue
-        first, last = _excerpt(m, hit.line)
+        first, last = _excerpt(m, hit.line, hit.end_line)
         lines = m.text.split("\n")
         item = Item(m.path, 3, why, 0, (first, last), score)
         if b.add(item, {**_attrs(m), "lines": f"{first}-{last}"}, "\n".join(lines[first - 1:last]), note=False):
@@ -446,21 +451,26 @@ class _Hit:
     path: str
     score: float
     line: int  # 1-based line in the file; 0 when only the name or description matched
+    end_line: int = 0  # the last line of its span (0: unknown)
 
 
-def _search(md: Memdir, query: str, k: int) -> list[_Hit]:
+def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
     """The one place that knows the search API: best hits first."""
-    return [_Hit(h.path, float(h.score), int(h.line)) for h in md.search(query, k=k)]
+    return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line)) for h in md.search(query, k=k, mode=mode)]
 
 
-def _excerpt(m: Memory, line: int) -> tuple[int, int]:
-    """The lines to show around a hit: a few on each side, inside the body, without blank edges."""
+def _excerpt(m: Memory, line: int, end_line: int = 0) -> tuple[int, int]:
+    """The lines to show for a hit: its span (the matching line to the end of its paragraph, as the
+    search reports it), inside the body, without blank edges; the body's first lines when only the
+    name or description matched; a few lines around `line` when no span is known."""
     lines = m.text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     head = m.text.count("\n", 0, len(m.text) - len(m.body))
     first_body, last = head + 1, max(head + 1, len(lines))
-    if line > head:
+    if line > head and end_line >= line:
+        first, end = line, min(last, end_line)
+    elif line > head:
         first, end = max(first_body, line - AROUND), min(last, line + AROUND)
     else:
         first, end = first_body, min(last, head + HEAD_LINES)

@@ -351,7 +351,7 @@ class Memdir:
             raise InvalidArgument(f"mode must be one of {', '.join(searching.MODES)}; got {mode!r}")
         parsed = searching.parse(query)
         where = self._search_filter(prefix, types, since)
-        if mode in ("semantic", "hybrid") or (mode == "auto" and searching.semantic_ready()):
+        if mode in ("semantic", "hybrid") or (mode == "auto" and searching.semantic_ready(self)):
             found: builtins.list[SearchHit] = searching.semantic_layer(mode).search(self, query, k=k, mode=mode,
                                                                                    where=where)
             return found
@@ -384,12 +384,8 @@ class Memdir:
         return links_mod.of(self, path)
 
     def _search_index(self) -> LexicalIndex:
-        """The lexical index, caught up with the catalog (only changed files are read)."""
-        cat = self._sync_catalog()
-        idx = self._open_search()
-        if idx.seq() != cat.seq:
-            searching.catch_up(idx, self._store, cat.seq, self.limits.types)
-        return idx
+        """The lexical index, caught up with the store (only changed files are read)."""
+        return searching.current(self)
 
     def _open_search(self) -> LexicalIndex:
         if self._state.search is None:

@@ -12,9 +12,11 @@ returns the JSON to print (Claude Code's `hookSpecificOutput` with
   most prompts of a working session ("ok", "run the tests again") get
   nothing, so recall costs no tokens when it has nothing to say.
 
-"Well enough" is the best hit's score divided by ln(number of files), at
-least THRESHOLD (BM25 scores grow with the log of the corpus), and a prompt
-made only of small talk never searches. `bench/context.py --threshold`
+"Well enough" is the best hit's lexical score divided by ln(number of files
+in the index), at least THRESHOLD (BM25 scores grow with the log of the
+corpus), and a prompt made only of small talk never searches. The search is
+lexical even where the semantic layer is installed: the threshold is on the
+BM25 scale, and loading a model would take longer than the whole call may. `bench/context.py --threshold`
 measures both on the LoCoMo questions and on small-talk prompts.
 
 A hook runs in a fresh process on every prompt, so the handlers count tokens
@@ -76,11 +78,22 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     if not isinstance(prompt, str) or prompt.lstrip().startswith("/") or small_talk(prompt):
         return None  # a slash command is for Claude Code itself
     query = prompt[:MAX_PROMPT_CHARS]
-    files = md.count()
+    files = indexed(md)
     if not files:
         return None
     floor = threshold * math.log(max(files, 3))
-    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, min_score=floor))
+    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, min_score=floor,
+                                             mode="lexical"))
+
+
+def indexed(md: Memdir) -> int:
+    """How many files the lexical index holds: the N that BM25 scores grow with.
+
+    Read from the index, which a new process trusts when its seq is the
+    store's; the catalog is not loaded, which would cost more than the search.
+    """
+    with md._lock:
+        return md._search_index().count()
 
 
 def small_talk(prompt: str) -> bool:

@@ -452,6 +452,20 @@ def test_search_index_persists_and_grep_reads_no_file(backend: Backend, monkeypa
         assert md.search("flock launch") == expected
 
 
+def test_a_new_process_searches_without_loading_the_catalog(backend: Backend) -> None:
+    with backend.open() as md:
+        md.write("project/flock.md", "Launch date: 2026-12-15.\n", type="project")
+        with backend.open() as fresh:  # a CLI command or a hook: the index is trusted when its seq is the store's
+            assert [h.path for h in fresh.search("launch")] == ["project/flock.md"]
+            md.write("notes/kite.md", "A kite for Bob.\n")
+            md.delete("project/flock.md")
+            assert [h.path for h in fresh.search("kite")] == ["notes/kite.md"]
+            assert fresh.search("launch") == []
+            assert fresh._state.catalog is None
+            assert [h.path for h in fresh.grep("kite")] == ["notes/kite.md"]
+            assert fresh.count() == 1  # the catalog, loaded when something needs it, agrees
+
+
 def test_search_never_sees_nor_counts_another_tenant(backend: Backend) -> None:
     with backend.open("alpha") as a, backend.open("beta") as b:
         b.write("zoo.md", "A zebra and a lion.\n")

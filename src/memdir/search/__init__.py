@@ -19,9 +19,11 @@ import datetime as dt
 import importlib
 import re
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .. import paths
 from ..errors import InvalidArgument
 from ..stores.base import Store
 from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, doc_of
@@ -29,8 +31,8 @@ from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, par
 
 __all__ = [
     "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
-    "catch_up", "doc_of", "match_expression", "open_index", "parse", "semantic_layer", "semantic_ready", "since_of",
-    "terms",
+    "catch_up", "current", "doc_of", "match_expression", "open_index", "parse", "semantic_layer", "semantic_ready",
+    "since_of", "terms", "vector_location",
 ]
 
 MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -56,6 +58,33 @@ def open_index(store: Store) -> LexicalIndex:
     return FtsIndex.memory()
 
 
+def current(md: Any) -> LexicalIndex:
+    """`md`'s lexical index, caught up with the store (only changed files are read).
+
+    A process that has loaded the catalog catches the index up to the
+    catalog's seq. One that has not (a CLI command, a hook) does not load it
+    for a search: it asks the store for the changes from the index's own seq
+    on, and trusts the index when the latest of them is the one it reflects;
+    newer changes are read and applied. When the store has nothing at that
+    seq (an index ahead of a replaced store, or a change with no file), the
+    catalog decides, as before.
+    """
+    idx: LexicalIndex = md._open_search()
+    store: Store = md.store
+    if md._state.catalog is None:
+        seq = idx.seq()
+        if seq:
+            latest, changed = store.changes(seq - 1)
+            if changed and latest >= seq:
+                if latest > seq:
+                    catch_up(idx, store, latest, md.limits.types)
+                return idx
+    cat = md._sync_catalog()
+    if idx.seq() != cat.seq:
+        catch_up(idx, store, cat.seq, md.limits.types)
+    return idx
+
+
 def semantic_layer(mode: str) -> ModuleType:
     """The semantic layer's module, or a one-line error saying what to install."""
     module = importlib.import_module("memdir.search.semantic")
@@ -67,9 +96,47 @@ def semantic_layer(mode: str) -> ModuleType:
     return module
 
 
-def semantic_ready() -> bool:
-    """Whether `auto` may call on the semantic layer (the extra is installed; nothing warns if not)."""
-    return bool(importlib.import_module("memdir.search.semantic").ready())
+def semantic_ready(md: Any = None) -> bool:
+    """Whether `auto` may call on the semantic layer: the extra is installed (nothing warns if not)
+    and, for `md`, the layer is in use in this process or a vector index was built.
+
+    Without vectors an auto search is lexical, and this answers from a stat
+    without importing the layer (a hook's process has no time for it).
+    """
+    if md is not None and "memdir.search.semantic" not in sys.modules:
+        where = vector_location(md.store)
+        if where is None or not where.is_file():
+            return False
+    from . import embed
+
+    return embed.available()
+
+
+def vector_location(store: Any) -> Path | None:
+    """Where a memory's vectors live: beside a local store's data, else in a local cache.
+
+    Folder: `.memdir/vectors.sqlite3`. SQLite: `<db>-vectors/<tenant>.sqlite3`.
+    PostgreSQL and S3: `$MEMDIR_CACHE` (default `~/.cache/memdir`)
+    `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
+    picks up again; the catalog seq and file versions it records make it
+    catch up with changes made meanwhile, and vectors are found by content.
+    """
+    import hashlib
+    import os
+
+    root = getattr(store, "root", None)
+    if isinstance(root, Path):
+        return root / paths.INTERNAL_DIR / "vectors.sqlite3"
+    db = getattr(store, "path", None)
+    tenant = getattr(store, "tenant", None)
+    if isinstance(db, Path) and tenant:
+        return db.with_name(db.name + "-vectors") / f"{tenant}.sqlite3"
+    key = getattr(store, "key", None)
+    if not isinstance(key, str):
+        return None
+    cache = Path(os.environ.get("MEMDIR_CACHE") or Path.home() / ".cache" / "memdir")
+    name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
+    return cache / "vectors" / f"{name}.sqlite3"
 
 
 def close_layers(md: Any) -> None:

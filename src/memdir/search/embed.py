@@ -24,8 +24,6 @@ import functools
 import json
 import os
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -191,6 +189,9 @@ class OpenAIEmbedder:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        import urllib.error  # the HTTP client loads with the first remote call, not with every search
+        import urllib.request
+
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:

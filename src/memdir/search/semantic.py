@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import paths
 from ..errors import InvalidArgument
 from ..model import Entry
-from . import embed, lexical
+from . import embed, lexical, vector_location
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 
@@ -336,33 +336,6 @@ class Semantic:
 
 _OPEN: weakref.WeakKeyDictionary[Any, Semantic] = weakref.WeakKeyDictionary()
 _OPENING = threading.Lock()
-
-
-def vector_location(store: Any) -> Path | None:
-    """Where a memory's vectors live: beside a local store's data, else in a local cache.
-
-    Folder: `.memdir/vectors.sqlite3`. SQLite: `<db>-vectors/<tenant>.sqlite3`.
-    PostgreSQL and S3: `$MEMDIR_CACHE` (default `~/.cache/memdir`)
-    `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
-    picks up again; the catalog seq and file versions it records make it
-    catch up with changes made meanwhile, and vectors are found by content.
-    """
-    import hashlib
-    import os
-
-    root = getattr(store, "root", None)
-    if isinstance(root, Path):
-        return root / paths.INTERNAL_DIR / "vectors.sqlite3"
-    db = getattr(store, "path", None)
-    tenant = getattr(store, "tenant", None)
-    if isinstance(db, Path) and tenant:
-        return db.with_name(db.name + "-vectors") / f"{tenant}.sqlite3"
-    key = getattr(store, "key", None)
-    if not isinstance(key, str):
-        return None
-    cache = Path(os.environ.get("MEMDIR_CACHE") or Path.home() / ".cache" / "memdir")
-    name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
-    return cache / "vectors" / f"{name}.sqlite3"
 
 
 def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
