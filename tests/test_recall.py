@@ -1,6 +1,7 @@
 """Claude Code hook handlers, fed the JSON Claude Code sends (recorded payloads of each event)."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,6 +67,18 @@ def test_a_prompt_that_memory_knows_about_gets_lines_of_it(mem: memdir.Memdir) -
     assert 'path="reference/stripe.md"' in text
     assert "gardening" not in text and 'path="MEMORY.md"' not in text  # search only, and only what matches
     assert memdir.tokens.estimate(text) <= recall.PROMPT_BUDGET
+
+
+def test_a_new_process_answers_both_events_without_loading_the_catalog(mem: memdir.Memdir, root: Path) -> None:
+    mem.search("warm")  # a memory in use: its search index and link snapshot are on disk
+    mem.context()
+    expected = {e: f(mem, p) for e, f, p in (("start", recall.session_start, SESSION_START),
+                                           ("prompt", recall.user_prompt_submit, USER_PROMPT_SUBMIT))}
+    with memdir.open(root) as fresh:  # as `memdir hook claude-code` does, once per event
+        assert recall.session_start(fresh, SESSION_START) == expected["start"]
+        assert recall.user_prompt_submit(fresh, USER_PROMPT_SUBMIT) == expected["prompt"]
+        assert fresh._state.catalog is None  # the index and the graph answer from what they persisted
+        assert recall.indexed(fresh) == 24  # the N of the threshold, from the index
 
 
 @pytest.mark.parametrize("prompt", ["thanks!", "ok, go ahead", "yes please", "looks good to me", "/clear",
