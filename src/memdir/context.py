@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -499,6 +498,8 @@ def _attrs(m: Memory) -> dict[str, str]:
 
 
 def _render(attrs: dict[str, str], content: str, tag: str) -> str:
+    import html  # here, not at the top: every process imports this module, few render a context
+
     shown = " ".join(f'{k}="{html.escape(" ".join(v.split()), quote=True)}"' for k, v in attrs.items())
     return f"<{tag} {shown}>\n{content}\n</{tag}>"
 
