@@ -466,6 +466,14 @@ def test_a_new_process_searches_without_loading_the_catalog(backend: Backend) ->
             assert fresh.count() == 1  # the catalog, loaded when something needs it, agrees
 
 
+def test_grep_literals_with_like_wildcards_are_matched_as_written_on_every_backend(memory: memdir.Memdir) -> None:
+    memory.write("odd.md", "Progress: 100%_DONE in C:\\Temp\\x.\nProgress: 100 percent done.\n")
+    assert [h.text for h in memory.grep("100%_done in c:\\temp\\x", fixed=True)] == ["Progress: 100%_DONE in C:\\Temp\\x."]
+    assert [h.path for h in memory.grep("100%_done", fixed=True)] == ["odd.md"]
+    assert memory.grep("100x_done", fixed=True) == []  # % and _ are literal characters, not wildcards
+    assert memory.grep("100%_DONE", fixed=True, ignore_case=False)[0].path == "odd.md"
+
+
 def test_search_never_sees_nor_counts_another_tenant(backend: Backend) -> None:
     with backend.open("alpha") as a, backend.open("beta") as b:
         b.write("zoo.md", "A zebra and a lion.\n")

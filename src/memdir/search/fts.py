@@ -264,10 +264,13 @@ class FtsIndex:
 
     def texts(self, where: Filter, needles: Sequence[Sequence[str]], ignore_case: bool) -> Iterator[tuple[str, str]]:
         cond, args = self._where(where)
-        subject = "lower(d.text)" if ignore_case else "d.text"
         for group in needles:
-            cond += " AND (" + " OR ".join(f"instr({subject}, ?) > 0" for _ in group) + ")"
-            args += group
+            if ignore_case:  # the needles are ASCII then, and LIKE folds ASCII case without a lowered copy of each text
+                cond += " AND (" + " OR ".join("d.text LIKE ? ESCAPE '\\'" for _ in group) + ")"
+                args += ["%" + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for n in group]
+            else:
+                cond += " AND (" + " OR ".join("instr(d.text, ?) > 0" for _ in group) + ")"
+                args += group
         yield from ((str(p), str(t)) for p, t in self._rows(
             f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
 
