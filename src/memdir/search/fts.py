@@ -71,8 +71,12 @@ class FtsIndex:
         for attempt in (1, 2):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # private; -wal and -shm follow its mode
-                os.chmod(path, 0o600)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)  # private; -wal and -shm follow its mode
+                try:
+                    if os.fstat(fd).st_mode & 0o777 != 0o600:  # a chmod is a metadata write: only when needed
+                        os.fchmod(fd, 0o600)
+                finally:
+                    os.close(fd)
                 db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
             except (OSError, sqlite3.Error):
                 return cls.memory()
