@@ -258,10 +258,7 @@ class Page:
         except Redirect as r:
             response = RedirectResponse(r.url, 303)
         except errors.MemdirError as e:
-            from .http import STATUS
-
-            status = next((s for cls, s in STATUS.items() if isinstance(e, cls)), 400)
-            response = await run_in_threadpool(view.render, "error.html", status, message=e.message,
+            response = await run_in_threadpool(view.render, "error.html", _status(e), message=e.message,
                                                title=type(e).__name__)
         except Exception as e:  # a bug or a failing backend: one line on the page, the trace in the log
             logger.exception("%s %s failed", request.method, request.url.path)
@@ -472,7 +469,7 @@ def save(v: View) -> Response:
         if metadata_only:
             v.flash(e.message, "error")
             raise Redirect(webtext.file_url(path)) from None
-        return v.render("edit.html", 400 if not isinstance(e, errors.LimitExceeded) else 413, m=None, path=path,
+        return v.render("edit.html", _status(e), m=None, path=path,
                         version=version, values=values, types=_types(v.md, values["type"]), error=e.message,
                         conflict=None, creating=False, crumbs=_crumbs(paths.parent(path)))
     v.flash(f"Saved {m.path}." if m.change != "unchanged" else f"No change to {m.path}: it already says that.")
@@ -505,8 +502,7 @@ def create(v: View) -> Response:
         m = v.md.write(path, values["body"], name=values["name"], description=values["description"],
                        type=values["type"], tags=_tags(values["tags"]), expect=None)
     except errors.MemdirError as e:
-        status = 409 if isinstance(e, errors.Conflict) else 400
-        return v.render("edit.html", status, m=None, path="", version="", values=values,
+        return v.render("edit.html", _status(e), m=None, path="", version="", values=values,
                         types=_types(v.md, values["type"]), error=e.message, conflict=None, creating=True,
                         crumbs=_crumbs(paths.parent(raw) if "/" in raw else ""))
     v.flash(f"Created {m.path}.")
@@ -668,6 +664,13 @@ def pictures_view(v: View) -> Response:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _status(e: errors.MemdirError) -> int:
+    """The HTTP status the API gives the same refusal."""
+    from .http import STATUS
+
+    return next((s for cls, s in STATUS.items() if isinstance(e, cls)), 400)
 
 
 def _number(text: str, default: int) -> int:
