@@ -353,12 +353,12 @@ class Page:
                     self.sessions.drop(session.id)  # a new id on login: a session id seen before it is worth nothing
                     session = self.sessions.new(principal)
                     safe = nxt if nxt.startswith("/") and not nxt.startswith("//") else "/"
-                    response = RedirectResponse(safe, 303)
-                    self._cookie(response, request, session.id)
-                    return self._headers(response)
+                    moved = RedirectResponse(safe, 303)
+                    self._cookie(moved, request, session.id)
+                    return self._headers(moved)
         html = self.env.get_template("login.html").render(
             view=None, csrf=session.csrf, principal=None, login=self.principals.required, flashes=[],
-            path=request.url.path, next=nxt, error=error, needed=self.principals.required)
+            here=request.url.path, me="", next=nxt, error=error, needed=self.principals.required)
         response = HTMLResponse(html, status_code=status)
         if fresh or request.method == "POST":
             self._cookie(response, request, session.id)
