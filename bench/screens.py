@@ -30,8 +30,8 @@ CHROMIUM = os.environ.get("MEMDIR_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 TOKEN = "screens-token-0123456789abcdef"
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-MAX_HEIGHT = {"desktop": 1500, "phone": 2200}
+SIZES = {"desktop": {"width": 1200, "height": 800}, "phone": {"width": 390, "height": 844}}
+MAX_HEIGHT = {"desktop": 1000, "phone": 1400}
 TODAY = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 PROFILE = """# Alice
@@ -69,39 +69,17 @@ def clock(when: dt.datetime) -> Iterator[None]:
         model.now_stamp = real  # type: ignore[assignment]
 
 
+def at(back: int, hour: int) -> dt.datetime:
+    """`back` days ago at `hour` UTC, but never later than a few minutes ago."""
+    day = (TODAY - dt.timedelta(days=back)).replace(hour=hour, minute=7, second=0)
+    return min(day, TODAY - dt.timedelta(minutes=30 - hour))
+
+
 def seed(root: str) -> None:
     person = memdir.open(root, actor="alice")
     claude = memdir.open(root, actor="mcp:claude-code")
     bot = memdir.open(root, actor="http:support-bot")
-    writers = [person, claude, bot]
-    for back in range(13, -1, -1):
-        day = TODAY - dt.timedelta(days=back)
-        with clock(day.replace(hour=9)):
-            claude.write(f"project/notes/standup-{back:02d}.md", f"Standup notes, {day:%Y-%m-%d}: shipped the depot importer.\n",
-                         type="project", description=f"standup on {day:%Y-%m-%d}")
-        if back % 3 == 0:
-            with clock(day.replace(hour=14)):
-                bot.append("reference/support-faq.md", f"Customer asked about refunds on {day:%Y-%m-%d}; pointed to the policy page.")
-        if back % 4 == 1:
-            with clock(day.replace(hour=17)):
-                person.write(f"user/reading-{back}.md", f"Finished chapter {14 - back} of *Designing Data-Intensive Applications*.\n",
-                             type="user", description=f"reading log: chapter {14 - back}")
-        if back % 7 == 0 or back < 6:
-            with clock(day.replace(hour=22)):
-                text = (f"The team worked on Flock's depot importer and on support questions about refunds. "
-                        f"Alice reviewed two pull requests on {day:%Y-%m-%d}.")
-                person.write(f"diary/{day:%Y-%m-%d}.md", text + "\n", type="diary", description=text)
-        with clock(day.replace(hour=18)):
-            claude.capture(f"session-{back}", [{"role": "user", "content": f"Plan the depot importer, day {back}"},
-                                                {"role": "assistant", "content": "Split it into parse, validate and load steps."}],
-                           at=day.replace(hour=18))
-    with clock(TODAY - dt.timedelta(days=1)):
-        claude.capture("broken-hook", [], at=TODAY - dt.timedelta(days=1))
-    week = TODAY.isocalendar()
-    with clock(TODAY.replace(hour=23) - dt.timedelta(days=1)):
-        person.write(f"diary/{week.year}-W{week.week - 1:02d}.md", "A week of importer work; refunds were the top support topic.\n",
-                     type="diary", description="A week of importer work; refunds were the top support topic.")
-    with clock(TODAY - dt.timedelta(days=10)):
+    with clock(at(13, 8)):
         person.write("user/profile.md", PROFILE, type="user", description="Alice: data engineer, prefers Python and short answers")
         person.write("feedback/no-dark-themes.md", "Never propose dark themes.\n\n**Why:** the user corrected this twice.\n"
                      "**How to apply:** any UI, slide or chart the agent generates.\n",
@@ -109,17 +87,42 @@ def seed(root: str) -> None:
         claude.write("reference/stripe-webhooks.md", "Stripe signs every webhook; verify with the endpoint secret.\n"
                      "Failed deliveries are retried for up to 3 days.\n", type="reference", name="stripe webhooks",
                      description="Stripe webhooks: verify signatures, retry for 3 days")
-    with clock(TODAY - dt.timedelta(days=2)):
+        claude.write("project/standups.md", "# Standups\n\n", type="project", description="Daily standup notes for Flock")
+    for back in range(13, -1, -1):
+        day = TODAY - dt.timedelta(days=back)
+        with clock(at(back, 9)):
+            claude.append("project/standups.md", f"Shipped part {14 - back} of the depot importer.")
+        if back % 3 == 0:
+            with clock(at(back, 11)):
+                bot.append("reference/support-faq.md", "A customer asked about refunds; pointed to the policy page.")
+        if back % 4 == 1:
+            with clock(at(back, 12)):
+                person.append("user/reading-log.md", f"Finished chapter {14 - back} of Designing Data-Intensive Applications.")
+        if back % 2 == 0:
+            with clock(at(back, 10)):
+                claude.capture(f"session-{back}", [
+                    {"role": "user", "content": f"Plan part {14 - back} of the depot importer"},
+                    {"role": "assistant", "content": "Split it into parse, validate and load steps."}], at=at(back, 10))
+        if 0 < back < 7:
+            with clock(at(back, 13)):
+                text = (f"Worked on part {14 - back} of Flock's depot importer; support questions were about refunds.")
+                person.write(f"diary/{day:%Y-%m-%d}.md", text + "\n", type="diary", description=text)
+    with clock(at(1, 14)):
+        claude.capture("broken-hook", [], at=at(1, 14))
+        week = (TODAY - dt.timedelta(days=7)).isocalendar()
+        text = "A week of importer work; refunds were the top support topic."
+        person.write(f"diary/{week.year}-W{week.week:02d}.md", text + "\n", type="diary", description=text)
+    with clock(at(2, 15)):
         claude.write("project/flock.md", FLOCK.replace("2026-12-15", "2026-12-01"), type="project",
                      description="Flock: route planner; launch on 2026-12-01", tags=["launch", "vans"])
         claude.write("feedback/tests-first.md", "Start every bug fix with a failing test.\n", type="feedback",
                      description="Write the failing test before the fix")
-    with clock(TODAY - dt.timedelta(hours=3)):
+    with clock(at(0, 10)):
         person.write("project/flock.md", FLOCK, type="project", description="Flock: route planner; launch on 2026-12-15",
                      tags=["launch", "vans"])
     claude.write("project/flock-risks.md", "Risks for the [[Flock]] launch: depot data is late; Stripe keys rotate on 2026-12-10.\n",
                  type="project", description="Flock launch risks")
-    for md in writers:
+    for md in (person, claude, bot):
         md.close()
 
 
