@@ -239,3 +239,24 @@ def test_memdir_ui_serves_the_page_and_opens_it_in_the_browser(root: Path, tmp_p
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_version_from_the_history_can_be_restored_and_the_feed_filters(root: Path) -> None:
+    agent = memdir.open(root, actor="mcp:claude")
+    agent.write("project/flock.md", "Flock launches on 2026-11-01.\n")
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        _, _, html = b.get("/ui/history/project/flock.md")
+        [first, second] = [int(s) for s in re.findall(r'name="a" value="(\d+)"', html)][::-1]
+        assert f"From the version after #{first} to the version after #{second}" in html
+        version = agent.read("project/flock.md").version
+        status, url, html = b.post("/ui/restore/project/flock.md", {"seq": str(first), "version": version})
+        assert url == srv.url + "/ui/file/project/flock.md" and f"as it was after change #{first}" in html
+        assert agent.read("project/flock.md").body.startswith("Flock launches on 2026-12-15;")
+        status, _, html = b.post("/ui/restore/project/flock.md", {"seq": str(first), "version": version})
+        assert "changed since it was read" in html  # a stale page restores nothing
+        _, _, html = b.get("/ui/changes?actor=mcp%3Aclaude&since=today")
+        assert re.findall(r'<span class="seq">#(\d+)</span>', html) == [str(second)]
+        _, _, html = b.get("/ui/changes?path=reference")
+        assert "reference/stripe-webhooks.md" in html and "project/flock.md</a>" not in html
+    agent.close()

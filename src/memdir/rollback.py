@@ -37,8 +37,10 @@ def selected(md: Memdir, seqs: Iterable[int]) -> list[Record]:
     if len(wanted) > MAX_SELECTION:
         raise InvalidArgument(f"{len(wanted)} changes selected; undo at most {MAX_SELECTION} at once")
     low = min(wanted)
+    newest = md.history(limit=1)
+    span = newest[0].seq - low + 1 if newest else 0  # no more records than seqs from `low` on: read only those
     found = []
-    for rec in md.history():  # newest first
+    for rec in md.history(limit=max(1, span)):  # newest first
         if rec.seq < low:
             break
         if rec.seq in wanted:

@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from . import errors, model, paths, pictures, rollback, webtext
+from . import dates, errors, model, paths, pictures, rollback, webtext
 from .auth import Memories, Principal, Principals
 from .memdir import Memdir, Op
 from .stores.base import Record
@@ -54,6 +54,7 @@ MAX_SESSIONS = 10_000  # the oldest go first past this
 MAX_FORM = 1024 * 1024  # bytes of a form at most (a memory is far smaller)
 FEED_PAGE = 50
 HISTORY_LIMIT = 200
+JOURNAL_SCAN = 5000  # journal records the feed reads at most per request
 STATIC = {"memdir.css": "text/css; charset=utf-8", "memdir.js": "text/javascript; charset=utf-8"}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
@@ -566,23 +567,23 @@ def _changes_of(md: Memdir, records: list[Record]) -> list[Change]:
 
 
 def _since(value: str) -> str | None:
+    """The first journal time a `since` choice lets in (stamps compare as text)."""
     if not value:
         return None
     if value == "today":
         return dt.datetime.now(dt.UTC).date().isoformat()
-    return value
+    return dates.stamp(dates.parse_when(value))
 
 
 def changes(v: View) -> Response:
+    """The feed: the newest changes (at most `JOURNAL_SCAN` are read), filtered by actor, time and path."""
     actor, since, prefix = v.arg("actor"), v.arg("since"), v.arg("path")
     before = _number(v.arg("before"), 0)
     filtered = bool(actor or since or prefix)
-    if since or prefix:
-        records = v.md.changes(_since(since), prefix=prefix)
-    else:
-        records = v.md.history(limit=rollback.MAX_SELECTION if actor else FEED_PAGE + (before and 10 * FEED_PAGE))
-    if actor:
-        records = [r for r in records if r.actor == actor]
+    lo, where = _since(since), paths.folder(prefix) if prefix and not prefix.endswith(".md") else prefix
+    scanned = v.md.history(limit=JOURNAL_SCAN if filtered or before else FEED_PAGE + 1)
+    records = [r for r in scanned if (not actor or r.actor == actor) and (lo is None or r.time >= lo)
+               and (not where or r.path.startswith(where) or (r.dest or "").startswith(where))]
     selection = [r.seq for r in records]
     if before:
         records = [r for r in records if r.seq < before]
@@ -591,7 +592,8 @@ def changes(v: View) -> Response:
     return v.render("changes.html", items=_changes_of(v.md, page), actor=actor, since=since, prefix=prefix,
                     actors=actors, filtered=filtered, selection=selection[:rollback.MAX_SELECTION],
                     too_many=len(selection) > rollback.MAX_SELECTION,
-                    more=page[-1].seq if len(records) > FEED_PAGE else None, query=v.request.url.query)
+                    more=page[-1].seq if len(records) > FEED_PAGE else None, query=v.request.url.query,
+                    capped=len(scanned) == JOURNAL_SCAN, scan=JOURNAL_SCAN)
 
 
 def history(v: View) -> Response:
