@@ -76,52 +76,61 @@ def at(back: int, hour: int) -> dt.datetime:
 
 
 def seed(root: str) -> None:
+    """Two weeks of changes, made in time order (so the journal's order and its clock agree)."""
     person = memdir.open(root, actor="alice")
     claude = memdir.open(root, actor="mcp:claude-code")
     bot = memdir.open(root, actor="http:support-bot")
-    with clock(at(13, 8)):
-        person.write("user/profile.md", PROFILE, type="user", description="Alice: data engineer, prefers Python and short answers")
-        person.write("feedback/no-dark-themes.md", "Never propose dark themes.\n\n**Why:** the user corrected this twice.\n"
-                     "**How to apply:** any UI, slide or chart the agent generates.\n",
-                     type="feedback", description="NEVER use dark themes in generated UI; user finds them unreadable")
-        claude.write("reference/stripe-webhooks.md", "Stripe signs every webhook; verify with the endpoint secret.\n"
-                     "Failed deliveries are retried for up to 3 days.\n", type="reference", name="stripe webhooks",
-                     description="Stripe webhooks: verify signatures, retry for 3 days")
-        claude.write("project/standups.md", "# Standups\n\n", type="project", description="Daily standup notes for Flock")
+    steps: list[tuple[dt.datetime, Any]] = []
+
+    def step(when: dt.datetime, action: Any) -> None:
+        steps.append((when, action))
+
+    step(at(13, 8), lambda: person.write("user/profile.md", PROFILE, type="user",
+                                         description="Alice: data engineer, prefers Python and short answers"))
+    step(at(13, 8), lambda: person.write(
+        "feedback/no-dark-themes.md", "Never propose dark themes.\n\n**Why:** the user corrected this twice.\n"
+        "**How to apply:** any UI, slide or chart the agent generates.\n",
+        type="feedback", description="NEVER use dark themes in generated UI; user finds them unreadable"))
+    step(at(13, 8), lambda: claude.write(
+        "reference/stripe-webhooks.md", "Stripe signs every webhook; verify with the endpoint secret.\n"
+        "Failed deliveries are retried for up to 3 days.\n", type="reference", name="stripe webhooks",
+        description="Stripe webhooks: verify signatures, retry for 3 days"))
+    step(at(13, 8), lambda: claude.write("project/standups.md", "# Standups\n\n", type="project",
+                                         description="Daily standup notes for Flock"))
     for back in range(13, -1, -1):
         day = TODAY - dt.timedelta(days=back)
-        with clock(at(back, 9)):
-            claude.append("project/standups.md", f"Shipped part {14 - back} of the depot importer.")
+        step(at(back, 9), lambda n=14 - back: claude.append("project/standups.md", f"Shipped part {n} of the depot importer."))
         if back % 3 == 0:
-            with clock(at(back, 11)):
-                bot.append("reference/support-faq.md", "A customer asked about refunds; pointed to the policy page.")
+            step(at(back, 11), lambda: bot.append("reference/support-faq.md",
+                                                  "A customer asked about refunds; pointed to the policy page."))
         if back % 4 == 1:
-            with clock(at(back, 12)):
-                person.append("user/reading-log.md", f"Finished chapter {14 - back} of Designing Data-Intensive Applications.")
+            step(at(back, 12), lambda n=14 - back: person.append(
+                "user/reading-log.md", f"Finished chapter {n} of Designing Data-Intensive Applications."))
         if back % 2 == 0:
-            with clock(at(back, 10)):
-                claude.capture(f"session-{back}", [
-                    {"role": "user", "content": f"Plan part {14 - back} of the depot importer"},
-                    {"role": "assistant", "content": "Split it into parse, validate and load steps."}], at=at(back, 10))
+            step(at(back, 10), lambda b=back: claude.capture(f"session-{b}", [
+                {"role": "user", "content": f"Plan part {14 - b} of the depot importer"},
+                {"role": "assistant", "content": "Split it into parse, validate and load steps."}], at=at(b, 10)))
         if 0 < back < 7:
-            with clock(at(back, 13)):
-                text = (f"Worked on part {14 - back} of Flock's depot importer; support questions were about refunds.")
-                person.write(f"diary/{day:%Y-%m-%d}.md", text + "\n", type="diary", description=text)
-    with clock(at(1, 14)):
-        claude.capture("broken-hook", [], at=at(1, 14))
-        week = (TODAY - dt.timedelta(days=7)).isocalendar()
-        text = "A week of importer work; refunds were the top support topic."
-        person.write(f"diary/{week.year}-W{week.week:02d}.md", text + "\n", type="diary", description=text)
-    with clock(at(2, 15)):
-        claude.write("project/flock.md", FLOCK.replace("2026-12-15", "2026-12-01"), type="project",
-                     description="Flock: route planner; launch on 2026-12-01", tags=["launch", "vans"])
-        claude.write("feedback/tests-first.md", "Start every bug fix with a failing test.\n", type="feedback",
-                     description="Write the failing test before the fix")
-    with clock(at(0, 10)):
-        person.write("project/flock.md", FLOCK, type="project", description="Flock: route planner; launch on 2026-12-15",
-                     tags=["launch", "vans"])
-    claude.write("project/flock-risks.md", "Risks for the [[Flock]] launch: depot data is late; Stripe keys rotate on 2026-12-10.\n",
-                 type="project", description="Flock launch risks")
+            text = f"Worked on part {14 - back} of Flock's depot importer; support questions were about refunds."
+            step(at(back, 13), lambda d=day, t=text: person.write(f"diary/{d:%Y-%m-%d}.md", t + "\n", type="diary",
+                                                                  description=t))
+    week = (TODAY - dt.timedelta(days=7)).isocalendar()
+    summary = "A week of importer work; refunds were the top support topic."
+    step(at(1, 14), lambda: claude.capture("broken-hook", [], at=at(1, 14)))
+    step(at(1, 14), lambda: person.write(f"diary/{week.year}-W{week.week:02d}.md", summary + "\n", type="diary",
+                                         description=summary))
+    step(at(2, 15), lambda: claude.write("project/flock.md", FLOCK.replace("2026-12-15", "2026-12-01"), type="project",
+                                         description="Flock: route planner; launch on 2026-12-01", tags=["launch", "vans"]))
+    step(at(2, 15), lambda: claude.write("feedback/tests-first.md", "Start every bug fix with a failing test.\n",
+                                         type="feedback", description="Write the failing test before the fix"))
+    step(at(0, 10), lambda: person.write("project/flock.md", FLOCK, type="project",
+                                         description="Flock: route planner; launch on 2026-12-15", tags=["launch", "vans"]))
+    step(TODAY, lambda: claude.write(
+        "project/flock-risks.md", "Risks for the [[Flock]] launch: depot data is late; Stripe keys rotate on 2026-12-10.\n",
+        type="project", description="Flock launch risks"))
+    for when, action in sorted(steps, key=lambda s: s[0]):  # stable: same-time steps keep their order
+        with clock(when):
+            action()
     for md in (person, claude, bot):
         md.close()
 

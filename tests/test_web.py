@@ -260,3 +260,10 @@ def test_a_version_from_the_history_can_be_restored_and_the_feed_filters(root: P
         _, _, html = b.get("/ui/changes?path=reference")
         assert "reference/stripe-webhooks.md" in html and "project/flock.md</a>" not in html
     agent.close()
+
+
+def test_after_a_form_the_page_goes_only_to_its_own_paths() -> None:
+    from memdir.web import local
+
+    assert [local(u) for u in ["/ui/changes?actor=a", "//evil.example", "/\t/evil.example", "/\\evil", "https://x"]] == [
+        "/ui/changes?actor=a", "/", "/", "/", "/"]

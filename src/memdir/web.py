@@ -21,6 +21,7 @@ import copy
 import datetime as dt
 import hmac
 import logging
+import re
 import secrets
 import threading
 import time
@@ -150,11 +151,16 @@ class View:
 
     def back(self, default: str = "/") -> str:
         """Where to go after a POST: the form's `next`, if it is a path of this site."""
-        nxt = self.arg("next")
-        return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else default
+        return local(self.arg("next"), default)
 
 
 Handler = Callable[[View], Response]
+_LOCAL = re.compile(r"/(?:[^/\\\s\x00-\x1f\x7f][^\\\s\x00-\x1f\x7f]*)?")
+
+
+def local(url: str, default: str = "/") -> str:
+    """`url` if it is a path on this site (never `//host`, a backslash or a control character a browser drops)."""
+    return url if _LOCAL.fullmatch(url) else default
 
 
 class Page:
@@ -353,8 +359,7 @@ class Page:
                 else:
                     self.sessions.drop(session.id)  # a new id on login: a session id seen before it is worth nothing
                     session = self.sessions.new(principal)
-                    safe = nxt if nxt.startswith("/") and not nxt.startswith("//") else "/"
-                    moved = RedirectResponse(safe, 303)
+                    moved = RedirectResponse(local(nxt), 303)
                     self._cookie(moved, request, session.id)
                     return self._headers(moved)
         html = self.env.get_template("login.html").render(
