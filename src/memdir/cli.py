@@ -10,6 +10,7 @@ import difflib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -817,8 +818,8 @@ def serve(
             from . import http
 
             def started(url: str) -> str:
-                if open_page:
-                    _open_browser(url + "/")
+                if open_page:  # in a thread: a terminal browser runs until it quits, and the server must answer it
+                    threading.Thread(target=_open_browser, args=(url + "/",), daemon=True).start()
                 return http.banner(url, os.path.abspath(obj.root), principals.required)
 
             sock = http.listen(host, port)
