@@ -131,11 +131,11 @@ def test_create_edit_and_delete_are_journaled_as_the_person(root: Path) -> None:
         assert version is not None
         status, _, html = b.post("/ui/file/user/tea.md", {"version": version.group(1), "name": "tea",
                                                           "description": "Alice drinks green tea", "type": "user",
-                                                          "tags": "drinks", "body": "Green, no sugar, 80 °C."})
+                                                          "tags": "drinks", "body": "Green, no sugar,\r\n80 °C."})
         assert status == 200 and "Saved user/tea.md." in html
         md = memdir.open(root)
-        m = md.read("user/tea.md")
-        assert (m.name, m.description, m.tags, m.body) == ("tea", "Alice drinks green tea", ("drinks",), "Green, no sugar, 80 °C.\n")
+        m = md.read("user/tea.md")  # saved as an editor saves a textarea: LF lines, a last newline
+        assert (m.name, m.description, m.tags, m.body) == ("tea", "Alice drinks green tea", ("drinks",), "Green, no sugar,\n80 °C.\n")
         assert {r.actor for r in md.history("user/tea.md")} == {f"web:{getpass.getuser()}"}
         status, url, html = b.post("/ui/delete/user/tea.md", {"version": m.version})
         assert url == srv.url + "/?folder=user/" and "Deleted user/tea.md." in html

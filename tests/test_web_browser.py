@@ -132,7 +132,7 @@ def test_a_concurrent_agent_write_is_a_conflict_never_an_overwrite(browser: Any,
         assert conflict.locator("h2").inner_text() == "Someone else changed this file while you were editing"
         assert "changed since it was read" in conflict.inner_text()
         assert any("2026-12-01 (moved up)" in t for t in conflict.locator(".diff").first.locator(".add").all_inner_texts())
-        assert page.locator("#body").input_value().endswith("Budget: 40k.")  # what the person typed is kept
+        assert page.locator("#body").input_value().endswith("Budget: 40k.\n")  # what the person typed is kept
         assert "2026-12-01 (moved up)" in agent.read("project/flock.md").body  # nothing was overwritten
         assert axe(page) == []
         page.click("button:has-text('Save mine over theirs')")  # a choice made with both versions in view

@@ -449,7 +449,14 @@ def _values_of(m: Any) -> dict[str, str]:
 
 
 def _values_from(v: View, path: str) -> dict[str, str]:
-    return {k: v.arg(k) for k in ("name", "description", "type", "tags", "body")} | {"path": path}
+    values = {k: v.arg(k) for k in ("name", "description", "type", "tags")} | {"path": path}
+    return values | {"body": _textarea(v.arg("body"))}
+
+
+def _textarea(text: str) -> str:
+    """What a text editor would save: browsers send a textarea's lines joined by CRLF and without the last newline."""
+    text = text.replace("\r\n", "\n")
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _tags(text: str) -> list[str]:
