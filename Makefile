@@ -57,6 +57,7 @@ bench: dev services
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/backends.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/clients.py  # the MCP Inspector (npx) over stdio and HTTP
 	$(BIN)/python bench/peers.py  # installs the peers into ~/.cache/memdir-bench (npm, a Python 3.12+ venv) on first use
 
 clean:
