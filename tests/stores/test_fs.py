@@ -405,15 +405,17 @@ def test_disk_full_before_the_commit_is_a_one_line_store_error_and_changes_nothi
 def test_disk_full_after_the_commit_is_success_and_the_index_is_repaired(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = Path.write_bytes
+    from memdir.stores import fs
 
-    def full(self: Path, data: bytes) -> int:
-        if "derived" in self.name:  # the staged MEMORY.md
+    real = fs._write_private
+
+    def full(path: Path, data: bytes) -> None:
+        if "derived" in path.name:  # the staged MEMORY.md
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(self, data)
+        real(path, data)
 
     with memdir.open(seeded) as md:
-        monkeypatch.setattr(Path, "write_bytes", full)
+        monkeypatch.setattr(fs, "_write_private", full)
         assert md.write("p.md", "new\n", description="new description").change == "updated"
         assert "old description" in (seeded / "MEMORY.md").read_text()  # stale for now
         monkeypatch.undo()
