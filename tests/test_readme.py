@@ -182,3 +182,64 @@ def test_every_sh_line_runs_or_is_checked(tmp_path: Path) -> None:
             assert done.returncode == 0, (line, done.stdout, done.stderr)
             continue
         raise AssertionError(f"the README's sh line {raw!r} is of a kind this test does not run; teach it")
+
+
+# ---------------------------------------------------------------- the `json` and `toml` blocks: configs people paste
+
+CONFIG = re.compile(r"```(json|toml)\n(.*?)```", re.S)
+
+
+def test_every_config_block_parses_and_what_it_starts_works(tmp_path: Path) -> None:
+    """Client configs start a working MCP server, hook configs a working hook; auth and settings files load."""
+    mcp = need("mcp")
+    import anyio
+
+    from memdir.auth import Principal, Principals
+    from memdir.search.semantic import Settings
+
+    bin_dir = Path(sys.executable).parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", MEMDIR_ACTOR="cli:alice")
+
+    def command_of(command: str, args: list[str]) -> list[str]:
+        assert Path(command).name == "memdir", command
+        return [str(bin_dir / "memdir"), *[placed(a, tmp_path, 0) for a in args]]
+
+    async def tool_count(argv: list[str]) -> int:
+        params = mcp.StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        async with mcp.Client(params) as client:
+            return len((await client.list_tools()).tools)
+
+    subprocess.run([bin_dir / "memdir", "--root", str(tmp_path / "memory"), "write", "project/flock.md",
+                    "--type", "project", "--body", "Launch date: 2026-12-15."], env=env, check=True, capture_output=True)
+    seen = set()
+    for kind, body in CONFIG.findall(README.read_text()):
+        data = json.loads(body) if kind == "json" else tomllib.loads(body)
+        servers = data.get("mcpServers") or data.get("mcp_servers") or {}
+        for server in servers.values():
+            assert anyio.run(tool_count, command_of(server["command"], server["args"])) >= 12, body
+            seen.add("server")
+        for event, entries in data.get("hooks", {}).items():
+            for entry in entries:
+                for hook in entry["hooks"]:
+                    argv = shlex.split(placed(hook["command"], tmp_path, 0))
+                    payload = json.dumps({"hook_event_name": event, "session_id": "s1", "cwd": str(tmp_path),
+                                          "prompt": "when does flock launch", "transcript_path": ""})
+                    done = subprocess.run(command_of(argv[0], argv[1:]), input=payload, env=env,
+                                          capture_output=True, text=True, timeout=120)
+                    assert done.returncode == 0, (event, done.stdout, done.stderr)
+                    if event == "SessionStart":  # the index, into the session's context
+                        answer = json.loads(done.stdout)["hookSpecificOutput"]
+                        assert answer["hookEventName"] == event and "project/flock.md" in answer["additionalContext"]
+                    seen.add("hook")
+        if "tokens" in data:
+            auth = tmp_path / "auth.toml"
+            auth.write_text(body)
+            principals = Principals(Principal("default"))
+            principals.load(auth)
+            assert principals.required
+            seen.add("auth")
+        if "semantic" in data:
+            assert Settings.of(data["semantic"], "README").private == ("people/",)
+            seen.add("settings")
+    assert seen == {"server", "hook", "auth", "settings"}, seen
