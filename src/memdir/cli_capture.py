@@ -103,13 +103,19 @@ def hook() -> None:
 @hook.command("claude-code")
 @click.pass_obj
 def hook_claude_code(obj: Context) -> None:
-    """Handle one Claude Code hook event (JSON on stdin): SessionEnd and PreCompact capture the session.
+    """Handle one Claude Code hook event (JSON on stdin).
 
-    Other events are answered with nothing. Never blocks Claude Code: errors go
-    to stderr with exit code 1. In ~/.claude/settings.json (or .claude/settings.json):
+    SessionStart adds the index, feedback and pinned memories to the session;
+    UserPromptSubmit adds the memories that match the prompt well (most prompts
+    get nothing); SessionEnd and PreCompact capture the session. Other events
+    are answered with nothing. Never blocks Claude Code: errors go to stderr
+    with exit code 1. In ~/.claude/settings.json (or .claude/settings.json),
+    the same command for each event:
 
     \b
     {"hooks": {
+      "SessionStart": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
       "SessionEnd": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
       "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
     """
