@@ -18,7 +18,7 @@ from .paths import ancestors, parent
 
 class Folder:
     __slots__ = ("path", "count", "bytes", "types", "direct_types", "direct_bytes", "recent", "subfolders",
-                 "ranked", "newest", "link")
+                 "ranked", "newest", "link", "files", "subs")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -32,6 +32,8 @@ class Folder:
         self.ranked: list[tuple[int, str]] = []  # (-count, path) of the subfolders, largest first
         self.newest: str | None = None  # latest `updated` below; None until computed
         self.link: str | None = None  # its line in the parent's index when collapsed; None until rendered
+        self.files = 0  # its own files (`recent` may hold only the newest of them: see `outline`)
+        self.subs = 0  # its subfolders (`ranked` may hold only the largest)
 
 
 class Catalog:
@@ -72,7 +74,9 @@ class Catalog:
             node = self.folders.get(name)
             if node is None:
                 node = self.folders[name] = Folder(name)
-                self.folders[chain[i - 1]].subfolders.add(name)
+                above = self.folders[chain[i - 1]]
+                above.subfolders.add(name)
+                above.subs += 1
             self._recount(node, 1)
             node.bytes += size
             node.types[entry.type] += 1
@@ -80,6 +84,7 @@ class Catalog:
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] += 1
         home.direct_bytes += size
+        home.files += 1
         bisect.insort(home.recent, (entry.updated or "", path))
 
     def load(self, entries: Iterable[Entry]) -> None:
@@ -115,6 +120,7 @@ class Catalog:
         for node in folders.values():
             node.recent.sort()
             node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)
+            node.files, node.subs = len(node.recent), len(node.subfolders)
 
     def remove(self, path: str) -> None:
         entry = self.entries.pop(path, None)
@@ -128,6 +134,7 @@ class Catalog:
         if home.direct_types[entry.type] == 0:
             del home.direct_types[entry.type]
         home.direct_bytes -= size
+        home.files -= 1
         key = (entry.updated or "", path)
         i = bisect.bisect_left(home.recent, key)
         if i < len(home.recent) and home.recent[i] == key:
@@ -142,7 +149,33 @@ class Catalog:
                 del node.types[entry.type]
             if node.count == 0 and name:
                 del self.folders[name]
-                self.folders[parent(name[:-1])].subfolders.discard(name)
+                above = self.folders[parent(name[:-1])]
+                above.subfolders.discard(name)
+                above.subs -= 1
+
+    def prepare(self, folder: str) -> None:
+        """Make sure what rendering `folder` reads is here (everything is, in a loaded catalog)."""
+
+    def is_file(self, path: str) -> bool:
+        return path in self.entries
+
+    def is_folder(self, folder: str) -> bool:
+        return folder in self.folders
+
+    def clash(self, folder: str, name: str) -> str | None:
+        """A file or subfolder name in `folder` equal to `name` but for case, if there is one."""
+        node = self.folders.get(folder)
+        if node is None:
+            return None
+        folded = name.casefold()
+        cut = len(folder)
+        for sub in node.subfolders:
+            if sub[cut:-1].casefold() == folded:
+                return sub[cut:-1]
+        for _, path in node.recent:
+            if path[cut:].casefold() == folded:
+                return path[cut:]
+        return None
 
     def line_bytes(self, path: str) -> int:
         return self._bytes[path]
