@@ -44,6 +44,18 @@ class Catalog:
         self._label = label
         self.labels: dict[str, tuple[str, str]] = {}  # path -> (link text, " — description")
         self._bytes: dict[str, int] = {}
+        self._folded: dict[str, set[str]] = {}  # folder + NUL + case-folded name -> the file and folder names there
+
+    def _name(self, folder: str, name: str, add: bool) -> None:
+        key = f"{folder}\0{name.casefold()}"
+        if add:
+            self._folded.setdefault(key, set()).add(name)
+            return
+        names = self._folded.get(key)
+        if names is not None:
+            names.discard(name)
+            if not names:
+                del self._folded[key]
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -77,6 +89,7 @@ class Catalog:
                 above = self.folders[chain[i - 1]]
                 above.subfolders.add(name)
                 above.subs += 1
+                self._name(above.path, name[len(above.path):-1], True)
             self._recount(node, 1)
             node.bytes += size
             node.types[entry.type] += 1
@@ -85,6 +98,7 @@ class Catalog:
         home.direct_types[entry.type] += 1
         home.direct_bytes += size
         home.files += 1
+        self._name(home.path, path[len(home.path):], True)
         bisect.insort(home.recent, (entry.updated or "", path))
 
     def load(self, entries: Iterable[Entry]) -> None:
@@ -107,6 +121,7 @@ class Catalog:
                     if node is None:
                         node = folders[here] = Folder(here)
                         chain[-1].subfolders.add(here)
+                        self._name(chain[-1].path, here[len(chain[-1].path):-1], True)
                     chain.append(node)
             kind = entry.type
             for here_node in chain:
@@ -117,6 +132,7 @@ class Catalog:
             home.direct_types[kind] += 1
             home.direct_bytes += size
             home.recent.append((entry.updated or "", path))
+            self._name(home.path, path[len(home.path):], True)
         for node in folders.values():
             node.recent.sort()
             node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)
@@ -135,6 +151,7 @@ class Catalog:
             del home.direct_types[entry.type]
         home.direct_bytes -= size
         home.files -= 1
+        self._name(home.path, path[len(home.path):], False)
         key = (entry.updated or "", path)
         i = bisect.bisect_left(home.recent, key)
         if i < len(home.recent) and home.recent[i] == key:
@@ -152,6 +169,7 @@ class Catalog:
                 above = self.folders[parent(name[:-1])]
                 above.subfolders.discard(name)
                 above.subs -= 1
+                self._name(above.path, name[len(above.path):-1], False)
 
     def prepare(self, folder: str) -> None:
         """Make sure what rendering `folder` reads is here (everything is, in a loaded catalog)."""
@@ -164,18 +182,8 @@ class Catalog:
 
     def clash(self, folder: str, name: str) -> str | None:
         """A file or subfolder name in `folder` equal to `name` but for case, if there is one."""
-        node = self.folders.get(folder)
-        if node is None:
-            return None
-        folded = name.casefold()
-        cut = len(folder)
-        for sub in node.subfolders:
-            if sub[cut:-1].casefold() == folded:
-                return sub[cut:-1]
-        for _, path in node.recent:
-            if path[cut:].casefold() == folded:
-                return path[cut:]
-        return None
+        names = self._folded.get(f"{folder}\0{name.casefold()}")
+        return next((n for n in sorted(names) if n != name), None) if names else None
 
     def line_bytes(self, path: str) -> int:
         return self._bytes[path]

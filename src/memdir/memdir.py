@@ -502,9 +502,14 @@ class Memdir:
             cur = self._store.get(p)
             self._check_expect(p, cur, expect)
             old_meta: dict[str, Any] = {}
+            old_body = None
             if cur is not None:
-                old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body)
+                hit = self._state.parsed.get(p)
+                if hit is not None and hit.version == cur.version and cur.version:
+                    old_meta, old_body = dict(hit.meta), hit.body  # parsed when last read or written
+                else:
+                    old_meta, old_body = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
+            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body, old_body)
 
     def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
         """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
@@ -577,15 +582,18 @@ class Memdir:
                     body += "\n"
             return self._put(p, cur, old_meta, dict(old_meta), body + entry)
 
-    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str) -> Memory:
-        """Render, check and commit one file (store lock held): the write path every change shares."""
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str,
+             old_body: str | None = None) -> Memory:
+        """Render, check and commit one file (store lock held): the write path every change shares.
+
+        `old_body`, when known, spares rendering the old text to see whether anything changed."""
         for key in model.KNOWN_KEYS:
             if key in meta and meta[key] in _CLEARS:
                 del meta[key]
         now = model.now_stamp()
         meta["created"] = old_meta.get("created") or meta.get("created") or now
         meta.pop("updated", None)
-        if cur is not None:
+        if cur is not None and (old_body is None or _ended(old_body) == _ended(text_body)):  # else it changed
             same = dict(meta)
             if "updated" in old_meta:
                 same["updated"] = old_meta["updated"]
@@ -601,6 +609,8 @@ class Memdir:
             old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
         )
         rec = self._commit([change])[0]
+        if rec.new_version:
+            self._state.keep(replace(mem, version=rec.new_version, meta=dict(mem.meta)))  # a read next parses nothing
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
 
     def apply(self, ops: Sequence[Op]) -> builtins.list[Memory]:
@@ -1188,6 +1198,11 @@ class Memdir:
             return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
         text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         return blob.data != text.encode()
+
+
+def _ended(body: str) -> str:
+    """A body as `model.render` writes it (ending in a newline)."""
+    return body + "\n" if body and not body.endswith("\n") else body
 
 
 def type_name(value: object) -> str:
