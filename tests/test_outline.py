@@ -2,6 +2,7 @@
 
 import random
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,9 @@ def test_a_process_without_the_catalog_writes_the_indexes_a_loaded_one_would(roo
 def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) -> None:
     with memdir.open(root) as md:
         md.apply([memdir.Op.write(f"notes/n{i:04d}.md", f"fact {i}\n") for i in range(600)])
+        stamp = memdir.model.now_stamp()
+    while memdir.model.now_stamp() == stamp:  # stamps have seconds: let the change be the newest by time, not by name
+        time.sleep(0.05)
     with memdir.open(root) as md:
         md.write("notes/n0001.md", "changed\n", description="the changed one")
         assert md._state.catalog is None  # the catalog was never loaded
@@ -146,3 +150,29 @@ def test_a_partial_catalog_is_read_only(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         part.put(memdir.model.Entry("a.md", "a", "", None, (), None, None, 1, 1, "v"))
     outline.close()
+
+
+def test_an_outline_that_breaks_while_in_use_is_dropped_and_the_write_lands(root: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with memdir.open(root) as md:
+        for i in range(30):
+            md.write(f"a/n{i}.md", f"fact {i}\n")
+    with memdir.open(root) as md:
+        outline = md._outline()
+        assert outline is not None
+        outline.db.execute("DROP TABLE entry")  # any failure of the outline's queries past its opening
+        md.write("a/new.md", "new\n", description="written all the same")
+        assert md._state.catalog is not None  # checked and rendered from the whole catalog instead
+        assert "catalog outline is unusable" in caplog.text
+    assert not (root / ".memdir" / "outline.db").exists()  # the next process builds a new one
+    with memdir.open(root) as md:
+        md.write("a/newer.md", "newer\n")
+        assert md._state.catalog is None
+    with memdir.open(root) as md:
+        assert _on_disk(root) == _expected(md._sync_catalog(), md.limits)
+        assert "written all the same" in md.index("a/")
+
+
+def test_the_outline_is_private(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("a.md", "x\n")
+    assert (root / ".memdir" / "outline.db").stat().st_mode & 0o777 == 0o600

@@ -845,9 +845,13 @@ class Memdir:
         derived files that cannot be written are marked stale and rebuilt later.
         """
         partial = self._partial()
-        cat = self._sync_catalog() if partial is None else partial
-        for change in changes:
-            self._check_place(change, cat)
+        try:
+            for change in changes:
+                self._check_place(change, self._sync_catalog() if partial is None else partial)
+        except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
+            self._lose_outline(e)
+            for change in changes:
+                self._check_place(change, self._sync_catalog())
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine = len(records)
@@ -868,7 +872,7 @@ class Memdir:
             else:
                 self._refresh(full=full or self._state.stale)
             self._state.stale = False
-        except (OSError, MemdirError) as e:
+        except (OSError, MemdirError, sqlite3.Error) as e:
             self._state.written = {}
             self._state.stale = True
             log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
@@ -949,8 +953,8 @@ class Memdir:
         return state.outline
 
     def _partial(self) -> Catalog | None:
-        """Where this process has not loaded the catalog: the outline's view of it at the latest change,
-        with the index files brought up to it (store lock held). None: load the catalog instead."""
+        """Where this process has not loaded the catalog: the outline's view of it at the latest change
+        (store lock held). None: load the catalog instead."""
         state = self._state
         if state.catalog is not None or state.stale or self.recovered:
             return None
@@ -960,21 +964,21 @@ class Memdir:
         try:
             seq, _ = outline.catch_up(self._store)
         except sqlite3.Error as e:
-            log.warning("memdir: the catalog outline is unusable (%s); loading the whole catalog", e)
-            self._close_outline()
+            self._lose_outline(e)
             return None
         state.outline_seq = seq
-        derived = self._store.derived()
-        if seq and not derived:
+        if seq and not self._store.derived():
             return None  # no index file was ever written: render them all from the loaded catalog
-        cat = outline.catalog(seq, self.limits.index_max_lines + 2)
-        if derived < seq:  # changes the index files do not show yet (ours, or a writer that died before them)
-            try:
-                self._reindex(cat, {p for p, _ in self._store.changes(derived)[1]})
-            except (OSError, MemdirError) as e:
-                state.written, state.stale = {}, True
-                log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
-        return cat
+        return outline.catalog(seq, self.limits.index_max_lines + 2)
+
+    def _lose_outline(self, e: sqlite3.Error) -> None:
+        """An outline that fails is removed (a new process rebuilds it); this one loads the catalog."""
+        log.warning("memdir: the catalog outline is unusable (%s); loading the whole catalog", e)
+        outline = self._outline()
+        if outline is not None and getattr(e, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            outline.discard()  # broken, not merely busy
+        self._close_outline(flush=False)
+        self._state.outline_tried = True  # not again in this process
 
     def _keep_outline(self, cat: Catalog) -> None:
         """With the catalog loaded: bring the outline along every few changes (store lock held), so
@@ -989,12 +993,11 @@ class Memdir:
         try:
             self._state.outline_seq, _ = outline.catch_up(self._store)
         except sqlite3.Error as e:
-            log.warning("memdir: the catalog outline could not be updated (%s); a new process rebuilds it", e)
-            self._close_outline()
+            self._lose_outline(e)
 
-    def _close_outline(self) -> None:
+    def _close_outline(self, flush: bool = True) -> None:
         state = self._state
-        if state.outline is not None and state.catalog is not None and state.commits:
+        if flush and state.outline is not None and state.catalog is not None and state.commits:
             try:
                 with self._store.lock():
                     self._flush_outline()
@@ -1017,8 +1020,16 @@ class Memdir:
         and each render is bounded by the caps. What is on disk for the others
         is trusted (a new process learns it from the files when it needs it).
         """
-        if not full and self._partial() is not None:
-            return  # a process that has not loaded the catalog: the outline served (and reindexed) what changed
+        partial = None if full else self._partial()
+        if partial is not None:  # a process that has not loaded the catalog: the changes since the index files
+            derived = self._store.derived()
+            if derived < partial.seq:
+                try:
+                    self._reindex(partial, {p for p, _ in self._store.changes(derived)[1]})
+                except sqlite3.Error as e:
+                    self._lose_outline(e)
+                    raise
+            return
         cat, changed = self._sync()
         if full:
             self._refresh_all(cat)

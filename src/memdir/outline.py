@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -91,8 +92,9 @@ class _Node:
 class Outline:
     """One memory's outline in a SQLite file of its own."""
 
-    def __init__(self, db: sqlite3.Connection, label: Callable[[Entry], tuple[str, str]]) -> None:
+    def __init__(self, db: sqlite3.Connection, label: Callable[[Entry], tuple[str, str]], path: Path) -> None:
         self.db = db
+        self.path = path
         self.label = label
         self._verified = False
 
@@ -101,12 +103,13 @@ class Outline:
         """The outline at `path` (made if missing, remade if unreadable); None where no file can be written."""
         for attempt in (1, 2):
             try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # private, as the journal (its -wal and -shm follow)
                 db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
             except (OSError, sqlite3.Error):
                 return None
             try:
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=OFF")  # derived: a torn file is rebuilt, never trusted
+                db.execute("PRAGMA synchronous=NORMAL")  # no flush per change; a power loss loses changes, never the file
                 if db.execute("PRAGMA user_version").fetchone()[0] != FORMAT:  # new, or of another format
                     db.execute("BEGIN IMMEDIATE")
                     for table in ("meta", "entry", "folder"):
@@ -115,7 +118,7 @@ class Outline:
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={FORMAT}")
                     db.execute("COMMIT")
-                return cls(db, label)
+                return cls(db, label, path)
             except sqlite3.DatabaseError as e:
                 db.close()
                 if attempt == 2 or isinstance(e, sqlite3.OperationalError):
@@ -126,6 +129,12 @@ class Outline:
 
     def close(self) -> None:
         self.db.close()
+
+    def discard(self) -> None:
+        """Close and delete the outline (it failed): the next process builds a new one."""
+        self.db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
     # ------------------------------------------------------------ upkeep
 

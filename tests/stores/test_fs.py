@@ -196,6 +196,22 @@ def test_power_loss_after_reboot_is_repaired_from_the_journal(seeded: Path) -> N
         assert md.read("q.md").body == "kept\n"
 
 
+def test_index_files_a_power_loss_emptied_are_rewritten_after_the_reboot(seeded: Path) -> None:
+    with memdir.open(seeded) as md:
+        md.write("notes/p.md", "new\n", description="the new note")
+        index = (seeded / "MEMORY.md").read_text()
+    for index_file in seeded.rglob("MEMORY.md"):
+        index_file.write_bytes(b"")  # swapped in without a flush: what a lost page cache leaves
+    db = sqlite3.connect(seeded / ".memdir" / "memdir.db")
+    db.execute("UPDATE state SET value = 'another-boot' WHERE key = 'boot_id'")
+    db.commit()
+    db.close()
+    with memdir.open(seeded) as md:
+        assert md.index() == index
+        md.write("other.md", "x\n")
+    assert "the new note" in (seeded / "MEMORY.md").read_text()
+
+
 def test_a_reboot_after_a_rename_does_not_bring_the_old_name_back(seeded: Path) -> None:
     with memdir.open(seeded) as md:
         md.rename("p.md", "moved/q.md")

@@ -296,8 +296,8 @@ class FileStore:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path)
-            data = os.read(fd, st.st_size + 1)  # one byte more than the size: a short read is the end
-            if len(data) > st.st_size:  # it grew meanwhile: read on to the end
+            data = os.read(fd, st.st_size + 1)  # one byte more than the size: a read of exactly the size is all
+            if len(data) != st.st_size:  # it changed meanwhile (or a short read): read on to the end
                 chunks = [data]
                 while chunk := os.read(fd, 1 << 16):
                     chunks.append(chunk)
@@ -641,6 +641,8 @@ class FileStore:
                 notes.extend(self._recover_staged(name))
             if boot and self._state("boot_id") != boot:
                 notes.extend(self._verify_since(int(self._state("verified_seq") or 0)))
+                # MEMORY.md files are swapped in without a flush: after a power loss one may be empty, so rewrite them all.
+                self._set_state("derived_seq", "0")
                 top = self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
                 self._set_state("verified_seq", str(top))
                 self._set_state("boot_id", boot)
