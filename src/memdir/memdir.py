@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 from . import context as context_mod
 from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
-from . import outline as outline_mod
 from . import links as links_mod
+from . import outline as outline_mod
 from . import search as searching
 from .catalog import Catalog
-from .outline import Outline
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
+from .outline import Outline
 from .paths import INDEX_NAME
 from .scope import Scope
 from .search import lexical
