@@ -176,7 +176,7 @@ def test_stdin_that_is_not_utf8_is_refused(root: Path) -> None:
 
 def test_a_file_as_root_is_refused(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a folder\n")
-    one_line_error(memdir_cli("--root", str(tmp_path / "notes.txt"), "ls"), "no memory folder at ")
+    one_line_error(memdir_cli("--root", str(tmp_path / "notes.txt"), "ls"), f"{tmp_path / 'notes.txt'} is a file, not a memory folder")
     one_line_error(memdir_cli("--root", str(tmp_path / "notes.txt" / "m"), "write", "a.md", "--body", "x"), "no memory at ")
     one_line_error(memdir_cli("init", str(tmp_path / "notes.txt" / "m")), "the system refused: Not a directory")
     assert (tmp_path / "notes.txt").read_text() == "not a folder\n"

@@ -35,6 +35,13 @@ def test_edit_can_change_frontmatter_including_removing_a_key(md: memdir.Memdir)
     assert "tags" not in got.meta and got.description == "new words"
 
 
+def test_edit_never_turns_frontmatter_into_body_text(md: memdir.Memdir) -> None:
+    before = md.write("p.md", "body\n", description="kept in the index")
+    with pytest.raises(InvalidArgument, match=r"^p.md: this edit would turn the frontmatter \(lines 1-5\) into body text"):
+        md.edit("p.md", "---\ndescription", "A title\n---\ndescription")
+    assert md.read("p.md").version == before.version
+
+
 def test_edit_absent_text_fails_and_changes_nothing(md: memdir.Memdir) -> None:
     before = md.write("p.md", "alpha\nbeta\n")
     with pytest.raises(InvalidArgument, match=r"^p.md does not contain 'gamma'; read the file and copy the exact text"):

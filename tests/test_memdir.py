@@ -48,6 +48,73 @@ def test_rewrite_keeps_omitted_metadata_and_empty_clears_it(md: memdir.Memdir) -
 
 
 
+HAND = (
+    "---\n"
+    "# reviewed by alice\n"
+    "owner: alice\n"
+    "links: {jira: X-1}\n"
+    "name: flock  # the app\n"
+    "type: project\n"
+    "---\n"
+    "Launch in December.\n"
+)
+
+
+def test_a_persons_frontmatter_survives_a_write_byte_for_byte(md: memdir.Memdir, root: Path) -> None:
+    (root / "project").mkdir(parents=True)
+    (root / "project/flock.md").write_text(HAND)
+    md.reconcile(fix=True)
+    md.write("project/flock.md", "Launch in January.\n", description="the Flock launch")
+    text = (root / "project/flock.md").read_text()
+    head, body = HAND.split("---\nLaunch")
+    dates = text[len(head) + len("description: the Flock launch\n"):].split("---\n")[0]
+    assert text == head + "description: the Flock launch\n" + dates + "---\nLaunch in January.\n"
+    assert dates.startswith("created: ") and "\nupdated: " in dates and dates.count("\n") == 2
+    md.append("project/flock.md", "Beta testers signed up")
+    md.edit("project/flock.md", "January", "February")
+    assert (root / "project/flock.md").read_text().startswith(head + "description: the Flock launch\ncreated: ")
+
+
+def test_a_batch_write_keeps_a_persons_frontmatter_too(md: memdir.Memdir, root: Path) -> None:
+    (root / "flock.md").write_text(HAND)
+    md.reconcile(fix=True)
+    cur = md.read("flock.md")
+    md.apply([memdir.Op.write("flock.md", HAND.replace("December", "January"), expect=cur.version)])
+    text = (root / "flock.md").read_text()
+    assert text.startswith(HAND.split("---\nLaunch")[0] + "created: ") and text.endswith("---\nLaunch in January.\n")
+
+
+def test_a_write_changes_only_the_keys_it_is_given(md: memdir.Memdir, root: Path) -> None:
+    (root / "flock.md").write_text(HAND)
+    md.reconcile(fix=True)
+    md.write("flock.md", "Launch in December.\n", type="reference")
+    assert (root / "flock.md").read_text().startswith(HAND.split("---\nLaunch")[0].replace("type: project", "type: reference"))
+    md.write("flock.md", "Launch in December.\n", name="")  # "" clears: the line goes, its comment with it
+    assert "name:" not in (root / "flock.md").read_text() and "owner: alice\nlinks: {jira: X-1}\n" in (root / "flock.md").read_text()
+
+
+def test_a_write_over_invalid_frontmatter_is_refused_with_the_line(md: memdir.Memdir, root: Path) -> None:
+    broken = "---\nname: flock\ntype: project\ndescription: launch: soon\n---\nbody\n"
+    (root / "flock.md").write_text(broken)
+    md.reconcile(fix=True)
+    message = (
+        "flock.md: frontmatter is not valid YAML at line 4 (mapping values are not allowed in this context); "
+        "fix that line between the '---' lines"
+    )
+    for attempt in (lambda: md.write("flock.md", "new body\n"), lambda: md.append("flock.md", "a fact")):
+        with pytest.raises(InvalidMemory) as err:
+            attempt()
+        assert str(err.value) == message
+    assert (root / "flock.md").read_text() == broken
+    md.edit("flock.md", "launch: soon", "'launch: soon'")  # fixing the line is how to go on
+    assert md.read("flock.md").description == "launch: soon" and md.read("flock.md").type == "project"
+
+
+def test_text_is_stored_as_written_without_a_newline_added(md: memdir.Memdir) -> None:
+    assert md.write("a.md", "no final newline").body == "no final newline"
+    assert md.write("b.md", "---\nname: b\n---\n").body == ""
+
+
 def test_read_tolerates_hand_written_files(md: memdir.Memdir, root: Path) -> None:
     (root / "hand.md").write_text("---\nbroken: [\n---\n# Hand notes\n")
     got = md.read("hand.md")
@@ -383,6 +450,20 @@ def test_only_newlines_break_lines_and_control_characters_never_reach_the_index(
         (root / "front.md").write_text("---\ndescription: \"quiet\\e[8m hidden\\a\"\n---\nbody\n")
         md.reconcile(fix=True)
         index = (root / "MEMORY.md").read_text()
-        assert "bell and \\[2J escape and nul" in index and "quiet \\[8m hidden" in index
+        assert "bell and [2J escape and nul" in index and "quiet [8m hidden" in index
         assert not any(c in index for c in "\x07\x1b\x00\u2028")
         assert len(index.split("\n")) == len(index.splitlines()) + 1
+
+
+def test_closing_a_view_leaves_the_memory_open_and_closing_twice_harms_no_other(root: Path, tmp_path: Path) -> None:
+    md = memdir.open(root)
+    md.write("a.md", "a\n")
+    md.for_agent().close()
+    md.scope(read=["a.md"]).close()
+    assert md.read("a.md").body == "a\n"  # views never close the store they share
+    md.close()
+    other = memdir.open(tmp_path / "other")  # may get the lock file descriptor number md just gave back
+    md.close()  # a second close must not close it
+    other.write("b.md", "b\n")
+    assert other.read("b.md").body == "b\n"
+    other.close()

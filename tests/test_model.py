@@ -1,7 +1,12 @@
 import pytest
+from services import need
 
 from memdir import InvalidMemory
-from memdir.model import derive_description, memory, parse, render, split
+from memdir.model import Stamp, derive_description, memory, parse, render, set_fields, split, unstamped
+
+need("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 def test_frontmatter_round_trip_keeps_extra_keys_in_order() -> None:
@@ -48,6 +53,7 @@ def test_description_is_derived_from_heading_then_first_line(body: str, descript
         ("a: !!binary aGVsbG8=\n", "not allowed"),
         ("- just\n- a list\n", "must be a mapping"),
         ("a: [unclosed\n", "not valid YAML"),
+        ("a: b\nc: d: e\n", "not valid YAML at line 3 (mapping values are not allowed"),
         ("a: " + "[" * 50 + "]" * 50 + "\n", "nests deeper"),
         ("a: " + "[" * 3000 + "]" * 3000 + "\n", "nest"),
         ("? [a, b]\n: c\n", "not valid YAML"),
@@ -90,3 +96,111 @@ def test_the_frontmatter_has_its_own_size_limit() -> None:
 def test_yaml_bombs_and_deep_nesting_are_refused(block: str, message: str) -> None:
     with pytest.raises(InvalidMemory, match=message):
         parse(f"---\n{block}\n---\nbody\n", path="a.md")
+
+
+# ---------------------------------------------------------------- editing frontmatter in place
+
+PERSON = (
+    "---\n"
+    "# Flock: owned by the platform team\n"
+    "owner: alice\n"
+    "links: {jira: FL-1, doc: 'https://x.example/flock'}\n"
+    "name: flock   # short name\n"
+    "description: >\n"
+    "  launch plan for\n"
+    "  the Flock app\n"
+    "tags:\n"
+    "- launch\n"
+    "- q4\n"
+    "\n"
+    "# dates below\n"
+    "created: '2026-01-05'\n"
+    "---\n"
+    "Body.\n"
+)
+
+
+def test_set_fields_changes_only_the_lines_of_the_keys_it_sets() -> None:
+    got = set_fields(PERSON, {"description": "launch plan", "updated": Stamp("2026-11-30T10:00:00Z")})
+    assert got == PERSON.replace("description: >\n  launch plan for\n  the Flock app\n", "description: launch plan\n").replace(
+        "created: '2026-01-05'\n", "created: '2026-01-05'\nupdated: 2026-11-30T10:00:00Z\n"
+    )
+
+
+def test_set_fields_removes_a_key_with_its_continuation_lines_only() -> None:
+    got = set_fields(PERSON, {"tags": None, "links": None})
+    assert got == PERSON.replace("tags:\n- launch\n- q4\n", "").replace("links: {jira: FL-1, doc: 'https://x.example/flock'}\n", "")
+
+
+def test_set_fields_leaves_a_value_that_is_already_right_as_written() -> None:
+    assert set_fields(PERSON, {"created": "2026-01-05", "tags": ["launch", "q4"], "name": "flock"}) == PERSON
+
+
+def test_set_fields_puts_a_new_key_before_the_date_lines_and_dates_last() -> None:
+    got = set_fields(PERSON, {"type": "project", "updated": Stamp("2026-11-30")})
+    assert got.endswith("# dates below\ntype: project\ncreated: '2026-01-05'\nupdated: 2026-11-30\n---\nBody.\n")
+
+
+def test_set_fields_adds_a_block_to_a_file_without_one_and_keeps_crlf() -> None:
+    assert set_fields("just text", {"created": Stamp("2026-11-30"), "name": None}) == "---\ncreated: 2026-11-30\n---\njust text"
+    crlf = "---\r\nname: n\r\n---\r\nbody\r\n"
+    assert set_fields(crlf, {"type": "user"}) == "---\r\nname: n\r\ntype: user\r\n---\r\nbody\r\n"
+
+
+def test_set_fields_rewrites_a_block_it_cannot_edit_by_lines_and_loses_no_value() -> None:
+    got = set_fields("---\n{name: n, owner: alice}\n---\nbody\n", {"type": "user"})
+    assert got == "---\nname: n\nowner: alice\ntype: user\n---\nbody\n"
+
+
+def test_set_fields_keeps_keys_without_a_value() -> None:
+    text = "---\n# kept\ndescription: #\naliases:\n---\n"
+    assert set_fields(text, {"updated": Stamp("2026-11-30")}) == "---\n# kept\ndescription: #\naliases:\nupdated: 2026-11-30\n---\n"
+
+
+def test_set_fields_finds_quoted_keys_too() -> None:
+    assert set_fields("---\n\"name\": old  # hi\n'type': user\n---\n", {"name": "new", "type": None}) == "---\nname: new\n---\n"
+
+
+def test_set_fields_refuses_invalid_frontmatter_with_the_line() -> None:
+    with pytest.raises(InvalidMemory, match=r"^x.md: frontmatter is not valid YAML at line 3 .*; fix that line"):
+        set_fields("---\nname: n\nbad: a: b\n---\nbody\n", {"type": "user"}, path="x.md")
+
+
+def test_unstamped_is_the_text_without_memdirs_date_lines() -> None:
+    stamped = set_fields(PERSON, {"updated": Stamp("2026-11-30")})
+    assert unstamped(stamped) == PERSON.replace("\ncreated: '2026-01-05'\n", "\n")
+    assert unstamped(set_fields("note\n", {"created": Stamp("2026-11-30"), "updated": Stamp("2026-11-30")})) == "note\n"
+    assert unstamped("---\nbroken: [\n---\ncreated: x\n") == "---\nbroken: [\n---\ncreated: x\n"
+    assert unstamped("---\nname: n\n---\ncreated: body line\n") == "---\nname: n\n---\ncreated: body line\n"
+
+
+# Frontmatter lines a person might write: (line, key it defines or None).
+_LINES = [
+    ("name: flock\n", "name"), ("description: \"a: quoted\"  # why\n", "description"), ("type: project\n", "type"),
+    ("tags: [a, b]\n", "tags"), ("tags:\n  - a\n  - b\n", "tags"), ("owner: alice\n", "owner"),
+    ("links: {jira: X-1}\n", "links"), ("notes: |\n  line one\n\n  line two\n", "notes"),
+    ("# a comment\n", None), ("\n", None), ("created: 2026-01-05\n", "created"), ("aliases:\n", "aliases"),
+    ("summary: #\n", "summary"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(_LINES), max_size=8, unique_by=lambda x: x[1] or x[0]),
+    changes=st.dictionaries(
+        st.sampled_from(["name", "description", "type", "tags", "owner", "created", "updated"]),
+        st.one_of(st.none(), st.sampled_from(["x", "two words", "a: b", "#hash", "2026-11-30"]), st.just(["t1", "t2"])),
+        max_size=3,
+    ),
+)
+def test_set_fields_sets_what_it_is_asked_and_keeps_every_other_line(lines: list[tuple[str, str | None]], changes: dict) -> None:
+    block = "".join(line for line, _ in lines)
+    text = f"---\n{block}---\nbody\n"
+    before, _ = parse(text)
+    got = set_fields(text, changes)
+    after, body = parse(got)
+    assert body == "body\n"
+    assert after == {k: v for k, v in {**before, **changes}.items() if k not in changes or v is not None}
+    untouched = [line for line, key in lines if key not in changes]
+    rest = iter(got.splitlines(keepends=True))
+    assert all(any(line == seen for seen in rest) for part in untouched for line in part.splitlines(keepends=True))

@@ -67,7 +67,7 @@ def test_expected_version_and_new(session: Session) -> None:
         "error": "Conflict", "message": again.text}
     stale = session.handle("write_memory_file", {"path": "a.md", "content": "2", "expected_version": "0" * 16})
     assert stale.is_error and "changed since it was read" in stale.text
-    assert session.md.read("a.md").body == "1\n"
+    assert session.md.read("a.md").body == "1"
 
 
 def test_rename_delete_undo(session: Session) -> None:
@@ -78,7 +78,7 @@ def test_rename_delete_undo(session: Session) -> None:
     assert deleted.text == 'deleted b/a.md (5 lines). Undo with undo_memory_change(path="b/a.md").'
     restored = session.handle("undo_memory_change", {"path": "b/a.md"})
     assert restored.text.startswith("restored b/a.md to what it was before its last change")
-    assert session.md.read("b/a.md").body == "alpha\n"
+    assert session.md.read("b/a.md").body == "alpha"
     listed = session.handle("list_memory_files", {"folder": "b"})
     assert listed.text.startswith("b/a.md\t-\t")
 

@@ -268,6 +268,8 @@ def write(
         if sys.stdin.isatty():
             raise click.UsageError("give the body with --body, or pipe it on stdin")
         body = read_stdin()
+    elif body and not body.endswith("\n"):
+        body += "\n"  # a shell argument cannot end in a newline; a file should (stdin is stored as given)
     from .memdir import ANY
 
     expected: Any = ANY

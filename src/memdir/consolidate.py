@@ -129,10 +129,8 @@ def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, 
     have = {ln.strip() for ln in paths.lines(keep.body)}
     extra = [ln for ln in paths.lines(other.body) if ln.strip() and ln.strip() not in have]
     ops: list[Op] = []
-    if extra:
-        meta, body = model.parse(keep.text, path=keep.path, strict=False)
-        body = body.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n"
-        ops.append(Op.write(keep.path, model.render(meta, body), expect=keep.version))
+    if extra:  # appended to the text, so the frontmatter stays as its author wrote it
+        ops.append(Op.write(keep.path, _appended(keep.text, extra), expect=keep.version))
     op = timeline.supersede_op(md, other.path, by=keep.path, today=today, taken=taken,
                                reason=f"duplicate of {keep.path}, merged into it")
     taken.add(op.dest or "")
@@ -171,10 +169,14 @@ def _learnings(md: Memdir, topics: list[model.Memory]) -> list[Action]:
     by_path = {m.path: m for m in topics}
     for path, lines in sorted(adds.items()):
         m = by_path[path]
-        meta, body = model.parse(m.text, path=path, strict=False)
-        text = model.render(meta, body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+        text = _appended(m.text, lines)
         out.append(Action("update", (path,), f"add {len(lines)} learning(s) from the diary", [Op.write(path, text, expect=m.version)]))
     return out
+
+
+def _appended(text: str, lines: list[str]) -> str:
+    """`text` with `lines` added as a new paragraph at the end (the frontmatter untouched)."""
+    return text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
 
 
 def _key(text: str) -> str:

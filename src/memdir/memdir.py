@@ -169,6 +169,7 @@ class Memdir:
         self._views: dict[str, tuple[int, int, str]] = {}  # folder -> (generation, seq, index text) for this view
         self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
         self._agent = agent  # limits were chosen for a model (the rate limit included)
+        self._owner = True  # views (scope, for_agent) share the store and never close it
         self.recovered = store.recover()
         if not store.journal(limit=1) and store.list():
             # Files memdir has never seen (a folder made by hand or another tool): catalogue them.
@@ -177,8 +178,8 @@ class Memdir:
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Close the store (a scoped view leaves it open for its parent)."""
-        if self._scope is None:
+        """Close the store (a view leaves it open for the memory it came from)."""
+        if self._owner:
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
@@ -194,6 +195,7 @@ class Memdir:
         """
         wanted = Scope.of(read, write)
         view = copy.copy(self)
+        view._owner = False
         view._scope = wanted if self._scope is None else self._scope.narrow(wanted)
         view._views = {}
         view._scoped = None
@@ -210,6 +212,7 @@ class Memdir:
         if self._agent:
             return self
         view = copy.copy(self)
+        view._owner = False
         view._agent = True
         if not view.limits.writes_per_minute:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
@@ -480,9 +483,11 @@ class Memdir:
     ) -> Memory:
         """Replace the whole topic file. Omitted metadata keeps its previous value; "" clears it.
 
-        `expect`: ANY (no check), None (must not exist yet) or the version read.
-        `absolute_dates`: relative dates in the body ("next Thursday") get the
-        date they mean added (`next Thursday (2026-12-03)`); False keeps the text as given.
+        The body, and any frontmatter it brings, is stored as written: memdir
+        edits only the lines of the keys it sets. `expect`: ANY (no check), None
+        (must not exist yet) or the version read. `absolute_dates`: relative
+        dates in the body ("next Thursday") get the date they mean added
+        (`next Thursday (2026-12-03)`); False keeps the text as given.
         """
         p = paths.topic_path(path)
         if not isinstance(body, str):
@@ -491,25 +496,25 @@ class Memdir:
         self._bound(p, body)  # bounds first, then the rate, then parsing
         self._take(p)
         given, text_body = model.parse(body, path=p, strict=True)
-        if absolute_dates:
-            text_body = dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
+        if absolute_dates:  # only the body part: the frontmatter stays as written
+            body = body[: len(body) - len(text_body)] + dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
+        fields: dict[str, Any] = {}  # what the keywords set; None removes the key
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
-                given[key] = value
+                fields[key] = value if value not in _CLEARS else None
         if tags is not None:
-            given["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags))
+            fields["tags"] = list(model.tags_of(list(tags) if not isinstance(tags, str) else tags)) or None
         with self._writing():
             cur = self._store.get(p)
             self._check_expect(p, cur, expect)
-            old_meta: dict[str, Any] = {}
-            old_body = None
-            if cur is not None:
-                hit = self._state.parsed.get(p)
-                if hit is not None and hit.version == cur.version and cur.version:
-                    old_meta, old_body = dict(hit.meta), hit.body  # parsed when last read or written
-                else:
-                    old_meta, old_body = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            return self._put(p, cur, old_meta, {**old_meta, **given}, text_body, old_body)
+            old = "" if cur is None else cur.data.decode("utf-8", "replace")
+            old_meta, _ = model.parse(old, path=p, strict=True)  # a broken block is refused, never dropped
+            if model.split(body, path=p)[0] is not None:  # the body brings its own frontmatter, as written
+                kept = {k: v for k, v in old_meta.items() if k not in given and k not in model.STAMPS}
+                text = model.set_fields(body, {**kept, **fields}, path=p)
+            else:  # a new body under the old frontmatter lines
+                text = model.set_fields(model.with_body(old, body, path=p), fields, path=p)
+            return self._put(p, cur, old_meta, text)
 
     def edit(self, path: str, old: str, new: str, *, expect: Any = ANY) -> Memory:
         """Replace the one exact occurrence of `old` in the file (frontmatter included) with `new`.
@@ -543,12 +548,16 @@ class Memdir:
                     path=p,
                 )
             at = starts[0]
-            edited = text[:at] + new + text[at + len(old):]
-            self._bound(p, edited)
+            changed = text[:at] + new + text[at + len(old):]
+            self._bound(p, changed)
             self._take(p)
-            meta, body = model.parse(edited, path=p, strict=True)
+            if model.moves_frontmatter(text, changed):
+                raise InvalidArgument(
+                    f"{p}: this edit would turn the frontmatter (lines 1-{model.head_lines(text)}) into body text; "
+                    "keep its '---' lines at the top, or remove the whole block", path=p,
+                )
             old_meta, _ = model.parse(text, path=p, strict=False)
-            return self._put(p, cur, old_meta, meta, body)
+            return self._put(p, cur, old_meta, changed)
 
     def append(self, path: str, line: str) -> Memory:
         """Add `- [YYYY-MM-DD HH:MM] line` (UTC) to the end of the body, creating the file if missing.
@@ -573,35 +582,26 @@ class Memdir:
         self._bound(p, entry)
         with self._writing():
             cur = self._store.get(p)
-            old_meta: dict[str, Any] = {}
-            body = ""
             self._take(p)
-            if cur is not None:
-                old_meta, body = model.parse(self._memory(p, cur).text, path=p, strict=False)
-                if body and not body.endswith("\n"):
-                    body += "\n"
-            return self._put(p, cur, old_meta, dict(old_meta), body + entry)
+            text = "" if cur is None else self._memory(p, cur).text
+            old_meta, _ = model.parse(text, path=p, strict=True)  # a broken block is refused, never buried
+            if text and not text.endswith("\n"):
+                text += "\n"
+            return self._put(p, cur, old_meta, text + entry)
 
-    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], meta: dict[str, Any], text_body: str,
-             old_body: str | None = None) -> Memory:
-        """Render, check and commit one file (store lock held): the write path every change shares.
+    def _put(self, p: str, cur: Blob | None, old_meta: dict[str, Any], text: str) -> Memory:
+        """Stamp, check and commit one file (store lock held): the write path every change shares.
 
-        `old_body`, when known, spares rendering the old text to see whether anything changed."""
-        for key in model.KNOWN_KEYS:
-            if key in meta and meta[key] in _CLEARS:
-                del meta[key]
+        `text` is the file as its writer wants it. memdir changes only its own
+        lines: `created` (kept from the old file) and `updated`, so everything a
+        person wrote in the frontmatter stays byte for byte.
+        """
         now = model.now_stamp()
-        meta["created"] = old_meta.get("created") or meta.get("created") or now
-        meta.pop("updated", None)
-        if cur is not None and (old_body is None or _ended(old_body) == _ended(text_body)):  # else it changed
-            same = dict(meta)
-            if "updated" in old_meta:
-                same["updated"] = old_meta["updated"]
-            if model.render(same, text_body).encode() == cur.data:
-                return self._memory(p, cur, change="unchanged")
-        meta["updated"] = now
-        text = model.render(meta, text_body)
-        self._validate(p, meta, text)
+        stamped = self._stamp(p, cur, old_meta, text, now)
+        if stamped is None:
+            assert cur is not None
+            return self._memory(p, cur, change="unchanged")
+        text = stamped
         data = text.encode()
         mem = model.memory(p, text, "", self.limits.types)
         change = Change(
@@ -612,6 +612,22 @@ class Memdir:
         if rec.new_version:
             self._state.keep(replace(mem, version=rec.new_version, meta=dict(mem.meta)))  # a read next parses nothing
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
+
+    def _stamp(self, p: str, cur: Blob | None, old_meta: dict[str, Any], text: str, now: model.Stamp) -> str | None:
+        """`text` with memdir's `created` (kept from the old file) and `updated` lines set, then checked.
+
+        None when nothing but the `updated` line would change from `cur`.
+        """
+        meta, _ = model.parse(text, path=p, strict=True)
+        created = old_meta.get("created") or meta.get("created") or now
+        text = model.set_fields(text, {"created": created, "updated": now}, path=p)
+        if cur is not None:
+            old = cur.data.decode("utf-8", "replace")
+            if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
+                return None
+        meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in _CLEARS)}  # empty means unset
+        self._validate(p, {**meta, "created": created, "updated": now}, text)
+        return text
 
     def apply(self, ops: Sequence[Op]) -> builtins.list[Memory]:
         """Several writes, deletes and renames committed at once: all of them land, or none.
@@ -672,19 +688,13 @@ class Memdir:
             if not isinstance(op.text, str):
                 raise InvalidArgument(f"{target}: text must be text, got {type_name(op.text)}")
             self._bound(target, op.text)
-            meta, body = model.parse(op.text, path=target, strict=True)
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            meta["created"] = old_meta.get("created") or meta.get("created") or now
-            meta.pop("updated", None)
-            if cur is not None and dst is None:
-                same = {**meta, **({"updated": old_meta["updated"]} if "updated" in old_meta else {})}
-                if model.render(same, body).encode() == cur.data:
-                    return None, self._memory(p, cur, change="unchanged")
-            meta["updated"] = now
-            text = model.render(meta, body)
-            self._validate(target, meta, text)
+            text = self._stamp(target, cur if dst is None else None, old_meta, op.text, model.Stamp(now))
+            if text is None:
+                assert cur is not None
+                return None, self._memory(p, cur, change="unchanged")
             data = text.encode()
         mem = model.memory(target, data.decode("utf-8", "replace"), "", self.limits.types)
         if dst is not None:
@@ -1209,11 +1219,6 @@ class Memdir:
             return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
         text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         return blob.data != text.encode()
-
-
-def _ended(body: str) -> str:
-    """A body as `model.render` writes it (ending in a newline)."""
-    return body + "\n" if body and not body.endswith("\n") else body
 
 
 def type_name(value: object) -> str:

@@ -3,6 +3,10 @@
 A topic file is optional YAML frontmatter between `---` lines, then a markdown
 body. Parsing is strict when memdir writes (a bad file is refused) and lenient
 when it reads (a file someone dropped in is still readable and listed).
+
+Writes keep the frontmatter as its writer wrote it: `set_fields` edits only the
+lines of the keys it changes (comments, flow style and key order survive), and
+`unstamped` hides memdir's own `created`/`updated` lines again.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from .errors import InvalidMemory
 from .paths import UNPRINTABLE
 
 KNOWN_KEYS = ("name", "description", "type", "tags", "created", "updated")
+STAMPS = ("created", "updated")  # the keys memdir itself sets on every write
 MAX_DEPTH = 8
 MAX_FRONTMATTER_BYTES = 8 * 1024  # name, description, type, tags and a few extras fit many times over
 INDEX_DESCRIPTION_CHARS = 150
@@ -129,11 +134,11 @@ _SAFE_TAGS = {"!"} | {
 }
 
 
-def split(text: str, *, path: str = "") -> tuple[str | None, str]:
-    """Split text into (frontmatter YAML or None, body). Raises on an unclosed block."""
+def _bounds(text: str, path: str = "") -> tuple[int, int, int] | None:
+    """Offsets of the frontmatter: (YAML start, YAML end, body start), or None without one."""
     m = _OPEN.match(text)
     if not m:
-        return None, text
+        return None
     close = _CLOSE.search(text, m.end())
     if not close:
         where = f"{path}: " if path else ""
@@ -141,7 +146,28 @@ def split(text: str, *, path: str = "") -> tuple[str | None, str]:
             f"{where}frontmatter opened with '---' on line 1 is never closed; end it with a line '---'",
             path=path or None,
         )
-    return text[m.end() : close.start()], text[close.end() :]
+    return m.end(), close.start(), close.end()
+
+
+def split(text: str, *, path: str = "") -> tuple[str | None, str]:
+    """Split text into (frontmatter YAML or None, body). Raises on an unclosed block."""
+    bounds = _bounds(text, path)
+    if bounds is None:
+        return None, text
+    start, end, body = bounds
+    return text[start:end], text[body:]
+
+
+def head_lines(text: str) -> int:
+    """How many lines the frontmatter takes, `---` lines included (0 without one or if unclosed)."""
+    try:
+        bounds = _bounds(text)
+    except InvalidMemory:
+        return 0
+    if bounds is None:
+        return 0
+    head = text[: bounds[2]]
+    return head.count("\n") + (0 if head.endswith("\n") else 1)
 
 
 def _normalise(value: Any, depth: int, path: str) -> Any:
@@ -195,11 +221,11 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
                             path=path or None,
                         )
         except yaml.YAMLError as e:
-            raise InvalidMemory(f"{where}: frontmatter is not valid YAML ({_yaml_reason(e)}); fix the YAML between the '---' lines", path=path or None) from None
+            raise _invalid(where, e, path) from None
     try:
         data = yaml.load(block, Loader=_Loader)
     except yaml.YAMLError as e:
-        raise InvalidMemory(f"{where}: frontmatter is not valid YAML ({_yaml_reason(e)}); fix the YAML between the '---' lines", path=path or None) from None
+        raise _invalid(where, e, path) from None
     except RecursionError:
         raise InvalidMemory(f"{where}: frontmatter nests too deeply; flatten it", path=path or None) from None
     if data is None:
@@ -216,12 +242,16 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
     return result
 
 
-def _yaml_reason(e: yaml.YAMLError) -> str:
+def _invalid(where: str, e: yaml.YAMLError, path: str) -> InvalidMemory:
+    """The error for a block that is not YAML, naming the file line to fix (the block starts on line 2)."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    if mark is not None:
-        return f"{problem} at line {mark.line + 1}"
-    return str(problem)
+    if mark is None:
+        return InvalidMemory(f"{where}: frontmatter is not valid YAML ({problem}); fix the YAML between the '---' lines", path=path or None)
+    return InvalidMemory(
+        f"{where}: frontmatter is not valid YAML at line {mark.line + 2} ({problem}); fix that line between the '---' lines",
+        path=path or None,
+    )
 
 
 def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, Any], str]:
@@ -235,6 +265,143 @@ def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, 
         return {}, text
 
 
+# ---------------------------------------------------------------- editing in place
+
+_MISSING = object()
+_KEY = re.compile(r"(?:\"([\w. -]+)\"|'([\w. -]+)'|([A-Za-z_][\w.-]*))[ \t]*:(?=[ \t\r\n]|$)")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def _spans(block: str) -> dict[str, list[tuple[int, int]]]:
+    """Where each plain top-level key's lines are in a YAML block: key -> [(start, end)].
+
+    A key's entry is its line plus the lines that continue it (indented, or a
+    `- item` of an unindented list); blank lines and comments after it are not
+    part of it, so removing or replacing the entry leaves them alone.
+    """
+    spans: dict[str, list[tuple[int, int]]] = {}
+    entry: str | None = None  # the key whose lines are being read
+    for m in _LINE.finditer(block):
+        line = m.group()
+        key = _KEY.match(line)
+        if key:
+            entry = key.group(1) or key.group(2) or key.group(3)
+            spans.setdefault(entry, []).append((m.start(), m.end()))
+        elif entry is not None and line.strip() and line[0] in " \t-":
+            spans[entry][-1] = (spans[entry][-1][0], m.end())
+        elif line.strip():
+            entry = None  # a comment or other text at the margin ends the entry
+    return spans
+
+
+def _dump(meta: dict[str, Any], newline: str = "\n") -> str:
+    if len(meta) == 1 and isinstance(value := next(iter(meta.values())), Stamp):
+        return f"{next(iter(meta))}: {value}{newline}"  # a date is always a plain scalar; the common case, made cheap
+    text: str = yaml.dump(
+        meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
+    )
+    return text if newline == "\n" else text.replace("\n", newline)
+
+
+def set_fields(text: str, changes: dict[str, Any], *, path: str = "") -> str:
+    """`text` with top-level frontmatter keys set (a value) or removed (None), editing only their lines.
+
+    A key whose value is already the one asked for is left exactly as written; a
+    new key goes before memdir's `created`/`updated` lines (those go last); with
+    no frontmatter a block is added. Everything else in the file stays byte for
+    byte. Raises `InvalidMemory` (with the line) if the frontmatter is not valid.
+    """
+    bounds = _bounds(text, path)
+    if bounds is None:
+        add = {k: v for k, v in changes.items() if v is not None}
+        return f"---\n{_dump(add)}---\n{text}" if add else text
+    start, end, _ = bounds
+    block = text[start:end]
+    meta = parse_meta(block, path=path)
+    todo = {k: v for k, v in changes.items() if (v is None and k in meta) or (v is not None and meta.get(k, _MISSING) != v)}
+    if not todo:
+        return text
+    newline = "\r\n" if text[: start].endswith("\r\n") else "\n"
+    spans = _spans(block)
+    stamps = [s for k in STAMPS for s, _ in spans.get(k, ())]
+    before_stamps = min(stamps) if stamps else len(block)
+    edits: list[tuple[int, int, str]] = []
+    for key, value in todo.items():
+        line = "" if value is None else _dump({key: value}, newline)
+        found = spans.get(key)
+        if found:
+            edits.append((*found[0], line))
+            edits += [(a, b, "") for a, b in found[1:]]
+        elif line:
+            at = len(block) if key in STAMPS else before_stamps
+            edits.append((at, at, line))
+    out, pos = [], 0
+    for a, b, line in sorted(edits, key=lambda e: (e[0], e[1])):
+        out += [block[pos:a], line]
+        pos = max(pos, b)
+    out.append(block[pos:])
+    new_block = "".join(out)
+    wanted = dict(meta)  # a key already null stays null; None in `changes` removes a key
+    for key, value in todo.items():
+        if value is None:
+            wanted.pop(key, None)
+        else:
+            wanted[key] = value
+    try:
+        same = parse_meta(new_block, path=path) == wanted
+    except InvalidMemory:
+        same = False
+    if not same:  # a shape the line edit cannot handle (e.g. a flow mapping): write the block anew
+        ordered = {k: wanted[k] for k in meta if k in wanted} | wanted
+        new_block = _dump(ordered, newline) if ordered else ""
+    return text[:start] + new_block + text[end:]
+
+
+def unstamped(text: str, keys: tuple[str, ...] = STAMPS) -> str:
+    """The text as its writer wrote it: without memdir's `created`/`updated` lines (or other `keys`).
+
+    When those were all the frontmatter held (memdir added the block), the block
+    goes too. A file that does not parse is returned as it is.
+    """
+    try:
+        bounds = _bounds(text)
+    except InvalidMemory:
+        return text
+    if bounds is None:
+        return text
+    start, end, body = bounds
+    block = text[start:end]
+    spans = _spans(block)
+    cuts = sorted(s for k in keys for s in spans.get(k, ()))
+    if not cuts:
+        return text
+    kept, pos = [], 0
+    for a, b in cuts:
+        kept.append(block[pos:a])
+        pos = b
+    kept.append(block[pos:])
+    rest = "".join(kept)
+    return text[body:] if rest == "" else text[:start] + rest + text[end:]
+
+
+def with_body(text: str, body: str, *, path: str = "") -> str:
+    """`text`'s frontmatter lines, exactly as they are, followed by a new body."""
+    bounds = _bounds(text, path)
+    return body if bounds is None else text[: bounds[2]] + body
+
+
+def moves_frontmatter(old: str, new: str) -> bool:
+    """True if `new` turns the frontmatter of `old` into body text (e.g. text put above its `---`)."""
+    try:
+        before, _ = split(old)
+        after, body = split(new)
+    except InvalidMemory:
+        return False  # the new text is refused on its own, with its own message
+    if before is None or not before.strip():
+        return False
+    return before in body and (after is None or before not in after)
+
+
 def render(meta: dict[str, Any], body: str) -> str:
     """The file text for metadata and body; known keys first, then extras as given."""
     if body and not body.endswith("\n"):
@@ -243,10 +410,7 @@ def render(meta: dict[str, Any], body: str) -> str:
         return body
     ordered = {k: meta[k] for k in KNOWN_KEYS if k in meta}
     ordered.update((k, v) for k, v in meta.items() if k not in ordered)
-    block = yaml.dump(
-        ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
-    )
-    return f"---\n{block}---\n{body}"
+    return f"---\n{_dump(ordered)}---\n{body}"
 
 
 # ---------------------------------------------------------------- derived fields

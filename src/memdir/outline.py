@@ -103,7 +103,11 @@ class Outline:
         """The outline at `path` (made if missing, remade if unreadable); None where no file can be written."""
         for attempt in (1, 2):
             try:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # private, as the journal (its -wal and -shm follow)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+                try:
+                    os.fchmod(fd, 0o600)  # private whatever the umask, as the journal (its -wal and -shm follow)
+                finally:
+                    os.close(fd)
                 db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
             except (OSError, sqlite3.Error):
                 return None

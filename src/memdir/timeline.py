@@ -94,12 +94,11 @@ def supersede_op(md: Memdir, path: str, *, by: str | None, reason: str, today: d
     if target == p:
         raise InvalidArgument(f"{p} cannot be superseded by itself; name the memory that replaces it")
     cur = md.read(p)
-    meta, body = model.parse(cur.text, path=p, strict=False)
-    if target is not None:
-        meta["superseded_by"] = target
-    meta["superseded"] = model.Stamp((today or dt.datetime.now(dt.UTC).date()).isoformat())
-    meta["reason"] = " ".join(reason.split())
-    return Op.rename(p, archive_path(md, p, taken), text=model.render(meta, body), expect=cur.version)
+    fields: dict[str, object] = {} if target is None else {"superseded_by": target}
+    fields["superseded"] = model.Stamp((today or dt.datetime.now(dt.UTC).date()).isoformat())
+    fields["reason"] = " ".join(reason.split())
+    text = model.set_fields(cur.text, fields, path=p)  # the rest of a person's frontmatter stays as written
+    return Op.rename(p, archive_path(md, p, taken), text=text, expect=cur.version)
 
 
 def supersede(md: Memdir, path: str, *, by: str | None = None, reason: str) -> model.Memory:

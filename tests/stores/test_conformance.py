@@ -64,6 +64,20 @@ def test_identical_write_is_unchanged_and_keeps_version(memory: memdir.Memdir) -
     assert len(memory.history("p.md")) == 1
 
 
+def test_a_new_memory_is_clean_before_its_first_write(memory: memdir.Memdir) -> None:
+    assert memory.reconcile().to_dict() == {"clean": True, "fixed": False, "findings": []}
+    assert memory.index().startswith("# Memory Index")
+
+
+def test_a_persons_frontmatter_survives_a_write_on_every_backend(memory: memdir.Memdir) -> None:
+    hand = "---\n# by alice\nowner: alice\nlinks: {jira: X-1}\n---\nbody\n"
+    first = memory.write("p.md", hand)
+    memory.write("p.md", "new body\n", description="d")
+    text = memory.read("p.md").text
+    assert text.startswith("---\n# by alice\nowner: alice\nlinks: {jira: X-1}\ndescription: d\ncreated: " + str(first.created))
+    assert text.endswith("---\nnew body\n")
+
+
 def test_read_missing_file_says_so(memory: memdir.Memdir) -> None:
     with pytest.raises(NotFound, match="nope.md does not exist"):
         memory.read("nope.md")

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 import memdir
 from memdir.cli import main
 from memdir.importer import import_dir
+from memdir.stores import fs
 from memdir.stores.base import Change
 
 CHILD_PRELUDE = """
@@ -268,7 +269,7 @@ def test_a_record_that_cannot_be_applied_is_quarantined_and_the_memory_opens(see
     with memdir.open(seeded) as md:  # 1b30d36 raised NotADirectoryError here, on every open
         assert md.read("p.md").body == "old\n"
         assert md.recovered == [
-            f"journal change #{seq} to p.md/y.md could not be applied (File exists); its content is kept in "
+            f"journal change #{seq} to p.md/y.md could not be applied (Not a directory); its content is kept in "
             f".memdir/quarantine/{seq}.md: restore it under another name, then delete .memdir/quarantine/{seq}.*"
         ]
         found = [f for f in md.reconcile().findings if f.kind == "quarantined"]
@@ -419,15 +420,15 @@ def test_disk_full_before_the_commit_is_a_one_line_store_error_and_changes_nothi
 def test_disk_full_after_the_commit_is_success_and_the_index_is_repaired(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = Path.write_bytes
+    real = fs._write_private
 
-    def full(self: Path, data: bytes) -> int:
-        if "derived" in self.name:  # the staged MEMORY.md
+    def full(path: Path, data: bytes) -> None:
+        if "derived" in path.name:  # the staged MEMORY.md
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(self, data)
+        real(path, data)
 
     with memdir.open(seeded) as md:
-        monkeypatch.setattr(Path, "write_bytes", full)
+        monkeypatch.setattr(fs, "_write_private", full)
         assert md.write("p.md", "new\n", description="new description").change == "updated"
         assert "old description" in (seeded / "MEMORY.md").read_text()  # stale for now
         monkeypatch.undo()
@@ -475,3 +476,31 @@ def test_a_really_full_disk_refuses_writes_in_one_line_and_loses_nothing(tiny_di
         assert {e.path for e in md.list()} == set(acknowledged)
         assert md.reconcile().clean
         md.write("after.md", "room again\n")
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277])
+def test_what_memdir_creates_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """Folders 0700 and files 0600: a permissive umask (Docker's 000) must not open them to others,
+    and a restrictive one must not lock the owner out."""
+    import os
+    import stat
+
+    root = tmp_path / "missing-parent" / "memory"
+    old = os.umask(umask)
+    try:
+        with memdir.open(root) as md:
+            md.write("people/alice/notes.md", "a\n")
+            md.write("index-me.md", "b\n")
+            md.rename("index-me.md", "archive/2026/old.md")
+            md.delete("people/alice/notes.md")
+            md.undo("people/alice/notes.md")
+            (root / "MEMORY.md").unlink()
+        with memdir.open(root) as md:  # rebuilds the index on open
+            md.append("people/alice/notes.md", "more")
+            made = [root.parent, *sorted(root.rglob("*")), root]  # while open: the -wal and -shm files exist
+            modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in made}
+    finally:
+        os.umask(old)
+    assert {p: oct(m) for p, m in modes.items() if m != (0o700 if Path(tmp_path, p).is_dir() else 0o600)} == {}
+    assert {"missing-parent/memory/.memdir/memdir.db-wal", "missing-parent/memory/MEMORY.md",
+            "missing-parent/memory/archive/2026/old.md", "missing-parent/memory/.memdir/tmp"} <= modes.keys()

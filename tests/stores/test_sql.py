@@ -189,8 +189,8 @@ def test_postgres_upgrade_gives_the_rate_table_to_roles_granted_before(postgres:
     migrate(url, grant="memdir_app")
     with psycopg.connect(url, autocommit=True) as conn:  # back to what the previous release made
         conn.execute("DROP TABLE memdir_rate")
-        conn.execute("DELETE FROM memdir_migrations WHERE name = '0004_rate'")
-    assert migrate(url).applied == ("0004_rate",)  # upgraded without --grant
+        conn.execute("DELETE FROM memdir_migrations WHERE name = '0005_rate'")
+    assert migrate(url).applied == ("0005_rate",)  # upgraded without --grant
     with memdir.open(postgres.url("memdir_app", "upgrade"), tenant="t", writes_per_minute=1) as md:
         md.write("a.md", "x\n")
         with pytest.raises(memdir.RateLimited):

@@ -71,6 +71,8 @@ class FtsIndex:
         for attempt in (1, 2):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # private; -wal and -shm follow its mode
+                os.chmod(path, 0o600)
                 db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
             except (OSError, sqlite3.Error):
                 return cls.memory()

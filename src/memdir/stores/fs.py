@@ -114,6 +114,39 @@ def _translated(doing: str) -> Callable[[Callable[Concatenate[FileStore, P], R]]
     return wrap
 
 
+DIR_MODE, FILE_MODE = 0o700, 0o600  # what memdir creates is private, whatever the umask
+
+
+def _mkdirs(path: Path) -> None:
+    """Create `path` and its missing parents, each one private (the umask cannot loosen it)."""
+    missing = []
+    while not path.exists() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(folder, DIR_MODE)
+
+
+def _open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    fd = os.open(path, flags, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return fd
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = _open_private(path)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def _version(st: os.stat_result) -> str:
     raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
@@ -200,7 +233,7 @@ class FileStore:
         if not self.root.is_dir():
             if not create:
                 raise NotFound(f"no memory folder at {self.root}: run `memdir init {root}` or pass --root", path=str(root))
-            self.root.mkdir(parents=True, exist_ok=True)
+            _mkdirs(self.root)
         self.real = Path(os.path.realpath(self.root))
         self._root_text, self._real_text = str(self.root), str(self.real)
         self.key = f"file://{self.real}"
@@ -209,18 +242,20 @@ class FileStore:
         self.quarantine = self.internal / "quarantine"
         self._unapplied = False  # a committed change is still staged: move it into place at the next lock
         fresh = not (self.internal / "memdir.db").exists()
-        self.tmp.mkdir(parents=True, exist_ok=True)
+        _mkdirs(self.tmp)
         if fresh and (self.root / INDEX_NAME).is_file():
             # A folder we did not make: keep its hand-written index before ours replaces it.
             backup = self.internal / (INDEX_NAME + ".orig")
             if not backup.exists():
-                backup.write_bytes((self.root / INDEX_NAME).read_bytes())
+                _write_private(backup, (self.root / INDEX_NAME).read_bytes())
         gitignore = self.internal / ".gitignore"
         if not gitignore.exists():
-            gitignore.write_text("# memdir's internal data: derived indexes, journal, temp files\n*\n")
+            _write_private(gitignore, b"# memdir's internal data: derived indexes, journal, temp files\n*\n")
         self._thread_lock = threading.RLock()
         self._depth = 0
-        self._lock_fd = os.open(self.internal / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self._lock_fd = _open_private(self.internal / "lock", os.O_RDWR | os.O_CREAT)
+        if fresh:  # SQLite gives its -wal and -shm files the database file's mode
+            os.close(_open_private(self.internal / "memdir.db", os.O_WRONLY | os.O_CREAT))
         self.db = sqlite3.connect(self.internal / "memdir.db", isolation_level=None, check_same_thread=False, timeout=30)
         use_wal(self.db)  # several processes may open a new folder at once
         self.db.execute("PRAGMA synchronous=FULL")
@@ -411,7 +446,7 @@ class FileStore:
         if change.record_only:
             return self._stat_version(change.target) if change.data is not None else None
         if change.data is None:
-            open(self.tmp / f"{seq}.del", "wb").close()
+            _write_private(self.tmp / f"{seq}.del", b"")
             return None
         target = self._full(change.target)
         try:
@@ -419,7 +454,7 @@ class FileStore:
         except (FileNotFoundError, NotADirectoryError):
             old_mtime = 0
         mtime = max(time.time_ns(), old_mtime + 1)
-        fd = os.open(self.tmp / f"{seq}.md", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = _open_private(self.tmp / f"{seq}.md")
         try:
             view = memoryview(change.data)
             while view:
@@ -438,7 +473,7 @@ class FileStore:
             if dest is not None:
                 self._unlink(op_path)
             target = self._full(dest or op_path)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _mkdirs(target.parent)
             os.replace(staged, target)
         else:
             marker = self.tmp / f"{seq}.del"
@@ -586,9 +621,9 @@ class FileStore:
                     else:
                         self._prune(full.parent)
                     continue
-                full.parent.mkdir(parents=True, exist_ok=True)
+                _mkdirs(full.parent)
                 staged = self.tmp / f"derived-{os.getpid()}-{threading.get_ident()}"
-                staged.write_bytes(data)
+                _write_private(staged, data)
                 if _exchange(staged, full):
                     staged.unlink()  # it holds the old text now
                 else:
@@ -674,9 +709,9 @@ class FileStore:
     def _quarantine(self, name: str, seq: int, path: str, e: BaseException) -> str:
         """Keep a staged change that can never be applied out of the way, with a note saying why."""
         why = e.message if isinstance(e, MemdirError) else (e.strerror if isinstance(e, OSError) and e.strerror else str(e))
-        self.quarantine.mkdir(exist_ok=True)
+        _mkdirs(self.quarantine)
         note = {"seq": seq, "path": path, "file": name, "why": why, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        (self.quarantine / f"{seq}.json").write_text(json.dumps(note, ensure_ascii=False) + "\n")
+        _write_private(self.quarantine / f"{seq}.json", (json.dumps(note, ensure_ascii=False) + "\n").encode())
         os.replace(self.tmp / name, self.quarantine / name)
         return _quarantined(note)
 
@@ -730,9 +765,9 @@ class FileStore:
         if not (current is None or current == b"" or current == old):
             return []  # an edit made since: keep it
         full = self._full(target)
-        full.parent.mkdir(parents=True, exist_ok=True)
+        _mkdirs(full.parent)
         staged = self.tmp / f"{seq_}.md"
-        staged.write_bytes(new)
+        _write_private(staged, new)
         with open(staged, "rb") as f:
             os.fsync(f.fileno())
         os.replace(staged, full)
@@ -741,11 +776,11 @@ class FileStore:
         return [f"restored {target} from journal change #{seq_} (lost in a crash)"]
 
     def close(self) -> None:
+        """Close the database and the lock file; a second call does nothing (the fd number may be reused by then)."""
+        if self._lock_fd < 0:
+            return
+        fd, self._lock_fd = self._lock_fd, -1
         try:
             self.db.close()
         finally:
-            try:
-                os.close(self._lock_fd)
-            except OSError as e:
-                if e.errno != errno.EBADF:
-                    raise
+            os.close(fd)
