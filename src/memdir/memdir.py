@@ -1101,6 +1101,7 @@ class Memdir:
         self._state.written = rendered
         self._store.derive(files, cat.seq)
         self._state.derived = cat.seq
+        self._flush_outline()  # the outline too (an import, a reboot), so the next process need not build it
 
     # ------------------------------------------------------------ reconcile
 
