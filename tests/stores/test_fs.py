@@ -264,6 +264,43 @@ def plant_committed_change(root: Path, path: str, data: bytes) -> int:
     return seq
 
 
+@pytest.mark.parametrize("left", ["the old text an exchange swapped out", "a staged file a power loss emptied"])
+def test_a_staged_file_that_is_not_the_journaled_content_is_never_put_in_place(seeded: Path, left: str) -> None:
+    old = (seeded / "p.md").read_bytes()
+    new = old.replace(b"old\n", b"new\n")
+    if left.startswith("the old text"):  # killed between the swap and the unlink: the new text is in place already
+        (seeded / "p.md").write_bytes(new)
+        version = fs._version((seeded / "p.md").stat())
+        db = sqlite3.connect(seeded / ".memdir" / "memdir.db")
+        seq = db.execute("SELECT max(seq) FROM journal").fetchone()[0] + 1
+        db.execute("INSERT INTO journal(seq, time, actor, op, path, new_version, new) VALUES (?,?,?,?,?,?,?)",
+                   (seq, "2026-11-30T00:00:00Z", "test", "write", "p.md", version, new))
+        db.execute("UPDATE catalog SET entry = json_set(entry, '$.version', ?), seq = ? WHERE path = 'p.md'", (version, seq))
+        db.commit()
+        db.close()
+        staged = seeded / ".memdir" / "tmp" / f"{seq}.md"
+        staged.write_bytes(old)
+    else:
+        seq = plant_committed_change(seeded, "p.md", new)
+        staged = seeded / ".memdir" / "tmp" / f"{seq}.md"
+        staged.write_bytes(b"")
+    with memdir.open(seeded) as md:
+        assert md.read("p.md").body == "new\n"
+        assert md.recovered == [f"completed interrupted change #{seq} to p.md from the journal"]
+        if left.startswith("the old text"):
+            assert md.reconcile().clean  # the version journaled is the file's: nothing looks edited by hand
+    assert not staged.exists()
+
+
+def test_an_update_swaps_the_file_in_and_leaves_nothing_staged(seeded: Path) -> None:
+    inode = (seeded / "p.md").stat().st_ino
+    with memdir.open(seeded) as md:
+        md.write("p.md", "new\n")
+        assert md.read("p.md").body == "new\n"
+    assert (seeded / "p.md").stat().st_ino != inode and (seeded / "p.md").stat().st_mode & 0o777 == 0o600
+    assert not list((seeded / ".memdir" / "tmp").iterdir())
+
+
 def test_a_record_that_cannot_be_applied_is_quarantined_and_the_memory_opens(seeded: Path) -> None:
     seq = plant_committed_change(seeded, "p.md/y.md", b"the content of the bad record\n")
     with memdir.open(seeded) as md:  # 1b30d36 raised NotADirectoryError here, on every open

@@ -178,8 +178,10 @@ def _exchange(new: Path, old: Path) -> bool:
 
     Readers see the old text or the new, as with `os.replace`; but ext4 flushes
     the data of a file renamed over another (auto_da_alloc) before it returns,
-    about a millisecond per MEMORY.md on every write, and an exchange is not
-    such a rename. The caller unlinks `new`, which then holds the old text.
+    about a millisecond per file on a busy disk, and an exchange is not such a
+    rename. The caller unlinks `new`, which then holds the old text. Nothing
+    relies on that flush: topic files are redone from the journal after a
+    reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
     """
     global _libc
     if _libc is None:
@@ -474,7 +476,10 @@ class FileStore:
                 self._unlink(op_path)
             target = self._full(dest or op_path)
             _mkdirs(target.parent)
-            os.replace(staged, target)
+            if dest is None and _exchange(staged, target):  # over an existing file: no ext4 flush (see `_exchange`)
+                staged.unlink()  # it holds the old text now; recovery never applies it (`_recover_staged`)
+            else:
+                os.replace(staged, target)
         else:
             marker = self.tmp / f"{seq}.del"
             if not marker.exists():
@@ -690,10 +695,15 @@ class FileStore:
             staged.unlink(missing_ok=True)
             return [f"removed leftover temporary file .memdir/tmp/{name}"]
         seq = int(stem)
-        row = self.db.execute("SELECT path, dest FROM journal WHERE seq = ?", (seq,)).fetchone()
+        row = self.db.execute("SELECT path, dest, new, new_version FROM journal WHERE seq = ?", (seq,)).fetchone()
         if row is None:
             staged.unlink(missing_ok=True)
             return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
+        if suffix == "md" and row[2] is not None and staged.read_bytes() != row[2]:
+            if row[1] is None and self._stat_version(row[0]) == row[3]:
+                staged.unlink()  # the old text an exchange swapped out just before a crash: the change is in place
+                return [f"completed interrupted change #{seq} to {row[0]} from the journal"]
+            _write_private(staged, row[2])  # torn by a power loss: the journal's copy is the durable one
         try:
             self._apply(seq, row[0], row[1], suffix == "md")
         except (OSError, MemdirError) as e:
