@@ -7,7 +7,7 @@ ROOT ?= memory
 PORT ?= 8765
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: install dev run demo test soak lint bench clean services
+.PHONY: install dev run demo test soak lint bench clean services browser
 
 # What running needs (the MCP SDK and its web server), and what developing adds (tests, linters, backends).
 $(VENV)/.run-installed: pyproject.toml
@@ -31,7 +31,7 @@ demo: install
 	$(BIN)/memdir demo
 
 # The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
-test: dev lint services
+test: dev lint services browser
 	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
 
 # The long forms of the reliability suites (tests/reliability): 500 kills per backend, 60 s of 16 writers,
@@ -44,6 +44,11 @@ services:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 
+# The browser the web page's tests drive: Debian's Chromium (Playwright runs it; it never downloads a browser).
+browser:
+	@test -x /usr/bin/chromium || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 lint: dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
@@ -52,6 +57,7 @@ bench: dev services
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/backends.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/clients.py  # the MCP Inspector (npx) over stdio and HTTP
 	$(BIN)/python bench/peers.py  # installs the peers into ~/.cache/memdir-bench (npm, a Python 3.12+ venv) on first use
 
 clean:

@@ -79,7 +79,7 @@ def test_a_secret_in_frontmatter_is_refused_even_when_yaml_hides_it(md) -> None:
     hidden = "AKIA\ufeff" + "IOSFODNN7EXAMPLE"  # YAML writes the BOM as an escape, "\uFEFF": only the value shows it
     with pytest.raises(InvalidMemory, match="frontmatter field 'description' contains what looks like an AWS access key id"):
         md.write("a.md", "body\n", description=f"uses {hidden}")
-    with pytest.raises(InvalidMemory, match="frontmatter line 5 contains what looks like a GitHub token"):
+    with pytest.raises(InvalidMemory, match="frontmatter line 3 contains what looks like a GitHub token"):
         md.write("b.md", "---\ndeploy:\n  token: ghp_" + "c" * 36 + "\n---\nbody\n")
     with pytest.raises(InvalidMemory, match="frontmatter field 'deploy.token' contains what looks like a GitHub token"):
         md.write("b.md", '---\ndeploy:\n  token: "ghp_\\uFEFF' + "c" * 36 + '"\n---\nbody\n')

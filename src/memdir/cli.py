@@ -10,6 +10,7 @@ import difflib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -753,6 +754,7 @@ def demo(obj: Context, folder: str | None) -> None:
 @click.option("--auth", "auth_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="With --http: a TOML file of principals, one [tokens.NAME] table each with token (or token_sha256), "
                    "and optional tenant, scope-read, scope-write.")
+@click.option("--open", "open_page", is_flag=True, help="With --http: open the web page in the browser once serving.")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -763,6 +765,7 @@ def serve(
     token: str | None,
     token_file: str | None,
     auth_file: str | None,
+    open_page: bool = False,
 ) -> None:
     """Serve the memory to an agent over MCP (stdio, or HTTP with --http).
 
@@ -775,6 +778,7 @@ def serve(
     Over HTTP:    memdir serve --http 8765
                   claude mcp add --transport http memdir http://127.0.0.1:8765/mcp
     HTTP API:     curl http://127.0.0.1:8765/v1/index
+    Web page:     http://127.0.0.1:8765/ in a browser (`memdir ui` opens it)
     """
     from .auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
 
@@ -786,6 +790,8 @@ def serve(
     if bind is None:
         given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file")
                  if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+        if open_page:
+            given.append("--open")
         if given:
             raise click.UsageError(f"{', '.join(given)} apply to --http only; stdio is private to the client that started it")
     else:
@@ -812,12 +818,41 @@ def serve(
         else:
             from . import http
 
+            def started(url: str) -> str:
+                if open_page:  # in a thread: a terminal browser runs until it quits, and the server must answer it
+                    threading.Thread(target=_open_browser, args=(url + "/",), daemon=True).start()
+                return http.banner(url, os.path.abspath(obj.root), principals.required)
+
             app = mcp.server(principals, memories)
             sock = http.listen(host, port)
-            http.run(http.build(principals, memories, host=host, mcp=app), sock,
-                     lambda url: http.banner(url, os.path.abspath(obj.root), principals.required))
+            http.run(http.build(principals, memories, host=host, mcp=app), sock, started)
     finally:
         memories.close()
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # noqa: BLE001 - no browser is not a reason to stop serving
+        opened = False
+    if not opened:
+        click.echo(f"memdir: no web browser found here; open {url} in one", err=True)
+
+
+@main.command()
+@click.option("--http", "bind", metavar="[HOST:]PORT", default="127.0.0.1:0", show_default=True,
+              help="Where to serve (port 0 picks a free one).")
+@click.pass_context
+def ui(ctx: click.Context, bind: str) -> None:
+    """Open the web page: read, search, edit and undo the memory in a browser.
+
+    Serves like `memdir serve --http` (MCP and the HTTP API too) on loopback and
+    opens the page in the web browser; Ctrl-C stops. With a token or an auth
+    file, use `memdir serve --http PORT --token-file FILE --open`.
+    """
+    ctx.invoke(serve, bind=bind, open_page=True)
 
 
 from . import cli_capture  # noqa: E402 - commands of their own module, registered on the group above

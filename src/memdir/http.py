@@ -385,10 +385,11 @@ class Guard:
     put in the ASGI scope for the routes and the MCP tools.
     """
 
-    def __init__(self, app: ASGIApp, principals: Principals, *, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, principals: Principals, *, loopback: bool, page: Any = None) -> None:
         self.app = app
         self.principals = principals
         self.loopback = loopback
+        self.page = page  # the web page (`web.Page`): its own login cookie, and a CSRF token in each form
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -399,7 +400,8 @@ class Guard:
             response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
             await response(scope, receive, send)
             return
-        refused = _cross_site(scope.get("method", "GET"), headers)
+        page = self.page is not None and self.page.owns(scope["path"], headers)
+        refused = _cross_site(scope.get("method", "GET"), headers, forms=page)
         if refused:
             response = error(403, "Forbidden", f"cross-site request refused: {refused}; "
                              "memdir changes memory only for requests from this server's own origin or a non-browser client")
@@ -409,6 +411,9 @@ class Guard:
             # Clients probe for OAuth metadata (RFC 9728) before using a token; there is none: say so, not 401.
             response = error(404, "NotFound", f"no {scope['path']} here; this server takes a bearer token, not OAuth")
             await response(scope, receive, send)
+            return
+        if page:
+            await self.page(scope, receive, send)
             return
         principal = self.principals.authenticate(headers.get("authorization"))
         if principal is None:
@@ -428,13 +433,14 @@ _READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 _SIMPLE_TYPES = {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"}
 
 
-def _cross_site(method: str, headers: dict[str, str]) -> str | None:
+def _cross_site(method: str, headers: dict[str, str], *, forms: bool = False) -> str | None:
     """Why a state-changing request looks sent by a web page of another site (CSRF), or None.
 
     Browsers mark their requests: `Sec-Fetch-Site` says whose page sent it and
     `Origin` names that page. A non-browser client sends neither. A POST with a
     body type a form or a no-cors fetch may send without a preflight is refused
-    too, whatever the headers say, so no CORS-simple request changes memory.
+    too, whatever the headers say, so no CORS-simple request changes memory;
+    except with `forms`, for the web page's own forms, which carry a CSRF token.
     """
     if method.upper() in _READ_METHODS:
         return None
@@ -445,7 +451,7 @@ def _cross_site(method: str, headers: dict[str, str]) -> str | None:
     if origin is not None and not _same_origin(origin, headers.get("host", "")):
         return f"Origin {origin!r} is not this server"
     kind = headers.get("content-type", "").split(";")[0].strip().lower()
-    if method.upper() == "POST" and kind in _SIMPLE_TYPES:
+    if method.upper() == "POST" and kind in _SIMPLE_TYPES and not forms:
         return f"a POST with Content-Type {kind} is what a web page may send to any site; send application/json or no body"
     return None
 
@@ -477,14 +483,16 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None) -> ASGIApp:
-    """The ASGI app: the `/v1` API, `/openapi.json`, and `/mcp` when given a low-level MCP server."""
+    """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server."""
+    from .web import Page
+
     routes = Api(memories).routes()
     if mcp is None:
         app = Starlette(routes=routes)
     else:
         app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
     app.add_exception_handler(HTTPException, _not_found)
-    return Guard(app, principals, loopback=is_loopback(host))
+    return Guard(app, principals, loopback=is_loopback(host), page=Page(principals, memories))
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -579,6 +587,6 @@ def banner(url: str, root: str, token: bool) -> str:
     """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
     header = " --header 'Authorization: Bearer <token>'" if token else ""
     return (
-        f"memdir: serving {root} - MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"memdir: serving {root} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
         f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
     )

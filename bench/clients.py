@@ -1,0 +1,115 @@
+"""memdir as a real MCP client sees it: the MCP Inspector's command line (npm), over stdio and HTTP.
+
+    python bench/clients.py          # fetches @modelcontextprotocol/inspector with npx on first use
+
+Each row is one request the Inspector sends to `memdir serve` (stdio: a
+subprocess per request, as a client starts it; HTTP: one `memdir serve --http`
+on loopback) and what came back, checked: tools listed, a memory written,
+read, found and undone, the index as a resource, the prompt. A request whose
+answer is wrong or missing prints the answer and the script exits non-zero,
+so the table cannot hide a failure. Not in `make test`: it needs the npm
+registry, which a test must not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+MEMDIR = Path(sys.executable).parent / "memdir"
+CONTENT = "---\ndescription: What Alice drinks\ntype: user\n---\nAlice drinks green tea, no sugar.\n"
+
+Check = Callable[[dict[str, Any]], bool]
+
+
+def text(answer: dict[str, Any]) -> str:
+    return "".join(c.get("text", "") for c in answer.get("content", []))
+
+
+REQUESTS: list[tuple[str, list[str], Check]] = [
+    ("tools/list", [], lambda a: len(a["tools"]) >= 12 and all("inputSchema" in t for t in a["tools"])),
+    ("tools/call write_memory_file", ["--tool-name", "write_memory_file", "--tool-arg", "path=user/tea.md",
+                                      "--tool-arg", f"content={CONTENT}"],
+     lambda a: not a["isError"] and a["structuredContent"]["change"] in ("created", "updated", "unchanged")),
+    ("tools/call read_memory_file", ["--tool-name", "read_memory_file", "--tool-arg", "path=user/tea.md"],
+     lambda a: "green tea" in text(a) and a["structuredContent"]["version"]),
+    ("tools/call search_memory", ["--tool-name", "search_memory", "--tool-arg", "query=green tea"],
+     lambda a: a["structuredContent"]["hits"][0]["path"] == "user/tea.md"),
+    ("tools/call read_memory_file (missing)", ["--tool-name", "read_memory_file", "--tool-arg", "path=user/nope.md"],
+     lambda a: a["isError"] and "nope.md" in text(a)),
+    ("resources/list", [], lambda a: any(r["uri"] == "memdir://index" for r in a["resources"])),
+    ("resources/read", ["--uri", "memdir://index"], lambda a: "user/tea.md" in a["contents"][0]["text"]),
+    ("resources/templates/list", [], lambda a: any("{path}" in t["uriTemplate"] for t in a["resourceTemplates"])),
+    ("prompts/list", [], lambda a: any(p["name"] == "memory_conventions" for p in a["prompts"])),
+    ("prompts/get", ["--prompt-name", "memory_conventions"], lambda a: "MEMORY.md" in json.dumps(a["messages"])),
+    ("tools/call undo_memory_change", ["--tool-name", "undo_memory_change", "--tool-arg", "path=user/tea.md"],
+     lambda a: not a["isError"]),
+]
+
+
+def inspect(target: list[str], method: str, args: list[str]) -> tuple[dict[str, Any] | None, str, float]:
+    start = time.perf_counter()
+    done = subprocess.run(["npx", "-y", INSPECTOR, "--cli", *target, "--method", method.split()[0], *args],
+                          capture_output=True, text=True, timeout=180)
+    took = (time.perf_counter() - start) * 1000
+    try:
+        return json.loads(done.stdout), done.stdout + done.stderr, took
+    except json.JSONDecodeError:
+        return None, done.stdout + done.stderr, took
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> int:
+    if shutil.which("npx") is None:
+        print("npx is not installed (Debian: apt-get install npm); nothing was measured", file=sys.stderr)
+        return 2
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        root = str(Path(tmp) / "memory")
+        env = {**os.environ, "MEMDIR_WRITES_PER_MINUTE": "0"}
+        port = free_port()
+        server = subprocess.Popen([str(MEMDIR), "--root", root, "serve", "--http", str(port)], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            assert server.stderr is not None
+            server.stderr.readline()  # the banner: serving
+            targets = {"stdio": [str(MEMDIR), "--root", root, "serve"],
+                       "http": [f"http://127.0.0.1:{port}/mcp", "--transport", "http"]}
+            print(f"{'request':40} {'stdio':>14} {'http':>14}")
+            for method, args, check in REQUESTS:
+                cells = []
+                for name, target in targets.items():
+                    answer, raw, took = inspect(target, method, args)
+                    try:
+                        ok = answer is not None and bool(check(answer))
+                    except (KeyError, IndexError, TypeError):
+                        ok = False
+                    if not ok:
+                        failures += 1
+                        print(f"FAILED {method} over {name}:\n{raw[-2000:]}", file=sys.stderr)
+                    cells.append(f"{'ok' if ok else 'FAILED'} {took:6.0f} ms")
+                print(f"{method:40} {cells[0]:>14} {cells[1]:>14}")
+        finally:
+            server.terminate()
+            server.wait(10)
+    print("(each time is a whole Inspector run: node start, connect, one request; stdio also starts memdir)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
