@@ -144,7 +144,7 @@ class MemdirLibrary(Peer):
         assert self.md.read(note.path).body == note.body or "Update" in self.md.read(note.path).body
 
     async def search(self, word: str) -> None:
-        if not self.md.search(word, 5):
+        if not self.md.search(word, k=5):
             raise AssertionError(f"no hit for {word!r}")
 
     async def update(self, note: Note, round_: int) -> None:

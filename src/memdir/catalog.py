@@ -18,7 +18,7 @@ from .paths import ancestors, parent
 
 class Folder:
     __slots__ = ("path", "count", "bytes", "types", "direct_types", "direct_bytes", "recent", "subfolders",
-                 "ranked", "newest", "link")
+                 "ranked", "newest", "link", "files", "subs")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -32,6 +32,8 @@ class Folder:
         self.ranked: list[tuple[int, str]] = []  # (-count, path) of the subfolders, largest first
         self.newest: str | None = None  # latest `updated` below; None until computed
         self.link: str | None = None  # its line in the parent's index when collapsed; None until rendered
+        self.files = 0  # its own files (`recent` may hold only the newest of them: see `outline`)
+        self.subs = 0  # its subfolders (`ranked` may hold only the largest)
 
 
 class Catalog:
@@ -42,6 +44,18 @@ class Catalog:
         self._label = label
         self.labels: dict[str, tuple[str, str]] = {}  # path -> (link text, " — description")
         self._bytes: dict[str, int] = {}
+        self._folded: dict[str, set[str]] = {}  # folder + NUL + case-folded name -> the file and folder names there
+
+    def _name(self, folder: str, name: str, add: bool) -> None:
+        key = f"{folder}\0{name.casefold()}"
+        if add:
+            self._folded.setdefault(key, set()).add(name)
+            return
+        names = self._folded.get(key)
+        if names is not None:
+            names.discard(name)
+            if not names:
+                del self._folded[key]
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -72,7 +86,10 @@ class Catalog:
             node = self.folders.get(name)
             if node is None:
                 node = self.folders[name] = Folder(name)
-                self.folders[chain[i - 1]].subfolders.add(name)
+                above = self.folders[chain[i - 1]]
+                above.subfolders.add(name)
+                above.subs += 1
+                self._name(above.path, name[len(above.path):-1], True)
             self._recount(node, 1)
             node.bytes += size
             node.types[entry.type] += 1
@@ -80,6 +97,8 @@ class Catalog:
         home = self.folders[chain[-1]]
         home.direct_types[entry.type] += 1
         home.direct_bytes += size
+        home.files += 1
+        self._name(home.path, path[len(home.path):], True)
         bisect.insort(home.recent, (entry.updated or "", path))
 
     def load(self, entries: Iterable[Entry]) -> None:
@@ -102,6 +121,7 @@ class Catalog:
                     if node is None:
                         node = folders[here] = Folder(here)
                         chain[-1].subfolders.add(here)
+                        self._name(chain[-1].path, here[len(chain[-1].path):-1], True)
                     chain.append(node)
             kind = entry.type
             for here_node in chain:
@@ -112,9 +132,11 @@ class Catalog:
             home.direct_types[kind] += 1
             home.direct_bytes += size
             home.recent.append((entry.updated or "", path))
+            self._name(home.path, path[len(home.path):], True)
         for node in folders.values():
             node.recent.sort()
             node.ranked = sorted((-folders[sub].count, sub) for sub in node.subfolders)
+            node.files, node.subs = len(node.recent), len(node.subfolders)
 
     def remove(self, path: str) -> None:
         entry = self.entries.pop(path, None)
@@ -128,6 +150,8 @@ class Catalog:
         if home.direct_types[entry.type] == 0:
             del home.direct_types[entry.type]
         home.direct_bytes -= size
+        home.files -= 1
+        self._name(home.path, path[len(home.path):], False)
         key = (entry.updated or "", path)
         i = bisect.bisect_left(home.recent, key)
         if i < len(home.recent) and home.recent[i] == key:
@@ -142,7 +166,24 @@ class Catalog:
                 del node.types[entry.type]
             if node.count == 0 and name:
                 del self.folders[name]
-                self.folders[parent(name[:-1])].subfolders.discard(name)
+                above = self.folders[parent(name[:-1])]
+                above.subfolders.discard(name)
+                above.subs -= 1
+                self._name(above.path, name[len(above.path):-1], False)
+
+    def prepare(self, folder: str) -> None:
+        """Make sure what rendering `folder` reads is here (everything is, in a loaded catalog)."""
+
+    def is_file(self, path: str) -> bool:
+        return path in self.entries
+
+    def is_folder(self, folder: str) -> bool:
+        return folder in self.folders
+
+    def clash(self, folder: str, name: str) -> str | None:
+        """A file or subfolder name in `folder` equal to `name` but for case, if there is one."""
+        names = self._folded.get(f"{folder}\0{name.casefold()}")
+        return next((n for n in sorted(names) if n != name), None) if names else None
 
     def line_bytes(self, path: str) -> int:
         return self._bytes[path]

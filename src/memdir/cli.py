@@ -812,10 +812,9 @@ def serve(
             memories.of(principal)
         from . import mcp
 
-        app = mcp.server(principals, memories)
         if bind is None:
             click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
-            mcp.run_stdio(app)
+            mcp.serve_stdio(lambda: mcp.server(principals, memories))  # the first answers come while the SDK loads
         else:
             from . import http
 
@@ -824,6 +823,7 @@ def serve(
                     threading.Thread(target=_open_browser, args=(url + "/",), daemon=True).start()
                 return http.banner(url, os.path.abspath(obj.root), principals.required)
 
+            app = mcp.server(principals, memories)
             sock = http.listen(host, port)
             http.run(http.build(principals, memories, host=host, mcp=app), sock, started)
     finally:

@@ -115,6 +115,7 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     the index shows (bounded by the caps), not with the files in the folder.
     """
     title = _title(folder)
+    cat.prepare(folder)
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
         return f"{title}\n\nNo memories yet.\n", []
@@ -125,9 +126,9 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
     if archived:  # retired and folded files: one link, never listed in the top index
         plan.collapse(ARCHIVE)
     collapsed = 0
-    if 1 + len(node.recent) + len(ranked) > max_lines:
-        collapsed = len(ranked)  # even with every folder collapsed the lines would not fit: skip to the fallback
-    while not plan.fits() and collapsed < len(ranked):
+    if 1 + node.files + node.subs > max_lines:
+        collapsed = node.subs  # even with every folder collapsed the lines would not fit: skip to the fallback
+    while not plan.fits() and collapsed < node.subs:
         sub = ranked[collapsed][1]  # the largest folders first
         collapsed += 1
         if not (archived and sub == ARCHIVE):
@@ -141,10 +142,10 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
             if not plan.fits():
                 plan.unlink()
                 break
-        hidden_folders = len(ranked) - len(plan.links)
+        hidden_folders = node.subs - len(plan.links)
         if not hidden_folders:
             plan.add_newest(node)
-        hidden_files = len(node.recent) - len(plan.files)
+        hidden_files = node.files - len(plan.files)
     return plan.text(hidden_files, hidden_folders), sorted(plan.links)
 
 

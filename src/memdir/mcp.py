@@ -28,9 +28,11 @@ from .auth import PRINCIPAL, Memories, Principal, Principals
 from .limits import Limits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mcp.server.lowlevel.server import Server
 
-    from . import tools
+    from . import mcp_start, tools
 
 INDEX_URI = "memdir://index"
 FILE_PREFIX = "memdir://file/"
@@ -228,23 +230,36 @@ def _cursor(cursor: str | None) -> int:
     return value
 
 
-def run_stdio(app: Server[Any]) -> None:
-    """Serve one client over stdin and stdout until it closes them."""
+def serve_stdio(build: Callable[[], Server[Any]]) -> None:
+    """Serve one client over stdin and stdout: the first answers come while the SDK loads (`mcp_start`)."""
+    from . import mcp_start
+
+    mcp_start.serve(build, run_stdio)
+
+
+def run_stdio(app: Server[Any], early: mcp_start.Early | None = None) -> None:
+    """Serve one client over stdin and stdout until it closes them (after what `early` read, if given)."""
     import sys
 
     import anyio
     from mcp.server import stdio
 
+    from . import mcp_start
+
     async def main() -> None:
-        # The SDK's own stdin set-up (fd 0 diverted, the wire read from a private copy), with our line filter on top.
+        # The SDK's own stdin and stdout set-up (fd 0 and 1 diverted, the wire on private copies), with our filters on top.
         buffer, restore = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+        out, restore_out = stdio._claim_fd(1, sys.stdout, "wb", stdio._open_stdout_diversion)
         stdin = anyio.wrap_file(stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace"))
+        text_out = stdio._UnownedTextWrapper(out, encoding="utf-8")
+        stdout = anyio.wrap_file(text_out if early is None else mcp_start.Recording(text_out, early))  # type: ignore[arg-type]
         try:
-            async with stdio.stdio_server(stdin=_Answerable(stdin)) as (read, write):  # type: ignore[arg-type]
+            async with stdio.stdio_server(stdin=_Answerable(stdin, early), stdout=stdout) as (read, write):  # type: ignore[arg-type]
                 await app.run(read, write, app.create_initialization_options())
         finally:
-            if restore is not None:
-                restore()
+            for undo in (restore_out, restore):
+                if undo is not None:
+                    undo()
 
     anyio.run(main)
 
@@ -278,16 +293,27 @@ class _Answerable:
     with its id. The connection goes on either way.
     """
 
-    def __init__(self, lines: Any) -> None:
+    def __init__(self, lines: Any, early: mcp_start.Early | None = None) -> None:
         self.lines = lines
+        self.early = early
 
     def __aiter__(self) -> _Answerable:
         return self
 
     async def __anext__(self) -> str:
-        line: str = await self.lines.readline()
+        early = self.early
+        if early is None:
+            line: str = await self.lines.readline()
+        elif early.queued:  # read before the SDK was ready
+            line = early.queued.pop(0)
+        elif early.eof:
+            line, early.partial = early.partial, ""
+        else:
+            line, early.partial = early.partial + await self.lines.readline(), ""
         if not line:
             raise StopAsyncIteration
+        if early is not None:
+            early.note(line)
         return _answerable(line)
 
 

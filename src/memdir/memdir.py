@@ -13,6 +13,7 @@ import copy
 import datetime as dt
 import logging
 import math
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,11 +24,13 @@ from . import context as context_mod
 from . import dates, guard, index, model, paths, timeline
 from . import limits as limits_mod
 from . import links as links_mod
+from . import outline as outline_mod
 from . import search as searching
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
+from .outline import Outline
 from .paths import INDEX_NAME
 from .scope import Scope
 from .search import lexical
@@ -49,6 +52,7 @@ ANY: Any = _Any()
 """`expect=ANY` (the default): write whatever version is there."""
 
 _CLEARS: tuple[object, ...] = ("", None, [])
+OUTLINE_EVERY = 64  # changes a process with the catalog loaded lets the outline lag behind
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,9 @@ class _State:
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
         self.stale = False  # writing MEMORY.md failed after a commit: rebuild it all next time
+        self.outline: Outline | None = None  # the catalog's outline on disk (folder store), opened on first use
+        self.outline_tried = False
+        self.outline_seq = 0  # the seq this process last brought the outline to
 
     def keep(self, mem: Memory) -> None:
         old = self.parsed.pop(mem.path, None)
@@ -177,6 +184,7 @@ class Memdir:
                 self._state.search.close()
                 self._state.search = None
             searching.close_layers(self)
+            self._close_outline()
             self._store.close()
 
     def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
@@ -597,6 +605,8 @@ class Memdir:
             old=None if cur is None else cur.data, entry=model.entry_of(mem), actor=self.actor, time=now,
         )
         rec = self._commit([change])[0]
+        if rec.new_version:
+            self._state.keep(replace(mem, version=rec.new_version, meta=dict(mem.meta)))  # a read next parses nothing
         return replace(mem, version=rec.new_version or "", change="created" if cur is None else "updated")
 
     def _stamp(self, p: str, cur: Blob | None, old_meta: dict[str, Any], text: str, now: model.Stamp) -> str | None:
@@ -840,8 +850,14 @@ class Memdir:
         Past the store's commit the change has happened, so nothing after it raises:
         derived files that cannot be written are marked stale and rebuilt later.
         """
-        for change in changes:
-            self._check_place(change)
+        partial = self._partial()
+        try:
+            for change in changes:
+                self._check_place(change, self._sync_catalog() if partial is None else partial)
+        except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
+            self._lose_outline(e)
+            for change in changes:
+                self._check_place(change, self._sync_catalog())
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine = len(records)
@@ -862,32 +878,28 @@ class Memdir:
             else:
                 self._refresh(full=full or self._state.stale)
             self._state.stale = False
-        except (OSError, MemdirError) as e:
+        except (OSError, MemdirError, sqlite3.Error) as e:
             self._state.written = {}
             self._state.stale = True
             log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
 
-    def _check_place(self, change: Change) -> None:
+    def _check_place(self, change: Change, cat: Catalog) -> None:
         """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case."""
         if change.record_only or change.data is None or (change.dest is None and change.expect is not None):
             return
         target = change.target
-        cat = self._sync_catalog()
         parts = target.split("/")
         for i, part in enumerate(parts):
             base = "".join(p + "/" for p in parts[:i])
             here = base + part
             last = i == len(parts) - 1
-            if not last and here in cat.entries:
+            if not last and cat.is_file(here):
                 raise InvalidPath(f"path {target!r} puts a file under {here!r}, which is a file, not a folder; pick another path", path=target)
-            if last and here + "/" in cat.folders:
+            if last and cat.is_folder(here + "/"):
                 raise InvalidPath(f"path {target!r} is a folder of topic files; pick another name", path=target)
-            node = cat.folders.get(base)
-            if node is None or (here in cat.entries if last else here + "/" in cat.folders):
-                continue  # a new folder has no neighbours; an existing name is itself
-            name = part.casefold()
-            taken = [s[len(base):-1] for s in node.subfolders] + [q[len(base):] for _, q in node.recent]
-            clash = next((t for t in taken if t.casefold() == name), None)
+            if cat.is_file(here) if last else cat.is_folder(here + "/"):
+                continue  # an existing name is itself
+            clash = cat.clash(base, part)
             if clash is not None:
                 raise InvalidPath(
                     f"path {target!r}: {base + clash!r} already exists and differs only by case; use that exact name or pick another",
@@ -936,6 +948,71 @@ class Memdir:
         cat.seq = seq
         return cat, {p for p, _ in changes}
 
+    # ------------------------------------------------------------ the outline: a new process reads only what it touches
+
+    def _outline(self) -> Outline | None:
+        state = self._state
+        if not state.outline_tried:
+            state.outline_tried = True
+            where = outline_mod.location(self._store)
+            state.outline = None if where is None else Outline.open(where, index.label)
+        return state.outline
+
+    def _partial(self) -> Catalog | None:
+        """Where this process has not loaded the catalog: the outline's view of it at the latest change
+        (store lock held). None: load the catalog instead."""
+        state = self._state
+        if state.catalog is not None or state.stale or self.recovered:
+            return None
+        outline = self._outline()
+        if outline is None:
+            return None
+        try:
+            seq, _ = outline.catch_up(self._store)
+        except sqlite3.Error as e:
+            self._lose_outline(e)
+            return None
+        state.outline_seq = seq
+        if seq and not self._store.derived():
+            return None  # no index file was ever written: render them all from the loaded catalog
+        return outline.catalog(seq, self.limits.index_max_lines + 2)
+
+    def _lose_outline(self, e: sqlite3.Error) -> None:
+        """An outline that fails is removed (a new process rebuilds it); this one loads the catalog."""
+        log.warning("memdir: the catalog outline is unusable (%s); loading the whole catalog", e)
+        outline = self._outline()
+        if outline is not None and getattr(e, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            outline.discard()  # broken, not merely busy
+        self._close_outline(flush=False)
+        self._state.outline_tried = True  # not again in this process
+
+    def _keep_outline(self, cat: Catalog) -> None:
+        """With the catalog loaded: bring the outline along every few changes (store lock held), so
+        a new process finds it nearly current; `close` brings it to the end."""
+        if cat.seq - self._state.outline_seq >= OUTLINE_EVERY:
+            self._flush_outline()
+
+    def _flush_outline(self) -> None:
+        outline = self._outline()
+        if outline is None:
+            return
+        try:
+            self._state.outline_seq, _ = outline.catch_up(self._store)
+        except sqlite3.Error as e:
+            self._lose_outline(e)
+
+    def _close_outline(self, flush: bool = True) -> None:
+        state = self._state
+        if flush and state.outline is not None and state.catalog is not None and state.commits:
+            try:
+                with self._store.lock():
+                    self._flush_outline()
+            except (OSError, MemdirError) as e:
+                log.warning("memdir: the catalog outline could not be updated (%s); a new process catches it up", e)
+        if state.outline is not None:
+            state.outline.close()
+        state.outline, state.outline_tried = None, False
+
     def _render(self, cat: Catalog, folder: str) -> tuple[str, builtins.list[str]]:
         text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes)
         if self._scope is None:
@@ -949,11 +1026,22 @@ class Memdir:
         and each render is bounded by the caps. What is on disk for the others
         is trusted (a new process learns it from the files when it needs it).
         """
+        partial = None if full else self._partial()
+        if partial is not None:  # a process that has not loaded the catalog: the changes since the index files
+            derived = self._store.derived()
+            if derived < partial.seq:
+                try:
+                    self._reindex(partial, {p for p, _ in self._store.changes(derived)[1]})
+                except sqlite3.Error as e:
+                    self._lose_outline(e)
+                    raise
+            return
         cat, changed = self._sync()
         if full:
             self._refresh_all(cat)
         elif changed:
             self._reindex(cat, changed)
+        self._keep_outline(cat)
 
     def _reindex(self, cat: Catalog, changed: set[str]) -> None:
         touched = {a for p in changed for a in paths.ancestors(p)}
@@ -1009,6 +1097,7 @@ class Memdir:
         self._state.written = rendered
         self._store.derive(files, cat.seq)
         self._state.derived = cat.seq
+        self._flush_outline()  # the outline too (an import, a reboot), so the next process need not build it
 
     # ------------------------------------------------------------ reconcile
 

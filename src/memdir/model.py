@@ -105,7 +105,7 @@ class Entry:
     version: str
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = dict(self.__dict__)  # asdict's deep copy costs more than the rest of a catalog row
         out["tags"] = list(self.tags)
         return out
 

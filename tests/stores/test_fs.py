@@ -19,6 +19,7 @@ from click.testing import CliRunner
 import memdir
 from memdir.cli import main
 from memdir.importer import import_dir
+from memdir.stores import fs
 from memdir.stores.base import Change
 
 CHILD_PRELUDE = """
@@ -197,6 +198,22 @@ def test_power_loss_after_reboot_is_repaired_from_the_journal(seeded: Path) -> N
         assert md.read("q.md").body == "kept\n"
 
 
+def test_index_files_a_power_loss_emptied_are_rewritten_after_the_reboot(seeded: Path) -> None:
+    with memdir.open(seeded) as md:
+        md.write("notes/p.md", "new\n", description="the new note")
+        index = (seeded / "MEMORY.md").read_text()
+    for index_file in seeded.rglob("MEMORY.md"):
+        index_file.write_bytes(b"")  # swapped in without a flush: what a lost page cache leaves
+    db = sqlite3.connect(seeded / ".memdir" / "memdir.db")
+    db.execute("UPDATE state SET value = 'another-boot' WHERE key = 'boot_id'")
+    db.commit()
+    db.close()
+    with memdir.open(seeded) as md:
+        assert md.index() == index
+        md.write("other.md", "x\n")
+    assert "the new note" in (seeded / "MEMORY.md").read_text()
+
+
 def test_a_reboot_after_a_rename_does_not_bring_the_old_name_back(seeded: Path) -> None:
     with memdir.open(seeded) as md:
         md.rename("p.md", "moved/q.md")
@@ -246,6 +263,43 @@ def plant_committed_change(root: Path, path: str, data: bytes) -> int:
     db.close()
     (root / ".memdir" / "tmp" / f"{seq}.md").write_bytes(data)
     return seq
+
+
+@pytest.mark.parametrize("left", ["the old text an exchange swapped out", "a staged file a power loss emptied"])
+def test_a_staged_file_that_is_not_the_journaled_content_is_never_put_in_place(seeded: Path, left: str) -> None:
+    old = (seeded / "p.md").read_bytes()
+    new = old.replace(b"old\n", b"new\n")
+    if left.startswith("the old text"):  # killed between the swap and the unlink: the new text is in place already
+        (seeded / "p.md").write_bytes(new)
+        version = fs._version((seeded / "p.md").stat())
+        db = sqlite3.connect(seeded / ".memdir" / "memdir.db")
+        seq = db.execute("SELECT max(seq) FROM journal").fetchone()[0] + 1
+        db.execute("INSERT INTO journal(seq, time, actor, op, path, new_version, new) VALUES (?,?,?,?,?,?,?)",
+                   (seq, "2026-11-30T00:00:00Z", "test", "write", "p.md", version, new))
+        db.execute("UPDATE catalog SET entry = json_set(entry, '$.version', ?), seq = ? WHERE path = 'p.md'", (version, seq))
+        db.commit()
+        db.close()
+        staged = seeded / ".memdir" / "tmp" / f"{seq}.md"
+        staged.write_bytes(old)
+    else:
+        seq = plant_committed_change(seeded, "p.md", new)
+        staged = seeded / ".memdir" / "tmp" / f"{seq}.md"
+        staged.write_bytes(b"")
+    with memdir.open(seeded) as md:
+        assert md.read("p.md").body == "new\n"
+        assert md.recovered == [f"completed interrupted change #{seq} to p.md from the journal"]
+        if left.startswith("the old text"):
+            assert md.reconcile().clean  # the version journaled is the file's: nothing looks edited by hand
+    assert not staged.exists()
+
+
+def test_an_update_swaps_the_file_in_and_leaves_nothing_staged(seeded: Path) -> None:
+    inode = (seeded / "p.md").stat().st_ino
+    with memdir.open(seeded) as md:
+        md.write("p.md", "new\n")
+        assert md.read("p.md").body == "new\n"
+    assert (seeded / "p.md").stat().st_ino != inode and (seeded / "p.md").stat().st_mode & 0o777 == 0o600
+    assert not list((seeded / ".memdir" / "tmp").iterdir())
 
 
 def test_a_record_that_cannot_be_applied_is_quarantined_and_the_memory_opens(seeded: Path) -> None:
@@ -405,8 +459,6 @@ def test_disk_full_before_the_commit_is_a_one_line_store_error_and_changes_nothi
 def test_disk_full_after_the_commit_is_success_and_the_index_is_repaired(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.stores import fs
-
     real = fs._write_private
 
     def full(path: Path, data: bytes) -> None:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
@@ -169,6 +169,43 @@ def _servable(path: str) -> bool:
         return False
 
 
+_RENAME_EXCHANGE = 2
+_libc: Any = None  # loaded on the first exchange; False where renameat2 cannot be had
+
+
+def _exchange(new: Path, old: Path) -> bool:
+    """Swap two existing files atomically (Linux renameat2 RENAME_EXCHANGE); False where that cannot be done.
+
+    Readers see the old text or the new, as with `os.replace`; but ext4 flushes
+    the data of a file renamed over another (auto_da_alloc) before it returns,
+    about a millisecond per file on a busy disk, and an exchange is not such a
+    rename. The caller unlinks `new`, which then holds the old text. Nothing
+    relies on that flush: topic files are redone from the journal after a
+    reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
+    """
+    global _libc
+    if _libc is None:
+        try:
+            import ctypes
+
+            lib = ctypes.CDLL(None, use_errno=True)
+            _libc = lib if hasattr(lib, "renameat2") else False
+        except OSError:
+            _libc = False
+    if _libc is False:
+        return False
+    import ctypes
+
+    if _libc.renameat2(-100, os.fsencode(new), -100, os.fsencode(old), _RENAME_EXCHANGE) == 0:  # -100: AT_FDCWD
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # the kernel or this file system cannot: never again
+        _libc = False
+    elif err not in (errno.ENOENT,):  # ENOENT: nothing to swap with yet; any other error, os.replace says it well
+        log.debug("memdir: renameat2 exchange failed (%s); renaming instead", os.strerror(err))
+    return False
+
+
 def _boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
@@ -272,7 +309,41 @@ class FileStore:
 
     @_translated("read a file")
     def get(self, path: str) -> Blob | None:
+        """The file and its version: the folders on the way checked for symlinks, the file opened without
+        following one (a read is then an lstat per folder, open, fstat, read); any symlink takes `_get`."""
         self._finish()
+        here = self._root_text
+        parts = path.split("/")
+        for part in parts[:-1]:
+            here = f"{here}/{part}"
+            try:
+                if stat.S_ISLNK(os.lstat(here).st_mode):
+                    return self._get(path)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+        try:
+            fd = os.open(f"{here}/{parts[-1]}", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            if e.errno == errno.ELOOP:  # the file itself is a symlink
+                return self._get(path)
+            raise
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path)
+            data = os.read(fd, st.st_size + 1)  # one byte more than the size: a read of exactly the size is all
+            if len(data) != st.st_size:  # it changed meanwhile (or a short read): read on to the end
+                chunks = [data]
+                while chunk := os.read(fd, 1 << 16):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+        finally:
+            os.close(fd)
+        return Blob(data, _version(st))
+
+    def _get(self, path: str) -> Blob | None:
         full = self._full_text(path)
         try:
             with open(full, "rb") as f:
@@ -405,7 +476,10 @@ class FileStore:
                 self._unlink(op_path)
             target = self._full(dest or op_path)
             _mkdirs(target.parent)
-            os.replace(staged, target)
+            if dest is None and _exchange(staged, target):  # over an existing file: no ext4 flush (see `_exchange`)
+                staged.unlink()  # it holds the old text now; recovery never applies it (`_recover_staged`)
+            else:
+                os.replace(staged, target)
         else:
             marker = self.tmp / f"{seq}.del"
             if not marker.exists():
@@ -555,7 +629,10 @@ class FileStore:
                 _mkdirs(full.parent)
                 staged = self.tmp / f"derived-{os.getpid()}-{threading.get_ident()}"
                 _write_private(staged, data)
-                os.replace(staged, full)
+                if _exchange(staged, full):
+                    staged.unlink()  # it holds the old text now
+                else:
+                    os.replace(staged, full)
             self._set_state("derived_seq", str(seq), durable=False)
 
     @_translated("read the index state")
@@ -604,6 +681,8 @@ class FileStore:
                 notes.extend(self._recover_staged(name))
             if boot and self._state("boot_id") != boot:
                 notes.extend(self._verify_since(int(self._state("verified_seq") or 0)))
+                # MEMORY.md files are swapped in without a flush: after a power loss one may be empty, so rewrite them all.
+                self._set_state("derived_seq", "0")
                 top = self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
                 self._set_state("verified_seq", str(top))
                 self._set_state("boot_id", boot)
@@ -616,10 +695,15 @@ class FileStore:
             staged.unlink(missing_ok=True)
             return [f"removed leftover temporary file .memdir/tmp/{name}"]
         seq = int(stem)
-        row = self.db.execute("SELECT path, dest FROM journal WHERE seq = ?", (seq,)).fetchone()
+        row = self.db.execute("SELECT path, dest, new, new_version FROM journal WHERE seq = ?", (seq,)).fetchone()
         if row is None:
             staged.unlink(missing_ok=True)
             return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
+        if suffix == "md" and row[2] is not None and staged.read_bytes() != row[2]:
+            if row[1] is None and self._stat_version(row[0]) == row[3]:
+                staged.unlink()  # the old text an exchange swapped out just before a crash: the change is in place
+                return [f"completed interrupted change #{seq} to {row[0]} from the journal"]
+            _write_private(staged, row[2])  # torn by a power loss: the journal's copy is the durable one
         try:
             self._apply(seq, row[0], row[1], suffix == "md")
         except (OSError, MemdirError) as e:
