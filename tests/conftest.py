@@ -30,6 +30,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         if key.startswith("MEMDIR_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))  # S3's local index copies
+    # and what servers started without MEMDIR_* variables keep (kept MCP answers): never the real home
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
 
 
 # ---------------------------------------------------------------- backends

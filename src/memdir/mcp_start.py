@@ -28,8 +28,9 @@ _META = "io.modelcontextprotocol/protocolVersion"
 
 
 def _cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "memdir" / "mcp-answers.json"
+    from .paths import user_cache
+
+    return user_cache() / "mcp-answers.json"
 
 
 def _code_key() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from pathlib import Path
 
 from .errors import InvalidPath
 
@@ -143,3 +144,13 @@ def ancestors(path: str) -> list[str]:
 def relative(path: str, base: str) -> str:
     """`path` as seen from folder `base` (which must contain it)."""
     return path[len(base):]
+
+
+def user_cache() -> Path:
+    """The folder memdir keeps per-user caches in (S3 index copies, vectors, kept MCP answers):
+    $MEMDIR_CACHE, else $XDG_CACHE_HOME/memdir, else ~/.cache/memdir."""
+    import os
+
+    base = os.environ.get("MEMDIR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memdir")
+    return Path(base)

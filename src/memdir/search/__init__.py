@@ -116,13 +116,12 @@ def vector_location(store: Any) -> Path | None:
     """Where a memory's vectors live: beside a local store's data, else in a local cache.
 
     Folder: `.memdir/vectors.sqlite3`. SQLite: `<db>-vectors/<tenant>.sqlite3`.
-    PostgreSQL and S3: `$MEMDIR_CACHE` (default `~/.cache/memdir`)
-    `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
+    PostgreSQL and S3: `paths.user_cache()`
+    + `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
     picks up again; the catalog seq and file versions it records make it
     catch up with changes made meanwhile, and vectors are found by content.
     """
     import hashlib
-    import os
 
     root = getattr(store, "root", None)
     if isinstance(root, Path):
@@ -134,7 +133,7 @@ def vector_location(store: Any) -> Path | None:
     key = getattr(store, "key", None)
     if not isinstance(key, str):
         return None
-    cache = Path(os.environ.get("MEMDIR_CACHE") or Path.home() / ".cache" / "memdir")
+    cache = paths.user_cache()
     name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
     return cache / "vectors" / f"{name}.sqlite3"
 

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..errors import StoreError
 from ..stores.sql import prefix_bounds
 from .lexical import WEIGHTS, Doc, Filter
@@ -287,7 +288,5 @@ class FtsIndex:
 
 
 def cache_folder(key: str) -> Path:
-    """Where the local copy of a remote store's index lives: $MEMDIR_CACHE, else the user cache folder."""
-    base = os.environ.get("MEMDIR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memdir")
-    return Path(base) / hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
+    """Where the local copy of a remote store's index lives: in the user cache folder."""
+    return paths.user_cache() / hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
