@@ -51,3 +51,24 @@ def test_a_full_disk_after_the_commit_is_success_on_every_face(root: Path, monke
     with memdir.open(root) as md:
         assert [e.path for e in md.list()] == ["a.md", "b.md", "c.md"]
         assert (root / "MEMORY.md").read_text() == md.index() and md.reconcile().clean
+
+
+def test_a_search_index_that_cannot_be_made_fails_a_sqlite_write_whole_and_not_a_folder_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by `make soak` (a full disk as the first write opened the index): on SQLite the index is
+    written in the write's own transaction, so the change fails as one StoreError and nothing is kept;
+    in a folder it is derived after the commit, so the write stands and a later search rebuilds it."""
+    from memdir.errors import StoreError
+    from memdir.search import fts
+
+    monkeypatch.setattr(fts, "TOKENIZE", "no_such_tokenizer")  # creating the FTS5 table fails, as a full disk would
+    with memdir.open(f"sqlite:///{tmp_path}/memory.db") as md:
+        with pytest.raises(StoreError, match="search index: .*no_such_tokenizer.*; rebuild it with `memdir reindex`"):
+            md.write("a.md", "one\n")
+        assert md.history() == [] and md.list() == []
+    with memdir.open(tmp_path / "folder") as md:
+        assert md.write("a.md", "one\n").change == "created"
+    monkeypatch.undo()
+    with memdir.open(tmp_path / "folder") as md:
+        assert [h.path for h in md.search("one")] == ["a.md"]

@@ -413,15 +413,15 @@ class Memdir:
 
     def _index_commit(self, changes: builtins.list[Change], records: builtins.list[Record]) -> None:
         """Keep the search index current in the write path (in the write's transaction on SQL stores)."""
-        idx = self._open_search()
         removed, docs = lexical.commit_docs(changes, records, self.limits.types)
-        if idx.shared_transaction:
-            idx.apply(records[0].seq - 1, records[-1].seq, removed, docs)
+        if searching.in_store_transaction(self._store):
+            self._open_search().apply(records[0].seq - 1, records[-1].seq, removed, docs)
             return
         try:  # a derived file after the commit point: if it fails, the next search catches it up
-            idx.apply(records[0].seq - 1, records[-1].seq, removed, docs)
+            self._open_search().apply(records[0].seq - 1, records[-1].seq, removed, docs)
         except Exception:
-            idx.close()
+            if self._state.search is not None:
+                self._state.search.close()
             self._state.search = None
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:

@@ -31,8 +31,8 @@ from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, par
 
 __all__ = [
     "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
-    "catch_up", "current", "doc_of", "match_expression", "open_index", "parse", "semantic_layer", "semantic_ready",
-    "since_of", "terms", "vector_location",
+    "catch_up", "current", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
+    "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location",
 ]
 
 MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -56,6 +56,12 @@ def open_index(store: Store) -> LexicalIndex:
     if kind == "S3Store":
         return FtsIndex.file(cache_folder(store.key) / "search.db")
     return FtsIndex.memory()
+
+
+def in_store_transaction(store: Store) -> bool:
+    """Whether the store's index is written inside the store's own transaction (SQL stores): a
+    failure there undoes the whole change, where elsewhere the index is derived after the commit."""
+    return type(store).__name__ in ("SQLiteStore", "PostgresStore")
 
 
 def current(md: Any) -> LexicalIndex:

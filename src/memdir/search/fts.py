@@ -56,9 +56,12 @@ class FtsIndex:
         self._owned = owned
         self.shared_transaction = not owned
         if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", self._fts):
-            with self._writing():
-                self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
-                                f"name, description, tags, body, content='', tokenize='{TOKENIZE}')")
+            try:
+                with self._writing():
+                    self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
+                                    f"name, description, tags, body, content='', tokenize='{TOKENIZE}')")
+            except sqlite3.Error as e:
+                raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
 
     # ------------------------------------------------------------ opening
 
@@ -87,9 +90,9 @@ class FtsIndex:
                 db.execute(docs_table("docs"))
                 db.execute(seq_table("seqs"))
                 return cls(db, "", docs="docs", seqs="seqs")
-            except sqlite3.DatabaseError as e:
+            except (sqlite3.DatabaseError, StoreError) as e:
                 db.close()
-                if attempt == 2 or isinstance(e, sqlite3.OperationalError):
+                if attempt == 2 or not isinstance(e, sqlite3.DatabaseError) or isinstance(e, sqlite3.OperationalError):
                     return cls.memory()
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
