@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -222,9 +223,19 @@ def test_all_tenants_of_a_database_or_bucket(name: str, request: pytest.FixtureR
             assert [st.path for st in report.steps] == ["diary/2026-11-30.md"]
 
 
-def test_all_tenants_is_refused_on_postgresql_with_what_to_do() -> None:
-    with pytest.raises(memdir.InvalidArgument, match="row-level security"):
-        diary.tenants("postgresql://memdir@localhost/memdir")
+def test_all_tenants_of_a_postgresql_database(request: pytest.FixtureRequest) -> None:
+    """The app role lists the tenants (row-level security hides their rows, not their names), and each rolls up."""
+    pg = request.getfixturevalue("postgres")
+    _, app = pg.fresh_database(f"tenants{os.getpid()}")
+    assert diary.tenants(app) == []
+    for tenant in ("globex", "acme", "acme"):
+        with memdir.open(app, tenant=tenant) as md:
+            md.capture(f"s-{tenant}", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
+    assert diary.tenants(app) == ["acme", "globex"]
+    for tenant in diary.tenants(app):
+        with memdir.open(app, tenant=tenant) as md:
+            report = diary.rollup(md, due=True, now=at(dt.date(2026, 12, 1), 4))
+            assert [st.path for st in report.steps] == ["diary/2026-11-30.md"]
 
 
 @pytest.mark.parametrize("name", ["fs", "sqlite"])

@@ -494,7 +494,6 @@ def tenants(location: str) -> list[str | None]:
         for page in boto3.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base, Delimiter="/"):
             found += [p["Prefix"][len(base):].rstrip("/") for p in page.get("CommonPrefixes", [])]
         return sorted(found, key=str)
-    raise InvalidArgument(
-        "--all-tenants cannot list the tenants of a PostgreSQL memory: row-level security hides every tenant "
-        "but one from memdir's role; run `memdir --tenant T rollup --due` for each tenant"
-    )
+    from .stores.postgres import tenants as postgres_tenants
+
+    return list(postgres_tenants(location))

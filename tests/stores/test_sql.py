@@ -128,7 +128,8 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
         conn.execute("DROP DATABASE IF EXISTS migrations")
         conn.execute("CREATE DATABASE migrations")
     url = postgres.url("memdir_admin", "migrations")
-    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate")
+    names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate",
+             "0006_tenants")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)
@@ -199,3 +200,30 @@ def test_postgres_upgrade_gives_the_rate_table_to_roles_granted_before(postgres:
         assert conn.execute("SELECT count(*) FROM memdir_rate").fetchone() == (1,)
         conn.execute("SET memdir.tenant = 'someone-else'")  # row-level security covers the new table too
         assert conn.execute("SELECT count(*) FROM memdir_rate").fetchone() == (0,)
+
+
+def test_postgres_upgrade_lists_the_tenants_made_before_and_after(postgres: Postgres) -> None:
+    from memdir.stores.postgres import tenants
+
+    with psycopg.connect(postgres.admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS upgrade_tenants")
+        conn.execute("CREATE DATABASE upgrade_tenants")
+    url, app = postgres.url("memdir_admin", "upgrade_tenants"), postgres.url("memdir_app", "upgrade_tenants")
+    migrate(url, grant="memdir_app")
+    with psycopg.connect(url, autocommit=True) as conn:  # back to what the previous release made
+        conn.execute("DROP TRIGGER memdir_journal_tenant ON memdir_journal")
+        conn.execute("DROP FUNCTION memdir_note_tenant()")
+        conn.execute("DROP TABLE memdir_tenants")
+        conn.execute("DELETE FROM memdir_migrations WHERE name = '0006_tenants'")
+    with pytest.raises(StoreError, match="pending migrations: 0006_tenants"):
+        memdir.open(app, tenant="old")
+    with psycopg.connect(app, autocommit=True) as conn:  # what the previous release's memdir wrote
+        for tenant in ("old-b", "old-a"):
+            conn.execute("SELECT set_config('memdir.tenant', %s, false)", (tenant,))
+            conn.execute("INSERT INTO memdir_journal(tenant_id, seq, time, actor, op, path) "
+                         "VALUES (%s, 1, '2026-11-30T00:00:00Z', 'test', 'write', 'a.md')", (tenant,))
+    assert migrate(url).applied == ("0006_tenants",)  # upgraded without --grant: the app role may use it
+    with memdir.open(app, tenant="new") as md:
+        md.write("a.md", "x\n")
+    assert tenants(app) == ["new", "old-a", "old-b"]
+

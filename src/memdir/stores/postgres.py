@@ -124,6 +124,28 @@ MIGRATIONS: list[Migration] = [
             END $$""",
         ],
     ),
+    (
+        "0006_tenants",
+        [
+            # The tenants a database holds, for `rollup --all-tenants`: names only, kept by a trigger on the
+            # journal (every change of a tenant is journaled). No row-level security: the app role can name
+            # any tenant already (finding 18 in the README's Security section), so a list of names adds nothing.
+            "CREATE TABLE memdir_tenants(tenant_id text PRIMARY KEY)",
+            "ALTER TABLE memdir_journal NO FORCE ROW LEVEL SECURITY",  # the owner reads every tenant's rows, once
+            "INSERT INTO memdir_tenants SELECT DISTINCT tenant_id FROM memdir_journal",
+            "ALTER TABLE memdir_journal FORCE ROW LEVEL SECURITY",
+            """CREATE FUNCTION memdir_note_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN INSERT INTO memdir_tenants(tenant_id) VALUES (NEW.tenant_id) ON CONFLICT DO NOTHING;
+                RETURN NULL; END $$""",
+            """CREATE TRIGGER memdir_journal_tenant AFTER INSERT ON memdir_journal
+                FOR EACH ROW EXECUTE FUNCTION memdir_note_tenant()""",
+            """DO $$ DECLARE r record; BEGIN
+                FOR r IN SELECT DISTINCT grantee FROM information_schema.table_privileges
+                         WHERE table_name = 'memdir_files' AND privilege_type = 'INSERT' AND grantee <> current_user
+                LOOP EXECUTE format('GRANT SELECT, INSERT ON memdir_tenants TO %I', r.grantee); END LOOP;
+            END $$""",
+        ],
+    ),
 ]
 
 _ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
@@ -193,6 +215,7 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state, "
                 "memdir_search TO {}",
                 "GRANT SELECT, INSERT, UPDATE ON memdir_rate TO {}",
+                "GRANT SELECT, INSERT ON memdir_tenants TO {}",
                 "GRANT SELECT, INSERT ON memdir_journal TO {}",
                 "GRANT SELECT ON memdir_migrations TO {}",
             ]
@@ -203,6 +226,17 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
                 raise StoreError(f"{redact(url)}: cannot grant to {grant!r}: {str(e).strip().splitlines()[0]}") from None
             report = MigrationReport(report.location, report.applied, report.pending, report.current, grant)
         return report
+    finally:
+        conn.close()
+
+
+def tenants(url: str) -> list[str]:
+    """Every tenant with at least one change in the database at `url`."""
+    conn = _connect(url)
+    try:
+        where = redact(url)
+        _PostgresMigrator(conn, where).require()
+        return [r[0] for r in _run(conn, where, "SELECT tenant_id FROM memdir_tenants ORDER BY 1", ())]
     finally:
         conn.close()
 
