@@ -266,6 +266,30 @@ def test_two_cron_processes_at_once_roll_up_once(name: str, request: pytest.Fixt
         assert set(created.values()) == {1}
 
 
+def test_a_session_another_worker_moves_after_it_was_listed_is_a_race_not_an_error(
+    root: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `make test` caught once in CI: the other cron process archived a session between this
+    one's listing and its read. The step is `raced`, and the day is rolled up once."""
+    from pathlib import Path
+
+    day_ = dt.date(2026, 11, 30)
+    with memdir.open(Path(str(root))) as md, memdir.open(Path(str(root))) as other:
+        md.capture("late", session_text(day_, "a"), at=at(day_, 9))
+        real = md.read
+
+        def read_after_the_other_worker(path: str, *args: object, **kwargs: object) -> memdir.Memory:
+            if path.startswith("sessions/") and not other.list("diary/"):
+                diary.rollup(other, due=True, now=at(dt.date(2026, 12, 1), 4))
+            return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(md, "read", read_after_the_other_worker)
+        report = diary.rollup(md, due=True, now=at(dt.date(2026, 12, 1), 4))
+        assert [(st.kind, st.label, st.status) for st in report.steps] == [("day", "2026-11-30", "raced")]
+        monkeypatch.undo()
+        assert [e.path for e in md.list("diary/")] == ["diary/2026-11-30.md"]
+
+
 def test_settings_come_from_memdir_toml(root: object) -> None:
     from pathlib import Path
 

@@ -252,17 +252,19 @@ class Diary:
         """Fold the period's inputs into its diary file (created, or updated when inputs came late)."""
         from .memdir import Op
 
-        inputs = self._inputs(period)
+        try:
+            inputs = self._inputs(period)
+            target = self._existing(period)
+            prior = None if target is None or self.dry_run or not inputs else self.md.read(target)
+        except NotFound as e:  # listed, then moved away: another worker is rolling this period up
+            return self._step(period, period.path, "raced", (), f"done by another worker ({e.message})")
         folded = tuple(m.path for m in inputs)
-        target = self._existing(period)
         if not inputs:
             return self._step(period, target or period.path, "skipped", (), "nothing to fold")
         if self.dry_run:
             return self._step(period, target or period.path, "planned", folded)
         items = [self._digest(m) for m in inputs if m.meta.get("status") not in ("skipped",)]
-        prior = None
-        if target is not None:
-            prior = self.md.read(target)
+        if prior is not None:
             items.insert(0, Digest.from_meta(prior.meta, _paragraph_of(prior.body)))
         try:
             digest = self.summarizer.digest(period.kind, period.label, items, limit=PERIOD_CHARS[period.kind]) if items \
