@@ -1,8 +1,9 @@
-"""A scripted model API on loopback: the fake sits at the HTTP boundary, the SDKs are real.
+"""Scripted HTTP APIs on loopback: the fake sits at the HTTP boundary, the SDKs are real.
 
-Each POST gets the next scripted JSON reply; every request (path, headers,
-JSON body) is recorded so a test can check exactly what the SDK sent back,
-such as the tool results of the previous turn.
+`LoopbackJSON` records every POST (path, headers, JSON body) so a test can
+check exactly what a client sent, and answers what its subclass's `answer`
+says. `ScriptedAPI` gives each POST the next scripted JSON reply (a model
+API: the test checks, say, the tool results of the previous turn).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 
-class ScriptedAPI:
-    def __init__(self, replies: list[dict[str, Any]]) -> None:
-        self.replies = list(replies)
+class LoopbackJSON:
+    """A JSON-over-HTTP server on a free 127.0.0.1 port, for the length of a `with` block."""
+
+    def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         api = self
 
@@ -25,10 +27,7 @@ class ScriptedAPI:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size) or b"null")
                 api.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
-                if api.replies:
-                    status, reply = 200, api.replies.pop(0)
-                else:
-                    status, reply = 500, {"error": {"type": "api_error", "message": "the script has no more replies"}}
+                status, reply = api.answer(self.path, body)
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -42,12 +41,15 @@ class ScriptedAPI:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def answer(self, path: str, body: Any) -> tuple[int, Any]:
+        raise NotImplementedError
+
     @property
-    def url(self) -> str:
+    def base(self) -> str:
         host, port = self.server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def __enter__(self) -> ScriptedAPI:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -55,3 +57,18 @@ class ScriptedAPI:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join()
+
+
+class ScriptedAPI(LoopbackJSON):
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.replies = list(replies)
+
+    @property
+    def url(self) -> str:
+        return self.base
+
+    def answer(self, path: str, body: Any) -> tuple[int, Any]:
+        if self.replies:
+            return 200, self.replies.pop(0)
+        return 500, {"error": {"type": "api_error", "message": "the script has no more replies"}}
