@@ -159,31 +159,12 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     names = args.backends.split(",")
-    pg = s3 = None
-    if "postgres" in names:
-        got = services.start_postgres(durable=True)
-        if isinstance(got, str):
-            sys.exit(f"postgres: {got}")
-        pg = got
-    if "s3" in names:
-        got_s3 = services.start_s3()
-        if isinstance(got_s3, str):
-            sys.exit(f"s3: {got_s3}")
-        s3 = got_s3
-        os.environ.update(services.AWS_ENV)
-        os.environ["AWS_ENDPOINT_URL"] = s3.endpoint
-        s3.make_bucket("memdir-bench")
     rows: list[Row] = []
-    try:
+    with services.for_bench(names, "memdir-bench") as (pg, s3):
         with tempfile.TemporaryDirectory() as tmp:
             for name in names:
                 for n in sizes:
                     rows += bench(name, locations(name, n, Path(tmp), pg, s3), n, args.others, args.quick)
-    finally:
-        if pg is not None:
-            pg.stop()
-        if s3 is not None:
-            s3.stop()
     print(f"memdir {memdir.__version__} backend benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} cores; "
           f"10 other tenants x {args.others:,} files")
     print()

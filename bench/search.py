@@ -247,22 +247,8 @@ def main() -> None:
     FLAT = args.flat
     sizes = [int(s) for s in args.sizes.split(",")]
     names = args.backends.split(",")
-    pg = s3 = None
-    if "postgres" in names:
-        got = services.start_postgres(durable=True)
-        if isinstance(got, str):
-            sys.exit(f"postgres: {got}")
-        pg = got
-    if "s3" in names:
-        got_s3 = services.start_s3()
-        if isinstance(got_s3, str):
-            sys.exit(f"s3: {got_s3}")
-        s3 = got_s3
-        os.environ.update(services.AWS_ENV)
-        os.environ["AWS_ENDPOINT_URL"] = s3.endpoint
-        s3.make_bucket("memdir-bench")
     rows: list[Row] = []
-    try:
+    with services.for_bench(names, "memdir-bench") as (pg, s3):
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             os.environ["MEMDIR_CACHE"] = str(Path(tmp) / "cache")
             for name in names:
@@ -270,11 +256,6 @@ def main() -> None:
                     rows += bench(name, location(name, n, Path(tmp), pg), n, args.quick)
             if args.huge:
                 rows += huge(Path(tmp))
-    finally:
-        if pg is not None:
-            pg.stop()
-        if s3 is not None:
-            s3.stop()
     shape = "flat (one folder)" if FLAT else "nested (4 folders of 1,000-file groups)"
     print(f"memdir {memdir.__version__} search benchmark, {shape}, Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print()

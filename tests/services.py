@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,3 +187,31 @@ def need(module: str) -> Any:
             pytest.fail(f"MEMDIR_TEST_SERVICES=require but {module} cannot be imported ({e}); `make install` installs it",
                         pytrace=False)
     return pytest.importorskip(module)
+
+
+@contextmanager
+def for_bench(names: list[str], bucket: str) -> Iterator[tuple[Postgres | None, S3 | None]]:
+    """The servers a benchmark over `names` (backends) needs, started and stopped around it;
+    the process exits with the reason when one cannot start. S3 gets `bucket` and the AWS environment."""
+    pg = s3 = None
+    try:
+        if "postgres" in names:
+            got = start_postgres(durable=True)
+            if isinstance(got, str):
+                sys.exit(f"postgres: {got}")
+            pg = got
+        if "s3" in names:
+            got_s3 = start_s3()
+            if isinstance(got_s3, str):
+                sys.exit(f"s3: {got_s3}")
+            s3 = got_s3
+            os.environ.update(AWS_ENV)
+            os.environ["AWS_ENDPOINT_URL"] = s3.endpoint
+            s3.make_bucket(bucket)
+        yield pg, s3
+    finally:
+        if pg is not None:
+            pg.stop()
+        if s3 is not None:
+            s3.stop()
+
