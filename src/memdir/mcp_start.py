@@ -247,10 +247,10 @@ class Wire:
         """The next line for the SDK (None at the end of stdin)."""
         import anyio
 
-        line = self.for_sdk.get_nowait() if not self.for_sdk.empty() else None
-        if line is None:
-            line = await anyio.to_thread.run_sync(self.for_sdk.get, abandon_on_cancel=True)
-        return line
+        try:
+            return self.for_sdk.get_nowait()
+        except queue.Empty:
+            return await anyio.to_thread.run_sync(self.for_sdk.get, abandon_on_cancel=True)
 
     def given(self, line: str) -> None:
         """The SDK is about to read this line (as `mcp._Answerable` rewrote it): note what it will owe."""
