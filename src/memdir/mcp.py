@@ -371,6 +371,8 @@ def _answerable(line: str) -> str:
     if problem is None and arguments is not None and tools.not_text(arguments):
         problem = f"{tools.not_text(arguments)}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)"
     if message.get("method") == "tools/call" and isinstance(name, str) and problem and not tools.not_text(name):
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        keep = {"_meta": meta} if isinstance(meta, dict) and not tools.not_text(meta) else {}  # the stateless envelope
         return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
-                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}}})
+                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}})
     return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "memdir/malformed-request"})

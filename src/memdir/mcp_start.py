@@ -135,6 +135,8 @@ class Wire:
         self.wanted: dict[Any, str] = {}  # request id -> cache key: the SDK's answer to keep
         self.envelopes: dict[str, bool] = {}  # envelopes the SDK was asked about, and its verdict
         self.sdk_ready = False
+        self.answered = 0  # requests answered here: said at the end, so a test (or a curious user) can tell
+        self.read_lines = 0
 
     # ---------------------------------------------------------------- the reader thread
 
@@ -142,6 +144,7 @@ class Wire:
         """Read stdin line by line (split as the SDK's own stdio reader splits) until it closes."""
         try:
             for line in self.lines:
+                self.read_lines += 1
                 self.take(line)
         finally:
             self.for_sdk.put(None)
@@ -150,6 +153,7 @@ class Wire:
         answer = self.answer(line) if self.fast else None
         if answer is not None:
             self.write(answer)
+            self.answered += 1
             return
         with self.lock:
             self.backlog += 1
@@ -178,9 +182,10 @@ class Wire:
         if "\\u" in line and tools.not_text(message):
             return None  # a lone surrogate: the SDK's parser refuses it, and `mcp._Answerable` answers
         meta = params.get("_meta")
-        modern = isinstance(meta, dict) and _META in meta
-        if modern:
-            if era == "legacy" or not self.envelope(meta):
+        envelope = meta if isinstance(meta, dict) and _META in meta else None
+        modern = envelope is not None
+        if envelope is not None:
+            if era == "legacy" or not self.envelope(envelope):
                 return None
         elif era != "legacy" or version is None or "_meta" in params:
             return None
@@ -199,8 +204,8 @@ class Wire:
             body = json.loads(kept)["result"]
         else:
             return None
-        if era is None:
-            self.open(meta)
+        if era is None and envelope is not None:
+            self.open(envelope)
         text = json.dumps({"jsonrpc": "2.0", "id": ident, "result": body}, ensure_ascii=False, separators=(",", ":"))
         return (text + "\n").encode("utf-8", "replace")
 
@@ -364,5 +369,6 @@ def serve(sessions: Sessions, build: Callable[[], Server[Any]], run: Callable[[S
         app = build()
         wire.sdk_ready = True
         run(app, wire)
+        print(f"memdir: {wire.answered} of {wire.read_lines} lines answered without the MCP SDK", file=sys.stderr)
     finally:
         restore()
