@@ -28,6 +28,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import logging
 import os
 import queue
 import re
@@ -50,6 +51,8 @@ MODERN = "2026-07-28"  # the stateless generation whose result shape `mcp.wire_r
 ERA = "\x00memdir.era"  # the id of the ping that tells the SDK which generation the client speaks
 _ANSWER_ID = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d{1,18}|"(?:[^"\\]|\\.){0,1000}"),"(result|error)"')
 _MAX_ID = 2**53  # beyond what every JSON parser reads exactly: such an id goes to the SDK
+
+logger = logging.getLogger(__name__)
 
 
 def _cache_file() -> Path:
@@ -97,6 +100,10 @@ def _no_constant(name: str) -> Any:
 
 def _request_id(value: Any) -> bool:
     return isinstance(value, str) or (type(value) is int and -_MAX_ID < value < _MAX_ID)
+
+
+def _line(ident: Any, result: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}, ensure_ascii=False, separators=(",", ":"))
 
 
 def _plain_envelope(meta: dict[str, Any]) -> bool:
@@ -150,7 +157,11 @@ class Wire:
             self.for_sdk.put(None)
 
     def take(self, line: str) -> None:
-        answer = self.answer(line) if self.fast else None
+        try:
+            answer = self.answer(line) if self.fast else None
+        except Exception:  # a bug before any call ran: the SDK still answers
+            logger.exception("the stdio fast path failed on a line; the SDK answers it")
+            answer = None
         if answer is not None:
             self.write(answer)
             self.answered += 1
@@ -195,18 +206,23 @@ class Wire:
                     or not isinstance(arguments, dict):
                 return None
             result = mcp.call(self.sessions.stdio(modern), params["name"], arguments)
-            body = mcp.wire_result(result, self.stamp) if modern else mcp.legacy_result(result, version or "")
+            try:
+                text = _line(ident, mcp.wire_result(result, self.stamp) if modern
+                             else mcp.legacy_result(result, version or ""))
+            except Exception:  # the call ran, so it is answered here: an error, as the SDK answers a handler that fails
+                logger.exception("tool %s: its result could not be written", params["name"])
+                text = json.dumps({"jsonrpc": "2.0", "id": ident,
+                                   "error": {"code": -32603, "message": "Internal server error"}})
         elif modern and message["method"] in ("server/discover", "tools/list"):
             key = _cache_key(line)
             kept = None if key is None else self.answers.get(key)
             if kept is None:
                 return None
-            body = json.loads(kept)["result"]
+            text = _line(ident, json.loads(kept)["result"])
         else:
             return None
         if era is None and envelope is not None:
             self.open(envelope)
-        text = json.dumps({"jsonrpc": "2.0", "id": ident, "result": body}, ensure_ascii=False, separators=(",", ":"))
         return (text + "\n").encode("utf-8", "replace")
 
     def envelope(self, meta: dict[str, Any]) -> bool:
@@ -345,8 +361,11 @@ def _claim() -> tuple[int, int, Callable[[], None]]:
     """
     import fcntl
 
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no descriptors to spare: serve on 0 and 1 themselves
+        return 0, 1, lambda: None
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -366,7 +385,12 @@ def serve(sessions: Sessions, build: Callable[[], Server[Any]], run: Callable[[S
     try:
         wire = Wire(sessions, wire_in, wire_out, fast=os.environ.get("MEMDIR_MCP_FAST", "1") != "0")
         threading.Thread(target=wire.read, name="memdir-mcp-stdin", daemon=True).start()
-        app = build()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(0.0002)  # importing holds the GIL: hand it to a call waiting on the wire within 0.2 ms, not 5
+        try:
+            app = build()
+        finally:
+            sys.setswitchinterval(switch)
         wire.sdk_ready = True
         run(app, wire)
         print(f"memdir: {wire.answered} of {wire.read_lines} lines answered without the MCP SDK", file=sys.stderr)
