@@ -105,7 +105,7 @@ def tool_calls(start: int, extra: dict[str, Any]) -> list[dict[str, Any] | str]:
 
 def modern_session() -> list[dict[str, Any] | str]:
     odd = [
-        ("2099-01-01", None, {}), (20260728, None, {}), ("2026-07-28", None, {"sampling": {}}),
+        ("2099-01-01", None, {}), (20260728, None, {}), ("2026-07-28", None, {"sampling": {}}), ("2026-07-28", None, {}),
         ("2026-07-28", {"name": "c", "version": "1", "title": "C"}, {}), ("2026-07-28", {"name": 1}, {}),
     ]
     envelopes = []

@@ -174,8 +174,7 @@ class Wire:
         """The answer to a line the fast path serves exactly as the SDK would, else None (nothing was run)."""
         from . import mcp, tools
 
-        call = '"tools/call"' in line
-        if not call and not any(m in line for m in CACHEABLE):
+        if '"tools/call"' not in line and not any(m in line for m in CACHEABLE):
             return None
         with self.lock:
             if self.pending or self.backlog:
