@@ -245,3 +245,48 @@ def test_the_sdk_still_serves_the_envelope_the_fast_path_writes_for() -> None:
 
     assert mcp_start.MODERN in MODERN_PROTOCOL_VERSIONS
     assert mcp.server_info() == mcp.server(Principals(Principal("default")), None).server_info_stamp  # type: ignore[arg-type]
+
+
+SLOW_SDK = """
+import sys, time
+from pathlib import Path
+from memdir import mcp, mcp_start
+from memdir.auth import Memories, Principal, Principals
+
+principals, gate = Principals(Principal("default")), Path(sys.argv[2])
+memories = Memories(sys.argv[1], transport="mcp", watch=False)
+sessions = mcp.Sessions(principals, memories, one_connection=True)
+
+def build():  # the SDK "loads" until the test opens the gate
+    while not gate.exists():
+        time.sleep(0.01)
+    return mcp.server(principals, memories, sessions)
+
+mcp_start.serve(sessions, build, mcp.run_stdio)
+"""
+
+
+def test_a_stock_client_s_first_read_is_answered_while_the_sdk_is_still_loading(root: Path, tmp_path: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("seed.md", "The seed.\n", description="a seed", type="project")
+    gate = tmp_path / "sdk-loaded"
+    env = {**env_without_memdir(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SDK, str(root), str(gate)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write((json.dumps(call(1, "read_memory_file", {"path": "seed.md"}, **META)) + "\n").encode())
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())
+        assert not gate.exists()  # the SDK has not loaded, and the read is answered
+        assert first["id"] == 1 and "The seed." in first["result"]["structuredContent"]["text"]
+        gate.touch()
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "memdir://index", **META}}
+        proc.stdin.write((json.dumps(listing) + "\n").encode())
+        proc.stdin.flush()
+        second = json.loads(proc.stdout.readline())
+        assert second["id"] == 2 and "seed.md" in second["result"]["contents"][0]["text"]  # the SDK's answer
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    assert b"1 of 2 lines answered without the MCP SDK" in proc.stderr.read()
