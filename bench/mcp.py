@@ -174,8 +174,15 @@ def over_canned(root: Path, runs: int) -> dict[str, list[float]]:
         return anyio.run(main)
 
 
-def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
-    """The server's own share: JSON-RPC lines (the SDK client's, stateless protocol) written and read directly."""
+def over_stdio_raw_legacy(root: Path, runs: int) -> dict[str, list[float]]:
+    return over_stdio_raw(root, runs, legacy=True)
+
+
+def over_stdio_raw(root: Path, runs: int, legacy: bool = False) -> dict[str, list[float]]:
+    """The server's own share: JSON-RPC lines (the SDK client's, stateless protocol) written and read directly.
+
+    With `legacy`, a client of the handshake protocol (`initialize` at 2025-06-18) instead.
+    """
     proc = subprocess.Popen(serve_cmd(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env(), text=True, bufsize=1)
     assert proc.stdin is not None and proc.stdout is not None
@@ -187,16 +194,22 @@ def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
         reply: dict[str, Any] = json.loads(stdout.readline())
         return reply
 
+    envelope = {} if legacy else ENVELOPE
     try:
-        ask(0, "server/discover", ENVELOPE)
-        ask(0, "prompts/list", ENVELOPE)  # only the SDK answers it: the calls are timed once it has loaded
+        if legacy:  # the SDK answers the handshake: the calls are timed once it has loaded
+            ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "bench", "version": "1"}})
+            stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        else:
+            ask(0, "server/discover", ENVELOPE)
+            ask(0, "prompts/list", ENVELOPE)  # only the SDK answers it: the calls are timed once it has loaded
         out: dict[str, list[float]] = {}
         for name in calls(0):
             times = []
             for i in range(runs):
                 tool, args = calls(i)[name]
                 start = time.perf_counter()
-                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args, **ENVELOPE})
+                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args, **envelope})
                 times.append((time.perf_counter() - start) * 1000)
                 if reply.get("error") or reply["result"].get("isError"):
                     times = []
@@ -324,6 +337,7 @@ def main() -> None:
             ("MCP over stdio, SDK client, fast path off (the SDK's server answers)", over_stdio_sdk),
             ("SDK client against a canned server replaying memdir's answers (the client's floor)", over_canned),
             ("MCP over HTTP, SDK client", over_http),
+            ("MCP over stdio, raw JSON-RPC client, handshake protocol (2025-06-18)", over_stdio_raw_legacy),
         ]
         print(f"memdir MCP round trips, {FILES} topic files, {args.runs} calls each; median / p95 in ms\n")
         print("| path | " + " | ".join(calls(0)) + " |")

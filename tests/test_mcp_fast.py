@@ -179,7 +179,7 @@ def run(root: Path, cache: Path, session: list[dict[str, Any] | str], fast: bool
     return answers, int(said.group(1))
 
 
-@pytest.mark.parametrize("session", ["2026-07-28", "2025-11-25", "2025-03-26", "2024-11-05"])
+@pytest.mark.parametrize("session", ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
 def test_the_fast_path_answers_exactly_as_the_sdk_does(tmp_path: Path, session: str) -> None:
     steps = modern_session() if session == "2026-07-28" else legacy_session(session)
     fast, served = run(tmp_path / "fast", tmp_path / "cache-fast", steps, fast=True)
