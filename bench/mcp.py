@@ -92,7 +92,11 @@ def in_process(root: Path, runs: int) -> dict[str, list[float]]:
 
 
 async def through(client: Client, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
+    out: dict[str, list[float]] = {"unknown": []}
+    for _ in range(runs):  # a tool memdir refuses at once, touching no file: the wire alone, over the client's floor
+        start = time.perf_counter()
+        await client.call_tool("no_such_tool", {})
+        out["unknown"].append((time.perf_counter() - start) * 1000)
     for name in calls(0):
         times = []
         for i in range(runs):
@@ -146,7 +150,8 @@ def canned_answers(root: Path) -> dict[str, Any]:
     assert proc.stdin is not None and proc.stdout is not None
     requests: list[tuple[str, str, dict[str, Any]]] = [("server/discover", "server/discover", ENVELOPE),
                                                         ("tools/list", "tools/list", ENVELOPE)]
-    requests += [(tool, "tools/call", {"name": tool, "arguments": args, **ENVELOPE}) for tool, args in calls(0).values()]
+    requests += [(tool, "tools/call", {"name": tool, "arguments": args, **ENVELOPE})
+                 for tool, args in [*calls(0).values(), ("no_such_tool", {})]]
     answers = {}
     try:
         for i, (key, method, params) in enumerate(requests):
@@ -360,6 +365,10 @@ def main() -> None:
         for name in calls(0):
             own, raw, sdk, slow, canned = (statistics.median(results[label][name]) for label in labels[:5])
             print(f"| {name} | {own:.2f} | {raw - own:.2f} | {sdk - raw:.2f} | {sdk:.2f} | {canned:.2f} | {slow - sdk:.2f} |")
+        refused, floor = (statistics.median(results[label]["unknown"]) for label in (labels[2], labels[4]))
+        print(f"\na call memdir refuses at once (an unknown tool, no file touched), SDK client over stdio: {refused:.2f} ms; "
+              f"the canned server's answer to it: {floor:.2f} ms (memdir's stdio wire: the difference, "
+              f"{refused - floor:.2f} ms)")
         if reference is not None:
             ours, theirs = (statistics.median(results[k]["read_memory_file"]) for k in (labels[2], "reference"))
             mine_w, their_w = (statistics.median(results[k]["write_memory_file"]) for k in (labels[2], "reference"))
