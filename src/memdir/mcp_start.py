@@ -98,6 +98,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON the SDK reads")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # NaN and Infinity go to the SDK
+
+
 def _request_id(value: Any) -> bool:
     return isinstance(value, str) or (type(value) is int and -_MAX_ID < value < _MAX_ID)
 
@@ -181,7 +184,7 @@ class Wire:
                 return None
             era, version = self.era, self.version
         try:
-            message = json.loads(line, parse_constant=_no_constant)
+            message = _DECODER.decode(line)
         except (ValueError, RecursionError):
             return None
         if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
