@@ -32,6 +32,30 @@ VOLATILE = [
 ]
 
 
+def same_second(value: Any) -> Any:
+    """The answer with each run of index lines in path order.
+
+    MEMORY.md lists a section newest first, by the second of the last change:
+    two runs a moment apart can tie, or not, on the same writes.
+    """
+    if isinstance(value, dict):
+        return {k: same_second(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [same_second(v) for v in value]
+    if not isinstance(value, str) or "\n- [" not in value:
+        return value
+    out: list[str] = []
+    for line in value.split("\n"):
+        if line.startswith("- [") and out and out[-1].startswith("- ["):
+            run = [line]
+            while out and out[-1].startswith("- ["):
+                run.append(out.pop())
+            out += sorted(run)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def call(ident: Any, name: str, arguments: Any = None, **params: Any) -> dict[str, Any]:
     body = {"name": name, **({} if arguments is None else {"arguments": arguments}), **params}
     return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": body}
@@ -169,7 +193,7 @@ def run(root: Path, cache: Path, session: list[dict[str, Any] | str], fast: bool
                 answer = lines.get(timeout=30).decode()
                 for pattern, stand_in in VOLATILE:
                     answer = pattern.sub(stand_in, answer)
-                answers.append(json.loads(answer))
+                answers.append(same_second(json.loads(answer)))
     finally:
         proc.stdin.close()
         proc.wait(30)
