@@ -43,12 +43,15 @@ if TYPE_CHECKING:
 
     from .mcp import Sessions
 
-CACHEABLE = ('"server/discover"', '"tools/list"')
+CACHEABLE = ('"server/discover"', '"tools/list"', '"initialize"')
 _META = "io.modelcontextprotocol/protocolVersion"
 _CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _CLIENT = "io.modelcontextprotocol/clientInfo"
 MODERN = "2026-07-28"  # the stateless generation whose result shape `mcp.wire_result` writes (a test holds the SDK to it)
 ERA = "\x00memdir.era"  # the id of the ping that tells the SDK which generation the client speaks
+HELLO = "\x00memdir.hello"  # the id of the client's `initialize` as handed to the SDK after it was answered here
+OURS = (ERA, HELLO)  # requests of our own: the SDK's answers to them are dropped
+KEPT = 64  # answers kept at most (one per client and version, in practice)
 _ANSWER_ID = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d{1,18}|"(?:[^"\\]|\\.){0,1000}"),"(result|error)"')
 _MAX_ID = 2**53  # beyond what every JSON parser reads exactly: such an id goes to the SDK
 
@@ -98,7 +101,70 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON the SDK reads")
 
 
+def _no_twins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key given twice: which one a parser keeps is its own choice")
+    return found
+
+
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)  # NaN and Infinity go to the SDK
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_no_twins)  # for lines whose answers are kept
+
+
+def _handshake_key(line: str, version: str | None) -> tuple[Any, str] | None:
+    """The id and cache key of a handshake-protocol `initialize` or `tools/list` whose answer is the same every time.
+
+    `initialize` is keyed on all its params (the SDK's answer depends only on
+    the protocolVersion they ask for, but only the SDK's validator knows which
+    params it accepts). `tools/list` is keyed on the negotiated version and its
+    own params: memdir's handler ignores the client, and the SDK shapes the
+    result by version alone.
+    """
+    if '"initialize"' not in line and '"tools/list"' not in line:
+        return None
+    try:
+        message = _STRICT.decode(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.keys() - {"params"} != {"jsonrpc", "id", "method"} \
+            or message["jsonrpc"] != "2.0" or not _request_id(message["id"]) or message["id"] in OURS:
+        return None
+    params = message.get("params", None)
+    if "\\u" in line and _tools().not_text(message):
+        return None
+    if message["method"] == "initialize" and isinstance(params, dict) and "_meta" not in params:
+        return message["id"], f"initialize {json.dumps(params, sort_keys=True)}"
+    if message["method"] == "tools/list" and version is not None and (params is None or isinstance(params, dict)):
+        if params is not None and (not isinstance(params.get("_meta", {}), dict) or _META in params.get("_meta", {})):
+            return None  # a stateless envelope: the SDK's to judge
+        shown = "-" if "params" not in message else json.dumps(params, sort_keys=True)
+        return message["id"], f"legacy tools/list {version} {shown}"
+    return None
+
+
+def _quiet(line: str) -> bool:
+    """`notifications/initialized` as a stock client sends it: no answer either side gives depends on it.
+
+    (The SDK serves requests once `initialize` is answered, not once this comes;
+    the stateless generation drops it.) So an answer here may go out before the
+    SDK has read it, as before the SDK has read the `initialize` itself.
+    """
+    if '"notifications/initialized"' not in line:
+        return False
+    try:
+        message = _STRICT.decode(line)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(message, dict) and message.keys() <= {"jsonrpc", "method", "params"}
+            and message.get("jsonrpc") == "2.0" and message.get("method") == "notifications/initialized"
+            and message.get("params", {}) == {})
+
+
+def _tools() -> Any:
+    from . import tools
+
+    return tools
 
 
 def _request_id(value: Any) -> bool:
@@ -139,6 +205,7 @@ class Wire:
         self.lock = threading.Lock()  # the state below
         self.era: str | None = None  # "modern" or "legacy": the client's first request decides, as in the SDK
         self.version: str | None = None  # the older protocol's version, as the SDK's `initialize` answer negotiated it
+        self.greeted = False  # an `initialize` came (answered here or read by the SDK): later ones are the SDK's
         self.initializing: set[Any] = set()  # ids of `initialize` requests the SDK has not answered
         self.pending: set[Any] = set()  # ids of requests the SDK has not answered
         self.backlog = 0  # lines queued for the SDK that it has not read yet
@@ -169,8 +236,9 @@ class Wire:
             self.write(answer)
             self.answered += 1
             return
-        with self.lock:
-            self.backlog += 1
+        if not _quiet(line):
+            with self.lock:
+                self.backlog += 1
         self.for_sdk.put(line)
 
     def answer(self, line: str) -> bytes | None:
@@ -182,7 +250,11 @@ class Wire:
         with self.lock:
             if self.pending or self.backlog:
                 return None
-            era, version = self.era, self.version
+            era, version, greeted = self.era, self.version, self.greeted
+        if era != "modern" and ('"initialize"' in line or '"tools/list"' in line):
+            early = self.handshake(line, version if era == "legacy" else None, greeted)
+            if early is not None:
+                return early
         try:
             message = _DECODER.decode(line)
         except (ValueError, RecursionError):
@@ -226,6 +298,28 @@ class Wire:
         if era is None and envelope is not None:
             self.open(envelope)
         return (text + "\n").encode("utf-8", "replace")
+
+    def handshake(self, line: str, version: str | None, greeted: bool) -> bytes | None:
+        """A handshake-protocol `initialize` or `tools/list` answered with the SDK's answer from an earlier start.
+
+        The `initialize` still goes to the SDK, under an id of ours whose answer
+        is dropped, so the SDK holds the session as if it had answered.
+        """
+        found = _handshake_key(line, version)
+        kept = None if found is None else self.answers.get(found[1])
+        if found is None or kept is None:
+            return None
+        ident, key = found
+        result = json.loads(kept)["result"]
+        if key.startswith("initialize "):
+            negotiated = result.get("protocolVersion")
+            if greeted or not isinstance(negotiated, str):
+                return None
+            with self.lock:
+                self.era, self.version, self.greeted = "legacy", negotiated, True
+            params = _STRICT.decode(line)["params"]
+            self.for_sdk.put(json.dumps({"jsonrpc": "2.0", "id": HELLO, "method": "initialize", "params": params}) + "\n")
+        return (_line(ident, result) + "\n").encode("utf-8", "replace")
 
     def envelope(self, meta: dict[str, Any]) -> bool:
         """Whether the SDK accepts this stateless envelope on a tool call (asked once per envelope once it is loaded)."""
@@ -282,15 +376,16 @@ class Wire:
         except (ValueError, RecursionError):
             message = None
         ident = message.get("id") if isinstance(message, dict) else None
+        quiet = _quiet(line)
         with self.lock:
-            if ident != ERA:
+            if ident not in OURS and not quiet:
                 self.backlog -= 1
             if not isinstance(message, dict) or not isinstance(message.get("method"), str):
                 return
             params = message.get("params")
             if message["method"] == "notifications/cancelled" and isinstance(params, dict):
                 self.pending.discard(params.get("requestId"))  # the SDK may never answer it now
-            if not _request_id(ident) or ident == ERA:
+            if not _request_id(ident) or ident in OURS:
                 return
             self.pending.add(ident)
             if self.era is None:
@@ -299,7 +394,12 @@ class Wire:
                 self.era = "modern" if modern else "legacy"
             if message["method"] == "initialize":
                 self.initializing.add(ident)
+                self.greeted = True
+            era = self.era
         key = _cache_key(line)
+        if key is None and era == "legacy":
+            found = _handshake_key(line, "\x00")  # the version goes in when the answer comes, as the SDK negotiated it
+            key = None if found is None else found[1]
         if key is not None and key not in self.answers:
             with self.lock:
                 self.wanted[ident] = key
@@ -309,7 +409,7 @@ class Wire:
         found = _ANSWER_ID.match(text)
         if found is not None:
             ident = json.loads(found.group(1))
-            if ident == ERA:
+            if ident in OURS:
                 return
             with self.lock:
                 self.pending.discard(ident)
@@ -320,6 +420,12 @@ class Wire:
                 version = json.loads(text)["result"].get("protocolVersion")
                 with self.lock:
                     self.version = version if isinstance(version, str) else None
+            if wanted is not None and "\x00" in wanted:
+                with self.lock:
+                    settled = self.version if not self.initializing else None
+                wanted = None if settled is None else wanted.replace("\x00", settled)
+                if wanted in self.answers:
+                    wanted = None
             if wanted is not None and found.group(2) == "result":
                 self.keep(wanted, text.strip())
         self.write(text.encode("utf-8"))
@@ -329,6 +435,8 @@ class Wire:
         if not self.key:
             return
         self.answers[key] = line
+        while len(self.answers) > KEPT:
+            del self.answers[next(iter(self.answers))]
         target = _cache_file()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
