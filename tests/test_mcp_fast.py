@@ -153,12 +153,20 @@ def modern_session() -> list[dict[str, Any] | str]:
     ]
 
 
-def legacy_session(version: str) -> list[dict[str, Any] | str]:
+def legacy_session(version: str, client: str = "t", refused_first: bool = True) -> list[dict[str, Any] | str]:
+    """A handshake client: (a call before `initialize`,) `initialize`, `notifications/initialized`, `tools/list`, calls."""
+    opening: list[dict[str, Any] | str] = [call(1, "read_memory_file", {"path": "seed.md"})] if refused_first else []
     return [
-        call(1, "read_memory_file", {"path": "seed.md"}),  # before initialize: refused
+        *opening,  # before initialize: refused
         {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            "protocolVersion": version, "capabilities": {"roots": {"listChanged": True}},
+            "clientInfo": {"name": client, "version": "1"}}},
+        '{"method":"notifications/initialized","jsonrpc":"2.0"}',  # as the TypeScript SDK writes it
+        '{"method":"tools/list","jsonrpc":"2.0","id":3}',  # no params at all, as the TypeScript SDK writes it
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"cursor": "x"}},
+        {"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {  # a second one: the SDK's to answer
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": client, "version": "1"}}},
         *tool_calls(10, {}),
         call(950, "read_memory_index", {}, _meta={"progressToken": 5}),
         call(951, "read_memory_index", {}, **META),  # a stateless envelope on a handshake connection
@@ -188,7 +196,11 @@ def run(root: Path, cache: Path, session: list[dict[str, Any] | str], fast: bool
             if isinstance(step, dict):
                 due = "id" in step and not isinstance(step["id"], bool)
             else:  # a line with an id is answered, unless it is cut short: nobody can tell whom to answer
-                due = '"id": ' in step and not step.endswith('"params": ')
+                try:
+                    parsed = json.loads(step)
+                    due = isinstance(parsed, dict) and "id" in parsed
+                except (ValueError, RecursionError):
+                    due = '"id": ' in step and not step.endswith('"params": ')
             if due:
                 answer = lines.get(timeout=30).decode()
                 for pattern, stand_in in VOLATILE:
@@ -218,6 +230,34 @@ def test_the_fast_path_answers_exactly_as_the_sdk_does(tmp_path: Path, session: 
         assert by_id[953]["error"]["code"] == -32022  # initialize after a stateless request: the SDK's refusal
     else:
         assert by_id[1]["error"]["code"] == -32602 and "protocolVersion" in by_id[2]["result"]
+        assert len(by_id[3]["result"]["tools"]) > 5
+
+
+def same(mine: list[Any], theirs: list[Any]) -> None:
+    assert len(mine) == len(theirs)
+    for a, b in zip(mine, theirs, strict=True):
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+def test_a_handshake_is_answered_from_the_sdk_s_kept_answers_exactly_as_the_sdk_does(tmp_path: Path, version: str) -> None:
+    """`initialize` and `tools/list` from the answers kept at an earlier start; a changed `initialize` is the SDK's again."""
+    steps, other = legacy_session(version), legacy_session(version, client="u", refused_first=False)
+    sdk, _ = run(tmp_path / "sdk", tmp_path / "cache-sdk", steps, fast=False)
+    sdk_other, _ = run(tmp_path / "sdk-other", tmp_path / "cache-sdk", other, fast=False)
+    cache = tmp_path / "cache"
+    cold, served_cold = run(tmp_path / "cold", cache, steps, fast=True)  # keeps the SDK's answers
+    warm, served_warm = run(tmp_path / "warm", cache, steps, fast=True)
+    changed, served_changed = run(tmp_path / "changed", cache, other, fast=True)  # another client: no kept initialize
+    again, served_again = run(tmp_path / "again", cache, other, fast=True)  # now kept, and initialize comes first
+    for answers in (cold, warm):
+        same(answers, sdk)
+    for answers in (changed, again):
+        same(answers, sdk_other)
+    # warm: the first initialize and the three tools/list (kept by the cold run); the second initialize is the SDK's
+    assert served_warm == served_cold + 4
+    assert served_changed == served_cold + 3  # tools/list is kept by the negotiated version, not the client
+    assert served_again == served_cold + 4
 
 
 @pytest.fixture
@@ -288,6 +328,46 @@ def build():  # the SDK "loads" until the test opens the gate
 
 mcp_start.serve(sessions, build, mcp.run_stdio)
 """
+
+
+def test_a_handshake_client_is_answered_while_the_sdk_is_still_loading(root: Path, tmp_path: Path) -> None:
+    """With answers kept from an earlier start: initialize, tools/list and a call before the SDK has loaded.
+
+    The SDK then reads the same `initialize` (its answer dropped) and holds the
+    session: it serves the next request instead of refusing it as uninitialized.
+    """
+    with memdir.open(root) as md:
+        md.write("seed.md", "The seed.\n", description="a seed", type="project")
+    env = {**env_without_memdir(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "inspector", "version": "0.17"}}}
+    opening = [json.dumps(hello), '{"method":"notifications/initialized","jsonrpc":"2.0"}',
+               '{"method":"tools/list","jsonrpc":"2.0","id":1}']
+    earlier, served = run(tmp_path / "earlier", tmp_path / "cache", list(opening), fast=True)
+    assert len(earlier) == 2 and served == 0  # the SDK answered both, and they are kept
+    gate = tmp_path / "sdk-loaded"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SDK, str(root), str(gate)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write("\n".join(opening).encode() + b"\n")
+        proc.stdin.write((json.dumps(call(2, "read_memory_file", {"path": "seed.md"})) + "\n").encode())
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        assert not gate.exists()  # the SDK has not loaded, and all three are answered
+        assert [a["id"] for a in answers] == [0, 1, 2]
+        assert answers[0]["result"] == earlier[0]["result"] and answers[1]["result"] == earlier[1]["result"]
+        assert "The seed." in answers[2]["result"]["structuredContent"]["text"]
+        gate.touch()
+        listing = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "memdir://index"}}
+        proc.stdin.write((json.dumps(listing) + "\n").encode())
+        proc.stdin.flush()
+        fourth = json.loads(proc.stdout.readline())
+        assert fourth["id"] == 3 and "seed.md" in fourth["result"]["contents"][0]["text"]  # the SDK's, in session
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    assert b"3 of 5 lines answered without the MCP SDK" in proc.stderr.read()
 
 
 def test_a_stock_client_s_first_read_is_answered_while_the_sdk_is_still_loading(root: Path, tmp_path: Path) -> None:
