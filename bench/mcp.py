@@ -270,6 +270,74 @@ def start_up(root: Path, times: int, params: StdioServerParameters | None = None
     return out
 
 
+HANDSHAKE_HELLO = {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}},
+                   "clientInfo": {"name": "bench", "version": "1"}}
+
+
+def handshake_start(cmd: list[str], environ: dict[str, str], times: int,
+                    first: tuple[str, dict[str, Any]] | None = None) -> list[float]:
+    """Seconds from starting a stdio server to its first `tools/list` answer (or tool call) for a handshake client.
+
+    A raw JSON-RPC client of the 2025-06-18 protocol, as the MCP Inspector and
+    most IDE agents speak it: `initialize`, wait, `notifications/initialized`,
+    `tools/list`. Each line is written as the TypeScript SDK writes it.
+    """
+    out = []
+    for _ in range(times):
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=environ, text=True, bufsize=1)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps({"method": "initialize", "params": HANDSHAKE_HELLO, "jsonrpc": "2.0", "id": 0}) + "\n")
+            proc.stdin.flush()
+            assert "result" in json.loads(proc.stdout.readline())
+            proc.stdin.write('{"method":"notifications/initialized","jsonrpc":"2.0"}\n')
+            if first is None:
+                proc.stdin.write('{"method":"tools/list","jsonrpc":"2.0","id":1}\n')
+            else:
+                body = {"name": first[0], "arguments": first[1]}
+                proc.stdin.write(json.dumps({"method": "tools/call", "params": body, "jsonrpc": "2.0", "id": 1}) + "\n")
+            proc.stdin.flush()
+            reply = json.loads(proc.stdout.readline())
+            if "error" in reply or (first is not None and reply["result"].get("isError")):
+                raise SystemExit(f"the first answer failed: {reply}")
+            out.append(time.perf_counter() - start)
+        finally:
+            proc.stdin.close()
+            proc.wait(10)
+    return out
+
+
+def handshake_rows(root: Path, times: int, reference: StdioServerParameters | None) -> None:
+    """The start rows of a handshake-protocol client: memdir with and without kept answers, and the Node server."""
+    cmd = serve_cmd(root)
+    first_read = ("read_memory_file", {"path": "project/p000.md"})
+    handshake_start(cmd, env(), 1)  # keeps the SDK's answers to this client's initialize and tools/list
+    rows = [("memdir, answers kept from an earlier start", handshake_start(cmd, env(), times),
+             handshake_start(cmd, env(), times, first_read))]
+    with tempfile.TemporaryDirectory() as empty:
+        blocked = Path(empty) / "a-file"
+        blocked.write_text("a cache folder cannot be made under a file, so none is kept\n")
+        bare = {**env(), "XDG_CACHE_HOME": str(blocked / "cache")}
+        rows.append(("memdir, no answers kept (first start after an install)", handshake_start(cmd, bare, times),
+                     handshake_start(cmd, bare, times, first_read)))
+    rows.append(("memdir, fast path off (MEMDIR_MCP_FAST=0: the SDK answers)", handshake_start(cmd, env(False), times),
+                 handshake_start(cmd, env(False), times, first_read)))
+    if reference is not None:
+        node = [reference.command, *reference.args]
+        assert reference.env is not None
+        rows.append(("reference memory server (Node)", handshake_start(node, reference.env, times),
+                     handshake_start(node, reference.env, times, ("open_nodes", {"names": ["part 0"]}))))
+    print(f"\nstart to first answer, handshake protocol (2025-06-18: initialize, notifications/initialized, then the "
+          f"request), raw JSON-RPC client, {times} starts; median / max in s\n")
+    print("| server | first tools/list | first read answered |")
+    print("|---|---|---|")
+    for label, lists, reads in rows:
+        print(f"| {label} | {statistics.median(lists):.3f} / {max(lists):.3f} | "
+              f"{statistics.median(reads):.3f} / {max(reads):.3f} |")
+
+
 REFERENCE = Path(os.environ.get("MEMDIR_BENCH_CACHE") or Path.home() / ".cache" / "memdir-bench") / "npm"
 REFERENCE_BIN = REFERENCE / "node_modules" / ".bin" / "mcp-server-memory"
 
@@ -331,10 +399,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=300, help="calls per tool and transport")
     parser.add_argument("--starts", type=int, default=5, help="server start-ups to time")
+    parser.add_argument("--starts-only", action="store_true", help="only the start rows, no round trips")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
         build(root)
+        if args.starts_only:
+            handshake_rows(root, args.starts, reference_server())
+            return
         measured: list[tuple[str, Callable[[Path, int], dict[str, list[float]]]]] = [
             ("in process (tools.Session)", in_process),
             ("MCP over stdio, raw JSON-RPC client", over_stdio_raw),
@@ -394,6 +466,7 @@ def main() -> None:
             theirs_read = start_up(root, args.starts, reference, first=("open_nodes", {"names": ["part 0"]}))
             print(f"the reference memory server (Node): first list_tools median {statistics.median(theirs_start):.2f} s, "
                   f"max {max(theirs_start):.2f} s; first read answered median {statistics.median(theirs_read):.2f} s")
+        handshake_rows(root, args.starts, reference)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import pytest
 from serving import env_without_memdir
 
 import memdir
-from memdir import mcp, mcp_start
+from memdir import mcp, mcp_start, tools
 from memdir.auth import Memories, Principal, Principals
 
 pytest.importorskip("mcp")
@@ -258,6 +258,35 @@ def test_a_handshake_is_answered_from_the_sdk_s_kept_answers_exactly_as_the_sdk_
     assert served_warm == served_cold + 4
     assert served_changed == served_cold + 3  # tools/list is kept by the negotiated version, not the client
     assert served_again == served_cold + 4
+    kept = json.loads((cache / "memdir" / "mcp-answers.json").read_text())["answers"]
+    assert kept[f"shape {version}"] == "agrees"  # calls before the SDK loads may be shaped without it from now on
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+def test_a_handshake_result_shaped_without_the_sdk_is_the_sdk_s_shape(root: Path, version: str) -> None:
+    """`mcp.legacy_shape` (used before the SDK loads) against the SDK's serializer, on every tool's answers."""
+    memories = Memories(root, transport="mcp", watch=False)
+    session = mcp.Sessions(Principals(Principal("default")), memories, one_connection=True).stdio(False)
+    shaped = 0
+    try:
+        for step in tool_calls(10, {}):
+            params = step.get("params") if isinstance(step, dict) else None
+            if not isinstance(params, dict) or step.get("method") != "tools/call" or not isinstance(params.get("name"), str):
+                continue
+            result = mcp.call(session, params["name"], params.get("arguments") or {})
+            mine = mcp.legacy_shape(result, version)
+            if mine is not None:
+                shaped += 1
+                assert json.dumps(mine) == json.dumps(mcp.legacy_result(result, version))
+    finally:
+        memories.close()
+    assert shaped >= 27  # all but the lone surrogates
+    for odd in (float("inf"), float("nan"), (1, 2), b"x"):
+        score = tools.Result("found", data={"hits": [{"score": odd}]})
+        assert mcp.legacy_shape(score, version) is None  # the SDK's to write
+    plain = tools.Result("found", data={"hits": [{"score": 0.5}]})
+    assert json.dumps(mcp.legacy_shape(plain, version)) == json.dumps(mcp.legacy_result(plain, version))
+    assert mcp.legacy_shape(tools.Result("\ud800"), version) is None
 
 
 @pytest.fixture

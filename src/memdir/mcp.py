@@ -136,6 +136,35 @@ def legacy_result(result: tools.Result, version: str) -> dict[str, Any]:
     return shaped
 
 
+def legacy_shape(result: tools.Result, version: str) -> dict[str, Any] | None:
+    """`legacy_result` without the SDK, or None for a result it might shape otherwise (NaN, an odd type or string).
+
+    The stdio wire uses it before the SDK has loaded, and only for a version
+    whose serializer agreed with it on probes at an earlier start (`mcp_start.Wire.witness`).
+    """
+    if not _plain(result.text) or (result.data is not None and not _plain(result.data)):
+        return None
+    body: dict[str, Any] = {"content": [{"text": result.text, "type": "text"}], "isError": result.is_error}
+    if result.data is not None:
+        body["structuredContent"] = result.data
+    return body
+
+
+def _plain(value: Any) -> bool:
+    """JSON whose every value the SDK's serializer writes as it is: no NaN or infinity, no lone surrogates, string keys."""
+    if value is None or type(value) in (bool, int):
+        return True
+    if type(value) is float:
+        return value - value == 0  # finite (the SDK writes NaN and infinity as null)
+    if type(value) is str:
+        return value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value)
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(k) and _plain(v) for k, v in value.items())
+    return False
+
+
 def server(principals: Principals, memories: Memories, sessions: Sessions | None = None) -> Server[Any]:
     """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`memdir.http`)."""
     import anyio

@@ -281,8 +281,13 @@ class Wire:
                 return None
             result = mcp.call(self.sessions.stdio(modern), params["name"], arguments)
             try:
-                text = _line(ident, mcp.wire_result(result, self.stamp) if modern
-                             else mcp.legacy_result(result, version or ""))
+                if modern:
+                    shaped = mcp.wire_result(result, self.stamp)
+                else:  # before the SDK has loaded, without it where it agreed at an earlier start
+                    unloaded = not self.sdk_ready and f"shape {version}" in self.answers
+                    shaped = (mcp.legacy_shape(result, version or "") if unloaded else None) \
+                        or mcp.legacy_result(result, version or "")
+                text = _line(ident, shaped)
             except Exception:  # the call ran, so it is answered here: an error, as the SDK answers a handler that fails
                 logger.exception("tool %s: its result could not be written", params["name"])
                 text = json.dumps({"jsonrpc": "2.0", "id": ident,
@@ -409,6 +414,8 @@ class Wire:
         found = _ANSWER_ID.match(text)
         if found is not None:
             ident = json.loads(found.group(1))
+            if ident == HELLO and found.group(2) == "result" and self.version is not None:
+                self.witness(self.version)
             if ident in OURS:
                 return
             with self.lock:
@@ -420,6 +427,8 @@ class Wire:
                 version = json.loads(text)["result"].get("protocolVersion")
                 with self.lock:
                     self.version = version if isinstance(version, str) else None
+                if isinstance(version, str):
+                    self.witness(version)
             if wanted is not None and "\x00" in wanted:
                 with self.lock:
                     settled = self.version if not self.initializing else None
@@ -429,6 +438,23 @@ class Wire:
             if wanted is not None and found.group(2) == "result":
                 self.keep(wanted, text.strip())
         self.write(text.encode("utf-8"))
+
+    def witness(self, version: str) -> None:
+        """Note for later starts whether `mcp.legacy_shape` writes what the SDK's serializer writes at this version."""
+        key = f"shape {version}"
+        if key in self.answers or not self.key:
+            return
+        from . import mcp, tools
+
+        probes = [tools.Result("caf\u00e9 \U0001f600 \"quoted\"\n", data={"a": None, "b": [1, 0.5, True, "x"], "c": {"d": ""}}),
+                  tools.Result("refused", is_error=True), tools.Result("", data={})]
+        try:
+            agrees = all(json.dumps(mcp.legacy_shape(r, version)) == json.dumps(mcp.legacy_result(r, version))
+                         for r in probes)
+        except Exception:  # a version the SDK does not shape: no witness
+            agrees = False
+        if agrees:
+            self.keep(key, "agrees")
 
     def keep(self, key: str, line: str) -> None:
         """Save the SDK's answer to a cacheable request for the next start."""
