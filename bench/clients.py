@@ -7,8 +7,12 @@ subprocess per request, as a client starts it; HTTP: one `memdir serve --http`
 on loopback) and what came back, checked: tools listed, a memory written,
 read, found and undone, the index as a resource, the prompt. A request whose
 answer is wrong or missing prints the answer and the script exits non-zero,
-so the table cannot hide a failure. Not in `make test`: it needs the npm
-registry, which a test must not.
+so the table cannot hide a failure. Then the start: whole Inspector runs of
+`tools/list` and of a first read over stdio (the handshake protocol: the
+Inspector sends `initialize` first), against memdir with the SDK's first
+answers kept from an earlier start, memdir with its fast path off, and the
+Node reference memory server (from bench/mcp.py's cache folder, if there).
+Not in `make test`: it needs the npm registry, which a test must not.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,10 +62,11 @@ REQUESTS: list[tuple[str, list[str], Check]] = [
 ]
 
 
-def inspect(target: list[str], method: str, args: list[str]) -> tuple[dict[str, Any] | None, str, float]:
+def inspect(target: list[str], method: str, args: list[str],
+            env: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str, float]:
     start = time.perf_counter()
     done = subprocess.run(["npx", "-y", INSPECTOR, "--cli", *target, "--method", method.split()[0], *args],
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=180, env=env)
     took = (time.perf_counter() - start) * 1000
     try:
         return json.loads(done.stdout), done.stdout + done.stderr, took
@@ -108,7 +114,48 @@ def main() -> int:
             server.terminate()
             server.wait(10)
     print("(each time is a whole Inspector run: node start, connect, one request; stdio also starts memdir)")
-    return 1 if failures else 0
+    return 1 if failures or not starts() else 0
+
+
+REFERENCE_BIN = (Path(os.environ.get("MEMDIR_BENCH_CACHE") or Path.home() / ".cache" / "memdir-bench")
+                 / "npm" / "node_modules" / ".bin" / "mcp-server-memory")
+
+
+def starts(runs: int = 7) -> bool:
+    """Whole Inspector runs over stdio, each starting the server: median / max in ms. False if one failed."""
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        root = str(Path(tmp) / "memory")
+        env = {**os.environ, "MEMDIR_WRITES_PER_MINUTE": "0", "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+        memdir = [str(MEMDIR), "--root", root, "serve"]
+        inspect(memdir, "tools/call", ["--tool-name", "write_memory_file", "--tool-arg", "path=user/tea.md",
+                                       "--tool-arg", f"content={CONTENT}"], env)  # and keeps the SDK's first answers
+        servers: list[tuple[str, list[str], dict[str, str], list[str]]] = [
+            ("memdir, answers kept from an earlier start", memdir, env, ["path=user/tea.md"]),
+            ("memdir, fast path off (MEMDIR_MCP_FAST=0)", memdir, {**env, "MEMDIR_MCP_FAST": "0"}, ["path=user/tea.md"]),
+        ]
+        if REFERENCE_BIN.exists():
+            node_env = {**os.environ, "MEMORY_FILE_PATH": str(Path(tmp) / "memory.jsonl")}
+            servers.append(("reference memory server (Node)", [str(REFERENCE_BIN)], node_env, []))
+        print(f"\nstart to first answer through the MCP Inspector's CLI over stdio (handshake protocol), {runs} runs; "
+              "median / max in ms of a whole run (node start, server start, initialize, the request)\n")
+        print("| server | tools/list | first read |")
+        print("|---|---|---|")
+        for label, target, environ, path in servers:
+            read = (["--tool-name", "read_memory_file", "--tool-arg", *path] if path
+                    else ["--tool-name", "read_graph"])
+            cells = []
+            for method, args in (("tools/list", []), ("tools/call", read)):
+                took = []
+                for _ in range(runs):
+                    answer, raw, ms = inspect(target, method, args, environ)
+                    if answer is None or answer.get("isError"):
+                        ok = False
+                        print(f"FAILED {method} against {label}:\n{raw[-2000:]}", file=sys.stderr)
+                    took.append(ms)
+                cells.append(f"{statistics.median(took):.0f} / {max(took):.0f}")
+            print(f"| {label} | {cells[0]} | {cells[1]} |", flush=True)
+    return ok
 
 
 if __name__ == "__main__":
