@@ -117,6 +117,29 @@ def main() -> int:
     return 1 if failures or not starts() else 0
 
 
+# Between the Inspector and the server: the seconds from starting the server to the answer to the request after
+# `initialize` (id 1) passing on the wire, and to the server's exit once the Inspector closes stdin.
+WIRE = """
+import json, subprocess, sys, threading, time
+log, cmd = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def up():
+    for line in sys.stdin.buffer:
+        server.stdin.write(line)
+        server.stdin.flush()
+    server.stdin.close()
+threading.Thread(target=up, daemon=True).start()
+answered = None
+for line in server.stdout:
+    if answered is None and b'"id"' in line and json.loads(line).get("id") == 1:
+        answered = time.perf_counter() - start
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+server.wait()
+open(log, "a").write(f"{answered} {time.perf_counter() - start}\\n")
+"""
+
 REFERENCE_BIN = (Path(os.environ.get("MEMDIR_BENCH_CACHE") or Path.home() / ".cache" / "memdir-bench")
                  / "npm" / "node_modules" / ".bin" / "mcp-server-memory")
 
@@ -138,23 +161,33 @@ def starts(runs: int = 7) -> bool:
             node_env = {**os.environ, "MEMORY_FILE_PATH": str(Path(tmp) / "memory.jsonl")}
             servers.append(("reference memory server (Node)", [str(REFERENCE_BIN)], node_env, []))
         print(f"\nstart to first answer through the MCP Inspector's CLI over stdio (handshake protocol), {runs} runs; "
-              "median / max in ms of a whole run (node start, server start, initialize, the request)\n")
-        print("| server | tools/list | first read |")
-        print("|---|---|---|")
+              "median / max in ms. A whole run: node start, server start, initialize, the request, the server's exit. "
+              "On the wire: from starting the server to its answer to the request\n")
+        print("| server | tools/list, whole run | tools/list, on the wire | first read, whole run | first read, on the wire "
+              "| server start to exit |")
+        print("|---|---|---|---|---|---|")
+        log = Path(tmp) / "wire.log"
         for label, target, environ, path in servers:
             read = (["--tool-name", "read_memory_file", "--tool-arg", *path] if path
                     else ["--tool-name", "read_graph"])
-            cells = []
+            cells, exits = [], []
             for method, args in (("tools/list", []), ("tools/call", read)):
-                took = []
+                took, wire = [], []
                 for _ in range(runs):
-                    answer, raw, ms = inspect(target, method, args, environ)
-                    if answer is None or answer.get("isError"):
+                    log.unlink(missing_ok=True)
+                    answer, raw, ms = inspect([sys.executable, "-c", WIRE, str(log), *target], method, args, environ)
+                    seen = log.read_text().split() if log.exists() else ["None", "0"]
+                    if answer is None or answer.get("isError") or seen[0] == "None":
                         ok = False
                         print(f"FAILED {method} against {label}:\n{raw[-2000:]}", file=sys.stderr)
+                        continue
                     took.append(ms)
-                cells.append(f"{statistics.median(took):.0f} / {max(took):.0f}")
-            print(f"| {label} | {cells[0]} | {cells[1]} |", flush=True)
+                    wire.append(float(seen[0]) * 1000)
+                    exits.append(float(seen[1]) * 1000)
+                for ms_list in (took, wire):
+                    cells.append(f"{statistics.median(ms_list):.0f} / {max(ms_list):.0f}" if ms_list else "failed")
+            spread = f"{statistics.median(exits):.0f} / {max(exits):.0f}" if exits else "failed"
+            print(f"| {label} | {' | '.join(cells)} | {spread} |", flush=True)
     return ok
 
 

@@ -9,16 +9,25 @@ answer exactly as the SDK would:
 
 - `tools/call` of the stateless protocol (2026-07-28) with the envelope a
   stock client sends, at once, even while the SDK is still loading; of the
-  older protocol once the SDK has answered `initialize` (the negotiated
-  version shapes the result, so the SDK's own serializer shapes it);
-- `server/discover` and `tools/list` of the stateless protocol: the SDK's
-  own answer line from an earlier start, kept in the user's cache folder
-  under a key of both packages' files, with the new request's id.
+  handshake protocol once `initialize` is answered (the negotiated version
+  shapes the result: the SDK's serializer shapes it, or before the SDK has
+  loaded `mcp.legacy_shape`, where it agreed with that serializer on probes
+  at an earlier start);
+- `server/discover` and `tools/list` of the stateless protocol, and the
+  handshake protocol's first `initialize` and `tools/list`: the SDK's own
+  answer line from an earlier start, kept in the user's cache folder under a
+  key of both packages' files, with the new request's id. `initialize` is
+  keyed on all its params, `tools/list` on the negotiated version and its
+  own params. An `initialize` answered here still goes to the SDK, under an
+  id of ours whose answer is dropped, so it holds the session as if it had
+  answered.
 
 Every other line (initialize, resources, prompts, ping, notifications,
 progress tokens, unknown fields, anything malformed) goes to the SDK, and so
-does everything while the SDK still owes an answer: a client's requests are
-then served in the order the SDK serves them, never overtaken. Each line is
+does everything while the SDK still owes an answer or has a line to read
+(but a plain `notifications/initialized`, which no answer depends on): a
+client's requests are then served in the order the SDK serves them, never
+overtaken. Each line is
 answered once, by one side. Both sides write whole lines under one lock.
 """
 
@@ -416,6 +425,8 @@ class Wire:
             ident = json.loads(found.group(1))
             if ident == HELLO and found.group(2) == "result" and self.version is not None:
                 self.witness(self.version)
+            elif ident == HELLO:  # cannot be, with the same code: kept answers are results the SDK gave to these params
+                logger.error("the MCP SDK refused an initialize answered from its kept answer: %s", text.strip())
             if ident in OURS:
                 return
             with self.lock:
