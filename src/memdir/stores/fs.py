@@ -27,6 +27,7 @@ import os
 import re
 import sqlite3
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -170,7 +171,9 @@ def _servable(path: str) -> bool:
 
 
 _RENAME_EXCHANGE = 2
-_libc: Any = None  # loaded on the first exchange; False where renameat2 cannot be had
+_libc: Any = None  # loaded after a few replacements; False where renameat2 cannot be had
+_LOAD_AFTER = 16  # replacements a process makes with os.replace before it loads ctypes (about 1.2 ms)
+_replaced = 0
 
 
 def _exchange(new: Path, old: Path) -> bool:
@@ -178,13 +181,20 @@ def _exchange(new: Path, old: Path) -> bool:
 
     Readers see the old text or the new, as with `os.replace`; but ext4 flushes
     the data of a file renamed over another (auto_da_alloc) before it returns,
-    about a millisecond per file on a busy disk, and an exchange is not such a
-    rename. The caller unlinks `new`, which then holds the old text. Nothing
-    relies on that flush: topic files are redone from the journal after a
-    reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
+    0.1 ms per file on an idle disk, about a millisecond on a busy one, and an
+    exchange is not such a rename. The caller unlinks `new`, which then holds
+    the old text. Nothing relies on that flush: topic files are redone from the
+    journal after a reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
+
+    Loading ctypes costs more than a dozen such flushes, so a process renames
+    its first `_LOAD_AFTER` files with `os.replace` (a CLI command or a hook
+    writes one or two) and exchanges from then on (a server, an import).
     """
-    global _libc
+    global _libc, _replaced
     if _libc is None:
+        if _replaced < _LOAD_AFTER and "ctypes" not in sys.modules:
+            _replaced += 1
+            return False
         try:
             import ctypes
 
