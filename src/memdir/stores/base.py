@@ -152,6 +152,11 @@ def in_prefixes(path: str, prefixes: Sequence[str] | None) -> bool:
     return prefixes is None or any(path.startswith(p) for p in prefixes)
 
 
+def prefix_bounds(prefix: str) -> tuple[str, str]:
+    """[low, high) of the paths that start with a non-empty `prefix` (code point order)."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
 def prefix_sql(column: str, prefixes: Sequence[str]) -> tuple[str, builtins.list[str]]:
     """A SQL condition (with its arguments) for `column` starting with one of `prefixes`, as index-friendly ranges.
 
