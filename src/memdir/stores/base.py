@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -228,3 +230,21 @@ def redact(url: str) -> str:
     creds, _, host = rest.rpartition("@")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}{':***' if ':' in creds else ''}@{host}"
+
+
+def use_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection's database to WAL, waiting for other processes doing the same.
+
+    Several processes opening a new database at once can get "database is
+    locked" here at once, without SQLite's busy handler (it cannot wait while
+    that would deadlock), so the wait is ours.
+    """
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)

@@ -40,8 +40,7 @@ from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
-from .base import Blob, Change, Record, check_change, prefix_sql, take_token
-from .sqlite import use_wal
+from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
