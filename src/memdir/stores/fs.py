@@ -152,16 +152,19 @@ def _version(st: os.stat_result) -> str:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-_PLAIN = re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")  # the common case, decided without topic_path
+@functools.cache
+def _plain() -> re.Pattern[str]:
+    """The common case of `_servable`, decided without topic_path (compiled by the first listing, not by every open)."""
+    return re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")
 
 
-def _servable(path: str) -> bool:
+def _servable(path: str, plain: re.Pattern[str]) -> bool:
     """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines).
 
     `list` has already skipped hidden names and the top `tenants/`; a plain
     ASCII path then only needs the length and index-name checks.
     """
-    if _PLAIN.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
+    if plain.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
         return True
     try:
         return paths.topic_path(path) == path
@@ -385,6 +388,7 @@ class FileStore:
         self._finish()
         out: builtins.list[tuple[str, str]] = []
         start = self.root / prefix if prefix else self.root
+        plain = _plain()
 
         def walk(folder: Path, rel: str) -> None:
             try:
@@ -396,7 +400,7 @@ class FileStore:
                     continue  # internal data, and other tenants' memories
                 if item.is_dir(follow_symlinks=False):
                     walk(Path(item.path), f"{rel}{item.name}/")
-                elif item.name.endswith(".md") and item.is_file(follow_symlinks=False) and _servable(rel + item.name):
+                elif item.name.endswith(".md") and item.is_file(follow_symlinks=False) and _servable(rel + item.name, plain):
                     out.append((rel + item.name, _version(item.stat(follow_symlinks=False))))
 
         walk(start, prefix)
