@@ -123,7 +123,8 @@ class FtsIndex:
                     try:
                         yield
                     except BaseException:
-                        store.db.execute("ROLLBACK")
+                        if store.db.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                            store.db.execute("ROLLBACK")
                         raise
                     store.db.execute("COMMIT")
                 finally:
