@@ -399,6 +399,33 @@ def test_a_handshake_client_is_answered_while_the_sdk_is_still_loading(root: Pat
     assert b"3 of 5 lines answered without the MCP SDK" in proc.stderr.read()
 
 
+def test_a_one_shot_client_is_answered_and_the_server_exits_without_waiting_for_the_sdk(root: Path, tmp_path: Path) -> None:
+    """stdin closed with every request answered: the server exits at once, its write on disk; with one owed, it waits."""
+    with memdir.open(root) as md:
+        md.write("seed.md", "The seed.\n", description="a seed", type="project")
+    env = {**env_without_memdir(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    gate = tmp_path / "sdk-loaded"
+    write = call(1, "write_memory_file", {"path": "one-shot.md", "content": "Written before the SDK loaded.\n"}, **META)
+    done = subprocess.run([sys.executable, "-c", SLOW_SDK, str(root), str(gate)], input=json.dumps(write).encode() + b"\n",
+                          capture_output=True, env=env, timeout=30)  # the gate never opens: the SDK never loads
+    assert done.returncode == 0 and not gate.exists()
+    assert not json.loads(done.stdout)["result"]["isError"] and b"1 of 1 lines answered" in done.stderr
+    with memdir.open(root) as md:
+        assert md.read("one-shot.md").body == "Written before the SDK loaded.\n"
+    owed = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "memdir://index", **META}}
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SDK, str(root), str(gate)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps(write) + "\n" + json.dumps(owed) + "\n").encode())
+    proc.stdin.close()
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(1)  # the resources/read is the SDK's to answer: the server waits for it
+    gate.touch()
+    assert proc.wait(30) == 0 and proc.stdout is not None
+    # the SDK drops a request still running when stdin closes, with the fast path off too: only the write is answered
+    assert [json.loads(x)["id"] for x in proc.stdout.read().splitlines()] == [1]
+
+
 def test_a_stock_client_s_first_read_is_answered_while_the_sdk_is_still_loading(root: Path, tmp_path: Path) -> None:
     with memdir.open(root) as md:
         md.write("seed.md", "The seed.\n", description="a seed", type="project")

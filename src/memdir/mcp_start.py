@@ -234,6 +234,25 @@ class Wire:
                 self.take(line)
         finally:
             self.for_sdk.put(None)
+        with self.lock:
+            done = self.fast and not self.sdk_ready and not self.pending and not self.backlog
+        if done:
+            self.quit()
+
+    def quit(self) -> None:
+        """stdin closed, every request answered here, the SDK still loading: exit now rather than wait for it.
+
+        All the SDK has left to read is our own lines (the `initialize` and pings
+        whose answers are dropped) and `notifications/initialized`: nothing it
+        would write. A one-shot client (the Inspector's command line) waits for
+        the server to exit.
+        """
+        print(f"memdir: {self.answered} of {self.read_lines} lines answered without the MCP SDK", file=sys.stderr)
+        try:
+            self.sessions.memories.close()
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
 
     def take(self, line: str) -> None:
         try:
