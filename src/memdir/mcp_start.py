@@ -221,6 +221,7 @@ class Wire:
         self.wanted: dict[Any, str] = {}  # request id -> cache key: the SDK's answer to keep
         self.envelopes: dict[str, bool] = {}  # envelopes the SDK was asked about, and its verdict
         self.sdk_ready = False
+        self.quitting = False  # stdin closed with nothing owed before the SDK loaded: the stdin thread ends the process
         self.answered = 0  # requests answered here: said at the end, so a test (or a curious user) can tell
         self.read_lines = 0
 
@@ -235,8 +236,8 @@ class Wire:
         finally:
             self.for_sdk.put(None)
         with self.lock:
-            done = self.fast and not self.sdk_ready and not self.pending and not self.backlog
-        if done:
+            self.quitting = self.fast and not self.sdk_ready and not self.pending and not self.backlog
+        if self.quitting:
             self.quit()
 
     def quit(self) -> None:
@@ -557,7 +558,11 @@ def serve(sessions: Sessions, build: Callable[[], Server[Any]], run: Callable[[S
             app = build()
         finally:
             sys.setswitchinterval(switch)
-        wire.sdk_ready = True
+        with wire.lock:
+            wire.sdk_ready = True
+            quitting = wire.quitting
+        if quitting:
+            threading.Event().wait()  # the stdin thread is closing the memories and exiting the process
         run(app, wire)
         print(f"memdir: {wire.answered} of {wire.read_lines} lines answered without the MCP SDK", file=sys.stderr)
     finally:
