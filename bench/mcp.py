@@ -14,7 +14,10 @@ client's own floor); over streamable HTTP; and the Node reference memory
 server with the same client. Then where a stdio call's milliseconds go, and
 the time from starting `memdir serve` to the first `list_tools` answer and to
 the first read answered, with the SDK's first answers kept from an earlier
-start and without them (the first start after an install). The memory holds
+start and without them (the first start after an install); then the same
+start rows for a client of the handshake protocol (`initialize` first, as the
+MCP Inspector and most IDE agents), memdir beside the Node server
+(`--starts-only` prints just those). The memory holds
 200 topic files; the rate limit is off (MEMDIR_WRITES_PER_MINUTE=0) so writes
 can be timed. Targets (issue #10): over stdio with the SDK client, reads at
 least 2x faster than the Node reference server and writes no slower; start to

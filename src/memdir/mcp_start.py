@@ -22,13 +22,14 @@ answer exactly as the SDK would:
   id of ours whose answer is dropped, so it holds the session as if it had
   answered.
 
-Every other line (initialize, resources, prompts, ping, notifications,
+Every other line (an `initialize` with no kept answer, resources, prompts, ping, notifications,
 progress tokens, unknown fields, anything malformed) goes to the SDK, and so
 does everything while the SDK still owes an answer or has a line to read
 (but a plain `notifications/initialized`, which no answer depends on): a
 client's requests are then served in the order the SDK serves them, never
-overtaken. Each line is
-answered once, by one side. Both sides write whole lines under one lock.
+overtaken. Each line is answered once, by one side. Both sides write whole
+lines under one lock. When stdin closes with nothing owed while the SDK is
+still loading, the process ends at once (`Wire.quit`).
 """
 
 from __future__ import annotations
