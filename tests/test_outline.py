@@ -69,7 +69,7 @@ def test_a_process_without_the_catalog_writes_the_indexes_a_loaded_one_would(roo
                     assert (mine.count, mine.bytes, +mine.types, +mine.direct_types, mine.direct_bytes, mine.files,
                             mine.subs, mine.newest) == (node.count, node.bytes, +node.types, +node.direct_types,
                                                         node.direct_bytes, node.files, node.subs, cat.newest(folder))
-                    assert mine.ranked == node.ranked[: part.rows] and mine.recent == node.recent[-part.rows:]
+                    assert mine.ranked == node.ranked[: part.rows] and part.recent(mine) == node.recent[-part.rows:]
 
 
 def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) -> None:

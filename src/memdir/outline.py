@@ -271,8 +271,9 @@ def _chunks(items: builtins.list[str], size: int = 500) -> Iterator[builtins.lis
 class Partial(Catalog):
     """The catalog as far as rendering and checking a few folders needs it, read from the outline.
 
-    A folder is read when first rendered (`prepare`): its totals, its largest
-    subfolders and its newest files, at most `rows` of each. Its `files` and
+    A folder is read when first rendered (`prepare`): its totals and its largest
+    subfolders, at most `rows`; its newest files (as many) when a render lists
+    them (`recent`), and one file when asked for it (`get`). Its `files` and
     `subs` are the full counts. Read-only: a change goes to the store, the
     outline catches up, and the next write reads a new `Partial`.
     """
@@ -284,6 +285,7 @@ class Partial(Catalog):
         self.rows = rows
         self.folders = {}
         self._prepared: set[str] = set()
+        self._recent: set[str] = set()  # folders whose newest files were read
         self._node("")
 
     def _folder(self, row: tuple[Any, ...]) -> Folder:
@@ -330,9 +332,21 @@ class Partial(Catalog):
         node.subfolders = {k.path for k in kids}
         if not folder and self._node(ARCHIVE) is not None:
             node.subfolders.add(ARCHIVE)  # the top index always links it, however small
-        newest = self._entries(f"SELECT {_ENTRY} FROM entry WHERE folder = ? ORDER BY recent DESC, path DESC LIMIT ?",
-                               folder, rows)
-        node.recent = [(e.updated or "", e.path) for e in reversed(newest)]
+
+    def recent(self, node: Folder) -> builtins.list[tuple[str, str]]:
+        if node.path not in self._recent:
+            self._recent.add(node.path)
+            newest = self._entries(f"SELECT {_ENTRY} FROM entry WHERE folder = ? ORDER BY recent DESC, path DESC LIMIT ?",
+                                   node.path, self.rows)
+            node.recent = [(e.updated or "", e.path) for e in reversed(newest)]
+        return node.recent
+
+    def get(self, path: str) -> Entry | None:
+        found = self.entries.get(path)
+        if found is None:
+            got = self._entries(f"SELECT {_ENTRY} FROM entry WHERE path = ?", path)
+            found = got[0] if got else None
+        return found
 
     def walk(self, folder: str = "") -> Iterator[Entry]:
         if not folder:
