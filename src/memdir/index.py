@@ -402,8 +402,14 @@ class _Plan:
         return lines <= self.max_lines and size <= self.max_bytes
 
     def listed(self) -> list[Entry]:
-        entries = self.cat.entries
-        listed = [entries[p] for p in self.files]
+        cat, entries = self.cat, self.cat.entries
+        if any(p not in entries for p in self.files):  # a Partial that took them from the last rendering
+            cat.recent(cat.folders[self.folder])  # reads the newest at once
+        listed = []
+        for path in self.files:
+            entry = cat.get(path)
+            assert entry is not None, path
+            listed.append(entry)
         if self.everything is not None:
             listed += [entries[p] for _, p in self.cat.recent(self.everything)]
             for sub in self.everything.subfolders - self.links.keys():
