@@ -221,8 +221,8 @@ class Drawn:
 
     def candidates(self, cat: Catalog, folder: str, changed: Collection[str]) -> list[Candidate] | None:
         """The folder's newest files after `changed`, newest first, as far as this rendering knows them
-        exactly: those it showed and the next one, with the changed files put in their place. None
-        when a changed file may now sit among files it never saw."""
+        exactly: those it showed and the first it refused, with the changed files newer than that one
+        put in their place (None: it did not list newest files)."""
         if self.shown is None:
             return None
         gone = {p for p in changed if p.startswith(folder) and "/" not in p[len(folder):]}

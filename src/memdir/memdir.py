@@ -852,14 +852,16 @@ class Memdir:
         Past the store's commit the change has happened, so nothing after it raises:
         derived files that cannot be written are marked stale and rebuilt later.
         """
-        partial = self._partial()
-        try:
-            for change in changes:
-                self._check_place(change, self._sync_catalog() if partial is None else partial)
-        except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
-            self._lose_outline(e)
-            for change in changes:
-                self._check_place(change, self._sync_catalog())
+        placed = [c for c in changes if self._places(c)]
+        if placed:  # an update in place needs no catalog here
+            partial = self._partial()
+            try:
+                for change in placed:
+                    self._check_place(change, self._sync_catalog() if partial is None else partial)
+            except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
+                self._lose_outline(e)
+                for change in placed:
+                    self._check_place(change, self._sync_catalog())
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine = len(records)
@@ -885,10 +887,13 @@ class Memdir:
             self._state.stale = True
             log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
 
+    @staticmethod
+    def _places(change: Change) -> bool:
+        """Whether a change puts a file at a path that may not exist yet (so `_check_place` has a say)."""
+        return not (change.record_only or change.data is None or (change.dest is None and change.expect is not None))
+
     def _check_place(self, change: Change, cat: Catalog) -> None:
         """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case."""
-        if change.record_only or change.data is None or (change.dest is None and change.expect is not None):
-            return
         target = change.target
         parts = target.split("/")
         for i, part in enumerate(parts):
