@@ -55,6 +55,7 @@ lint: dev
 
 bench: dev services
 	$(BIN)/python bench/core.py
+	$(BIN)/python bench/floor.py  # what one durable write cannot go below on this disk
 	$(BIN)/python bench/backends.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/clients.py  # the MCP Inspector (npx) over stdio and HTTP
