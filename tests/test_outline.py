@@ -9,6 +9,7 @@ import pytest
 
 import memdir
 from memdir import index
+from memdir import memdir as memdir_mod
 from memdir.catalog import Catalog
 from memdir.errors import InvalidPath
 from memdir.outline import Outline
@@ -73,10 +74,12 @@ def test_a_process_without_the_catalog_writes_the_indexes_a_loaded_one_would(roo
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_a_long_lived_process_without_the_catalog_patches_the_indexes_a_loaded_one_would_write(root: Path, seed: int) -> None:
+def test_a_long_lived_process_without_the_catalog_patches_the_indexes_a_loaded_one_would_write(
+        root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """One process (a server) writing again and again from the outline patches its last renderings;
     the files on disk stay those a full render from a loaded catalog gives, after every change, also
     when another process writes in between."""
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", -1)  # as with a memory too large to load on a second write
     rng = random.Random(seed)
     with memdir.open(root, **SMALL) as first:
         first.write("seed.md", "The first fact.\n")
@@ -105,6 +108,27 @@ def test_a_long_lived_process_without_the_catalog_patches_the_indexes_a_loaded_o
             with memdir.open(root, **SMALL) as fresh:
                 assert _on_disk(root) == _expected(fresh._sync_catalog(), fresh.limits), i
     assert kept > 100
+
+
+def test_a_process_writing_again_loads_a_small_catalog_and_keeps_a_large_one_on_the_outline(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdir.open(root, **SMALL) as md:
+        md.apply([memdir.Op.write(f"a/n{i}.md", f"fact {i}\n") for i in range(10)])
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", 10)
+    with memdir.open(root, **SMALL) as md:
+        md.write("a/n0.md", "once\n")  # a CLI command: the outline
+        assert md._state.catalog is None
+        md.write("a/n1.md", "twice\n")  # writing again, 10 files: worth loading
+        assert md._state.catalog is not None
+        md.write("b/new.md", "a third\n")
+        assert _on_disk(root) == _expected(md._state.catalog, md.limits)
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", 10)  # now 11 files: more than that
+    with memdir.open(root, **SMALL) as md:
+        for i in range(3):
+            md.write("a/n2.md", f"again {i}\n")
+        assert md._state.catalog is None
+        with memdir.open(root, **SMALL) as fresh:
+            assert _on_disk(root) == _expected(fresh._sync_catalog(), fresh.limits)
 
 
 def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) -> None:

@@ -149,6 +149,11 @@ class Outline:
     def seq(self) -> int:
         return int(self._meta("seq") or 0)
 
+    def size(self) -> int:
+        """The files the outline lists (as of its seq)."""
+        row = self.db.execute("SELECT count FROM folder WHERE path = ''").fetchone()
+        return 0 if row is None else int(row[0])
+
     def catch_up(self, store: Store) -> tuple[int, builtins.set[str]]:
         """Bring the outline to the store's latest change (hold the store's lock); returns that seq
         and the paths changed since the outline last matched it."""
