@@ -97,6 +97,7 @@ class Outline:
         self.path = path
         self.label = label
         self._verified = False
+        self.seen: dict[str, tuple[tuple[Any, ...], Folder]] = {}  # folder -> its row and node as a Partial last read them
 
     @classmethod
     def open(cls, path: Path, label: Callable[[Entry], tuple[str, str]]) -> Outline | None:
@@ -297,10 +298,17 @@ class Partial(Catalog):
         path, count, size, types, direct, direct_bytes, files, subs, newest = row
         node = self.folders.get(path)
         if node is None:
+            seen = self.outline.seen.get(path)
+            if seen is not None and seen[0] == row:
+                # Unchanged since a Partial before read it: its node, with the types parsed and the link line
+                # made (what `prepare` reads besides the row, it reads again).
+                node = self.folders[path] = seen[1]
+                return node
             node = self.folders[path] = Folder(path)
             node.count, node.bytes, node.direct_bytes, node.files, node.subs, node.newest = (
                 count, size, direct_bytes, files, subs, newest)
             node.types, node.direct_types = _counter(types), _counter(direct)
+            self.outline.seen[path] = (row, node)
         return node
 
     def _node(self, folder: str) -> Folder | None:
