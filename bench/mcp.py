@@ -4,16 +4,21 @@
     python bench/mcp.py --runs 100
 
 Prints median and p95 in milliseconds for read_memory_file, write_memory_file
-and search_memory: in process (`tools.Session.handle`, no MCP), through the
-server over stdio (a subprocess, as Claude Code runs it) and over streamable
-HTTP (a subprocess on loopback) with the SDK's own client, and over stdio with
-a bare JSON-RPC client (the server's own share). Then the time
-from starting `memdir serve` to the first `list_tools` answer, with the
-SDK's first answers kept from an earlier start (`memdir.mcp_start`) and
-without them (the first start after an install). The memory holds
+and search_memory: in process (`tools.Session.handle`, no MCP); over stdio (a
+subprocess, as Claude Code runs it) with a bare JSON-RPC client (the server's
+own share) and with the SDK's own client, both with memdir's fast path
+(`memdir.mcp_start`: memdir answers tool calls itself) and without it
+(MEMDIR_MCP_FAST=0: the SDK's server answers); the SDK client against a
+canned server that replays memdir's answers (`bench/mcp_canned.py`: the
+client's own floor); over streamable HTTP; and the Node reference memory
+server with the same client. Then where a stdio call's milliseconds go, and
+the time from starting `memdir serve` to the first `list_tools` answer and to
+the first read answered, with the SDK's first answers kept from an earlier
+start and without them (the first start after an install). The memory holds
 200 topic files; the rate limit is off (MEMDIR_WRITES_PER_MINUTE=0) so writes
-can be timed. Targets (issue #3): stdio read under 2 ms median; first
-`list_tools` within 0.5 s of start.
+can be timed. Targets (issue #10): over stdio with the SDK client, reads at
+least 2x faster than the Node reference server and writes no slower; start to
+first `list_tools` no slower than it.
 """
 
 from __future__ import annotations
@@ -87,7 +92,11 @@ def in_process(root: Path, runs: int) -> dict[str, list[float]]:
 
 
 async def through(client: Client, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
+    out: dict[str, list[float]] = {"unknown": []}
+    for _ in range(runs):  # a tool memdir refuses at once, touching no file: the wire alone, over the client's floor
+        start = time.perf_counter()
+        await client.call_tool("no_such_tool", {})
+        out["unknown"].append((time.perf_counter() - start) * 1000)
     for name in calls(0):
         times = []
         for i in range(runs):
@@ -102,27 +111,83 @@ async def through(client: Client, runs: int) -> dict[str, list[float]]:
     return out
 
 
-def env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, "MEMDIR_WRITES_PER_MINUTE": "0"}
+def env(fast: bool = True) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, "MEMDIR_WRITES_PER_MINUTE": "0",
+            "MEMDIR_MCP_FAST": "1" if fast else "0"}
+
+
+# What the SDK client sends on every request of the stateless protocol (2026-07-28).
+ENVELOPE = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "mcp", "version": "0.1.0"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}
 
 
 def serve_cmd(root: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "memdir", "--root", str(root), "serve", *extra]
 
 
-def over_stdio(root: Path, runs: int) -> dict[str, list[float]]:
+def over_stdio(root: Path, runs: int, fast: bool = True) -> dict[str, list[float]]:
     cmd = serve_cmd(root)
 
     async def main() -> dict[str, list[float]]:
-        async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())) as client:
+        async with Client(stdio_client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env(fast)),
+                                       errlog=open(os.devnull, "w"))) as client:
             await client.list_tools()
+            await client.list_prompts()  # only the SDK answers it: the calls are timed once it has loaded
             return await through(client, runs)
 
     return anyio.run(main)
 
 
-def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
-    """The server's own share: JSON-RPC lines written and read directly, no client library."""
+def over_stdio_sdk(root: Path, runs: int) -> dict[str, list[float]]:
+    return over_stdio(root, runs, fast=False)
+
+
+def canned_answers(root: Path) -> dict[str, Any]:
+    """memdir's own answers to the requests the client sends (read, write and search of the first round)."""
+    proc = subprocess.Popen(serve_cmd(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env(), text=True, bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+    requests: list[tuple[str, str, dict[str, Any]]] = [("server/discover", "server/discover", ENVELOPE),
+                                                        ("tools/list", "tools/list", ENVELOPE)]
+    requests += [(tool, "tools/call", {"name": tool, "arguments": args, **ENVELOPE})
+                 for tool, args in [*calls(0).values(), ("no_such_tool", {})]]
+    answers = {}
+    try:
+        for i, (key, method, params) in enumerate(requests):
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+            proc.stdin.flush()
+            answers[key] = json.loads(proc.stdout.readline())["result"]
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+    return answers
+
+
+def over_canned(root: Path, runs: int) -> dict[str, list[float]]:
+    """The SDK client against a server that only replays memdir's answers: the client's and the pipe's floor."""
+    with tempfile.TemporaryDirectory() as tmp:
+        answers = Path(tmp) / "answers.json"
+        answers.write_text(json.dumps(canned_answers(root)))
+
+        async def main() -> dict[str, list[float]]:
+            params = StdioServerParameters(command=sys.executable, args=[str(HERE / "mcp_canned.py"), str(answers)])
+            async with Client(stdio_client(params, errlog=open(os.devnull, "w"))) as client:
+                await client.list_tools()
+                return await through(client, runs)
+
+        return anyio.run(main)
+
+
+def over_stdio_raw_legacy(root: Path, runs: int) -> dict[str, list[float]]:
+    return over_stdio_raw(root, runs, legacy=True)
+
+
+def over_stdio_raw(root: Path, runs: int, legacy: bool = False) -> dict[str, list[float]]:
+    """The server's own share: JSON-RPC lines (the SDK client's, stateless protocol) written and read directly.
+
+    With `legacy`, a client of the handshake protocol (`initialize` at 2025-06-18) instead.
+    """
     proc = subprocess.Popen(serve_cmd(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env(), text=True, bufsize=1)
     assert proc.stdin is not None and proc.stdout is not None
@@ -134,17 +199,22 @@ def over_stdio_raw(root: Path, runs: int) -> dict[str, list[float]]:
         reply: dict[str, Any] = json.loads(stdout.readline())
         return reply
 
+    envelope = {} if legacy else ENVELOPE
     try:
-        ask(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "bench", "version": "1"}})
-        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        if legacy:  # the SDK answers the handshake: the calls are timed once it has loaded
+            ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "bench", "version": "1"}})
+            stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        else:
+            ask(0, "server/discover", ENVELOPE)
+            ask(0, "prompts/list", ENVELOPE)  # only the SDK answers it: the calls are timed once it has loaded
         out: dict[str, list[float]] = {}
         for name in calls(0):
             times = []
             for i in range(runs):
                 tool, args = calls(i)[name]
                 start = time.perf_counter()
-                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args})
+                reply = ask(i + 1, "tools/call", {"name": tool, "arguments": args, **envelope})
                 times.append((time.perf_counter() - start) * 1000)
                 if reply.get("error") or reply["result"].get("isError"):
                     times = []
@@ -179,8 +249,9 @@ def over_http(root: Path, runs: int) -> dict[str, list[float]]:
         proc.wait(10)
 
 
-def start_up(root: Path, times: int, params: StdioServerParameters | None = None) -> list[float]:
-    """Seconds from starting `memdir serve` (stdio), or another server, to the first list_tools answer."""
+def start_up(root: Path, times: int, params: StdioServerParameters | None = None,
+             first: tuple[str, dict[str, Any]] | None = None) -> list[float]:
+    """Seconds from starting `memdir serve` (stdio), or another server, to the first list_tools answer (or tool call)."""
     cmd = serve_cmd(root)
     params = params or StdioServerParameters(command=cmd[0], args=cmd[1:], env=env())
     out = []
@@ -188,7 +259,10 @@ def start_up(root: Path, times: int, params: StdioServerParameters | None = None
     async def once() -> None:
         start = time.perf_counter()
         async with Client(stdio_client(params, errlog=open(os.devnull, "w"))) as client:
-            await client.list_tools()
+            if first is None:
+                await client.list_tools()
+            elif (await client.call_tool(*first)).is_error:
+                raise SystemExit(f"the first call failed: {first}")
             out.append(time.perf_counter() - start)
 
     for _ in range(times):
@@ -265,7 +339,10 @@ def main() -> None:
             ("in process (tools.Session)", in_process),
             ("MCP over stdio, raw JSON-RPC client", over_stdio_raw),
             ("MCP over stdio, SDK client", over_stdio),
+            ("MCP over stdio, SDK client, fast path off (the SDK's server answers)", over_stdio_sdk),
+            ("SDK client against a canned server replaying memdir's answers (the client's floor)", over_canned),
             ("MCP over HTTP, SDK client", over_http),
+            ("MCP over stdio, raw JSON-RPC client, handshake protocol (2025-06-18)", over_stdio_raw_legacy),
         ]
         print(f"memdir MCP round trips, {FILES} topic files, {args.runs} calls each; median / p95 in ms\n")
         print("| path | " + " | ".join(calls(0)) + " |")
@@ -278,17 +355,32 @@ def main() -> None:
         if reference is not None:
             results["reference"] = over_reference(reference, args.runs)
             print(row("reference memory server (Node) over stdio, SDK client", results["reference"]))
-        print("\nwhere a call's milliseconds go over stdio (medians): memdir = in process; the server's MCP layer "
-              "(SDK server, JSON, pipe) = raw client - in process; the SDK client = SDK client - raw client\n")
-        print("| tool | memdir | server MCP layer | SDK client | total |")
-        print("|---|---|---|---|---|")
+        print("\nwhere a stdio call's milliseconds go (medians): memdir = in process; memdir's stdio layer (JSON, pipe, "
+              "its stdin thread) = raw client - in process; the SDK client = SDK client - raw client, beside its floor "
+              "(canned server - its one json.loads/dumps); the SDK's server instead of the fast path = fast path off - "
+              "SDK client\n")
+        print("| tool | memdir | memdir's stdio layer | SDK client | total | SDK client floor | SDK server would add |")
+        print("|---|---|---|---|---|---|---|")
+        labels = [label for label, _ in measured]
         for name in calls(0):
-            own, raw, sdk = (statistics.median(results[label][name]) for label, _ in measured[:3])
-            print(f"| {name} | {own:.2f} | {raw - own:.2f} | {sdk - raw:.2f} | {sdk:.2f} |")
+            own, raw, sdk, slow, canned = (statistics.median(results[label][name]) for label in labels[:5])
+            print(f"| {name} | {own:.2f} | {raw - own:.2f} | {sdk - raw:.2f} | {sdk:.2f} | {canned:.2f} | {slow - sdk:.2f} |")
+        refused, floor = (statistics.median(results[label]["unknown"]) for label in (labels[2], labels[4]))
+        print(f"\na call memdir refuses at once (an unknown tool, no file touched), SDK client over stdio: {refused:.2f} ms; "
+              f"the canned server's answer to it: {floor:.2f} ms (memdir's stdio wire: the difference, "
+              f"{refused - floor:.2f} ms)")
+        if reference is not None:
+            ours, theirs = (statistics.median(results[k]["read_memory_file"]) for k in (labels[2], "reference"))
+            mine_w, their_w = (statistics.median(results[k]["write_memory_file"]) for k in (labels[2], "reference"))
+            print(f"\nSDK client over stdio, memdir vs the Node reference server: read {theirs / ours:.1f}x faster "
+                  f"(target 2x), write {their_w / mine_w:.1f}x as fast (target 1x)")
         starts = start_up(root, args.starts)
         imports = statistics.median([sdk_import_seconds() for _ in range(args.starts)])
+        first_read = ("read_memory_file", {"path": "project/p000.md"})
+        reads = start_up(root, args.starts, first=first_read)
         print(f"\nstart to first list_tools over stdio: median {statistics.median(starts):.2f} s, "
               f"max {max(starts):.2f} s ({args.starts} starts); importing the mcp SDK alone: {imports:.2f} s")
+        print(f"start to first read answered: median {statistics.median(reads):.2f} s, max {max(reads):.2f} s")
         with tempfile.TemporaryDirectory() as empty:  # no answers kept from an earlier start: the SDK answers
             blocked = Path(empty) / "a-file"
             blocked.write_text("a cache folder cannot be made under a file, so none is kept\n")
@@ -296,11 +388,12 @@ def main() -> None:
             uncached = start_up(root, args.starts, StdioServerParameters(
                 command=cmd[0], args=cmd[1:], env={**env(), "XDG_CACHE_HOME": str(blocked / "cache")}))
         print(f"the same with no answers kept from an earlier start (the first start after an install or upgrade): "
-              f"median {statistics.median(uncached):.2f} s, max {max(uncached):.2f} s")
+              f"first list_tools median {statistics.median(uncached):.2f} s, max {max(uncached):.2f} s")
         if reference is not None:
-            theirs = start_up(root, args.starts, reference)
-            print(f"the reference memory server (Node): median {statistics.median(theirs):.2f} s, "
-                  f"max {max(theirs):.2f} s")
+            theirs_start = start_up(root, args.starts, reference)
+            theirs_read = start_up(root, args.starts, reference, first=("open_nodes", {"names": ["part 0"]}))
+            print(f"the reference memory server (Node): first list_tools median {statistics.median(theirs_start):.2f} s, "
+                  f"max {max(theirs_start):.2f} s; first read answered median {statistics.median(theirs_read):.2f} s")
 
 
 if __name__ == "__main__":

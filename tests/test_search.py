@@ -251,31 +251,39 @@ def test_the_index_persists_and_a_new_process_reads_no_file(filled: memdir.Memdi
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     expected = filled.search("launch")
     filled.close()
-    assert (root / ".memdir" / "search.db").exists()
+    with sqlite3.connect(root / ".memdir" / "memdir.db") as db:  # beside the journal: one file for a new process to open
+        assert db.execute("SELECT count(*) FROM search_docs").fetchone()[0] == 5
     with memdir.open(root) as again:
         monkeypatch.setattr(again.store, "get", lambda path: pytest.fail(f"read {path}"))
         assert again.search("launch") == expected
 
 
-def test_a_lost_or_broken_index_is_rebuilt(filled: memdir.Memdir, root: Path) -> None:
+def test_an_index_kept_in_a_file_of_its_own_before_is_left_behind(filled: memdir.Memdir, root: Path) -> None:
     expected = filled.search("launch")
     filled.close()
-    db = root / ".memdir" / "search.db"
-    for suffix in ("-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    db.write_bytes(b"this is not a database" * 100)
+    for suffix in ("", "-wal", "-shm"):
+        (root / ".memdir" / f"search.db{suffix}").write_bytes(b"an index from an older memdir")
     with memdir.open(root) as again:
         assert again.search("launch") == expected
-    db.unlink()
+    assert not list((root / ".memdir").glob("search.db*"))
+
+
+@pytest.mark.parametrize("lost", ["search_docs", "search_seq"])
+def test_a_lost_index_table_is_rebuilt(filled: memdir.Memdir, root: Path, lost: str) -> None:
+    expected = filled.search("launch")
+    filled.close()
+    with sqlite3.connect(root / ".memdir" / "memdir.db") as db:
+        db.execute(f"DROP TABLE {lost}")
     with memdir.open(root) as again:
         assert again.search("launch") == expected
+        assert again.reindex() == 5
 
 
 def test_an_index_ahead_of_the_store_is_rebuilt(filled: memdir.Memdir, root: Path) -> None:
     filled.close()
-    with sqlite3.connect(root / ".memdir" / "search.db") as db:
-        db.execute("UPDATE seqs SET seq = seq + 1000")
-        db.execute("DELETE FROM docs WHERE path = 'project/flock.md'")  # what a stale copy would lack
+    with sqlite3.connect(root / ".memdir" / "memdir.db") as db:
+        db.execute("UPDATE search_seq SET seq = seq + 1000")
+        db.execute("DELETE FROM search_docs WHERE path = 'project/flock.md'")  # what a stale copy would lack
     with memdir.open(root) as again:
         assert again.search("racing")[0].path == "project/flock.md"
 
@@ -284,9 +292,9 @@ def test_a_new_process_catches_a_lagging_index_up_from_the_store_alone(filled: m
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     filled.write("people/bob/gifts.md", "Bob wants a zeppelin.\n")
     filled.close()
-    with sqlite3.connect(root / ".memdir" / "search.db") as db:  # as if the writer died before the index
-        db.execute("UPDATE seqs SET seq = seq - 1")
-        db.execute("UPDATE docs SET version = 'old' WHERE path = 'people/bob/gifts.md'")
+    with sqlite3.connect(root / ".memdir" / "memdir.db") as db:  # as if the writer died before the index
+        db.execute("UPDATE search_seq SET seq = seq - 1")
+        db.execute("UPDATE search_docs SET version = 'old' WHERE path = 'people/bob/gifts.md'")
     with memdir.open(root) as again:
         read: list[str] = []
         real_get = again.store.get

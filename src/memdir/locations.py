@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InvalidArgument
 from .stores.base import DEFAULT_TENANT, Store
-from .stores.sql import MigrationReport
+
+if TYPE_CHECKING:  # opening a folder never loads the SQL stores' module
+    from .stores.sql import MigrationReport
 
 TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 SCHEMES = ("file", "sqlite", "postgresql", "postgres", "s3")

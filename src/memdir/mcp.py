@@ -28,7 +28,6 @@ from .auth import PRINCIPAL, Memories, Principal, Principals
 from .limits import Limits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from mcp.server.lowlevel.server import Server
 
@@ -40,6 +39,8 @@ FILE_TEMPLATE = FILE_PREFIX + "{path}"
 PROMPT_NAME = "memory_conventions"
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
 PAGE = 500  # resources per resources/list page
+NAME = "memdir"
+DESCRIPTION = "Memory made of plain markdown files: an index, topic files, a journal with undo"
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +48,12 @@ logger = logging.getLogger(__name__)
 class Sessions:
     """Finds the caller's principal and its `tools.Session` for one request."""
 
-    def __init__(self, principals: Principals, memories: Memories) -> None:
+    def __init__(self, principals: Principals, memories: Memories, *, one_connection: bool = False) -> None:
         self.principals = principals
         self.memories = memories
         self.shared: dict[Any, tools.Session] = {}
+        # Over stdio there is one connection: its sessions live here, where the fast path (`mcp_start`) finds them too.
+        self.connection: dict[Any, tools.Session] | None = {} if one_connection else None
 
     def principal(self, ctx: Any) -> Principal:
         request = ctx.request
@@ -66,13 +69,22 @@ class Sessions:
     def session(self, ctx: Any) -> tools.Session:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        from . import tools
 
         principal = self.principal(ctx)
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it private; its .state is public
         state = self.shared
         if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            state = connection.state
+            state = connection.state if self.connection is None else self.connection
+        return self._of(state, principal)
+
+    def stdio(self, modern: bool) -> tools.Session:
+        """The session of the stdio client (the default principal), as `session` finds it for the SDK."""
+        state = self.shared if modern or self.connection is None else self.connection
+        return self._of(state, self.principals.default)
+
+    def _of(self, state: dict[Any, tools.Session], principal: Principal) -> tools.Session:
+        from . import tools
+
         key = ("memdir.session", principal)
         found = state.get(key)
         if found is None:
@@ -80,8 +92,52 @@ class Sessions:
         return found
 
 
-def server(principals: Principals, memories: Memories) -> Server[Any]:
-    """A low-level MCP `Server` for the principals; run it over stdio (`run_stdio`) or HTTP (`memdir.http`)."""
+def server_info() -> dict[str, str]:
+    """The `serverInfo` of this server as the SDK writes it (the stateless protocol stamps it on every result)."""
+    from . import __version__
+
+    return {"name": NAME, "title": NAME, "version": __version__, "description": DESCRIPTION}
+
+
+def call(session: tools.Session, name: str, arguments: dict[str, Any]) -> tools.Result:
+    """One tool call, for the SDK's handler and the stdio fast path alike: never raises."""
+    from . import tools
+
+    refused = arguments.get(REFUSED)
+    if isinstance(refused, str):  # a call the transport could not read whole (see _Answerable)
+        return tools.Result(refused, is_error=True)
+    try:
+        return session.handle(name, arguments)
+    except Exception as e:  # a bug, not a refusal: still a tool error, so the agent loop goes on
+        logger.exception("tool %s failed", name)
+        return tools.Result(f"{name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
+
+
+def wire_result(result: tools.Result, stamp: dict[str, str]) -> dict[str, Any]:
+    """A `CallToolResult` of the 2026-07-28 protocol as the SDK writes it, built without the SDK."""
+    body: dict[str, Any] = {"content": [{"text": result.text, "type": "text"}], "isError": result.is_error,
+                            "resultType": "complete"}
+    if result.data is not None:
+        body["structuredContent"] = result.data
+    body["_meta"] = {"io.modelcontextprotocol/serverInfo": dict(stamp)}
+    return body
+
+
+def legacy_result(result: tools.Result, version: str) -> dict[str, Any]:
+    """A `CallToolResult` of an older protocol version, shaped by the SDK's own per-version serializer."""
+    import mcp_types as types
+    from mcp_types import methods
+
+    dumped = types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.text)], structured_content=result.data,
+        is_error=result.is_error,
+    ).model_dump(by_alias=True, mode="json", exclude_none=True)
+    shaped: dict[str, Any] = methods.serialize_server_result("tools/call", version, dumped)
+    return shaped
+
+
+def server(principals: Principals, memories: Memories, sessions: Sessions | None = None) -> Server[Any]:
+    """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`memdir.http`)."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel.server import Server
@@ -90,7 +146,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
     from . import __version__, tools
     from .errors import MemdirError
 
-    sessions = Sessions(principals, memories)
+    sessions = sessions or Sessions(principals, memories)
     listed = [
         types.Tool(
             name=t.name,
@@ -121,17 +177,10 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = sessions.session(ctx)
         arguments = params.arguments or {}
-        refused = arguments.get(REFUSED)
-        if isinstance(refused, str):  # a call the transport could not read whole (see _Answerable)
-            return types.CallToolResult(content=[types.TextContent(type="text", text=refused)], is_error=True)
-        try:
-            if params.name in readers:  # sub-millisecond: a thread hop would cost more than the call
-                result = session.handle(params.name, arguments)
-            else:  # a write waits for fsync: keep the event loop free for other clients
-                result = await anyio.to_thread.run_sync(session.handle, params.name, arguments)
-        except Exception as e:  # a bug, not a refusal: still a tool error, so the agent loop goes on
-            logger.exception("tool %s failed", params.name)
-            result = tools.Result(f"{params.name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
+        if params.name in readers or isinstance(arguments.get(REFUSED), str):  # a thread hop would cost more
+            result = call(session, params.name, arguments)
+        else:  # a write waits for fsync: keep the event loop free for other clients
+            result = await anyio.to_thread.run_sync(call, session, params.name, arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             structured_content=result.data,
@@ -192,10 +241,10 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
     return Server(
-        "memdir",
+        NAME,
         version=__version__,
-        title="memdir",
-        description="Memory made of plain markdown files: an index, topic files, a journal with undo",
+        title=NAME,
+        description=DESCRIPTION,
         instructions=tools.prompt(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -230,36 +279,24 @@ def _cursor(cursor: str | None) -> int:
     return value
 
 
-def serve_stdio(build: Callable[[], Server[Any]]) -> None:
-    """Serve one client over stdin and stdout: the first answers come while the SDK loads (`mcp_start`)."""
+def serve_stdio(principals: Principals, memories: Memories) -> None:
+    """Serve one client over stdin and stdout: tool calls answered from the first moment (`mcp_start`), the rest by the SDK."""
     from . import mcp_start
 
-    mcp_start.serve(build, run_stdio)
+    sessions = Sessions(principals, memories, one_connection=True)
+    mcp_start.serve(sessions, lambda: server(principals, memories, sessions), run_stdio)
 
 
-def run_stdio(app: Server[Any], early: mcp_start.Early | None = None) -> None:
-    """Serve one client over stdin and stdout until it closes them (after what `early` read, if given)."""
-    import sys
-
+def run_stdio(app: Server[Any], wire: mcp_start.Wire) -> None:
+    """Serve the lines the fast path leaves to the SDK until stdin closes."""
     import anyio
     from mcp.server import stdio
 
     from . import mcp_start
 
     async def main() -> None:
-        # The SDK's own stdin and stdout set-up (fd 0 and 1 diverted, the wire on private copies), with our filters on top.
-        buffer, restore = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
-        out, restore_out = stdio._claim_fd(1, sys.stdout, "wb", stdio._open_stdout_diversion)
-        stdin = anyio.wrap_file(stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace"))
-        text_out = stdio._UnownedTextWrapper(out, encoding="utf-8")
-        stdout = anyio.wrap_file(text_out if early is None else mcp_start.Recording(text_out, early))  # type: ignore[arg-type]
-        try:
-            async with stdio.stdio_server(stdin=_Answerable(stdin, early), stdout=stdout) as (read, write):  # type: ignore[arg-type]
-                await app.run(read, write, app.create_initialization_options())
-        finally:
-            for undo in (restore_out, restore):
-                if undo is not None:
-                    undo()
+        async with stdio.stdio_server(stdin=_Answerable(wire), stdout=mcp_start.Out(wire)) as (read, write):  # type: ignore[arg-type]
+            await app.run(read, write, app.create_initialization_options())
 
     anyio.run(main)
 
@@ -293,28 +330,19 @@ class _Answerable:
     with its id. The connection goes on either way.
     """
 
-    def __init__(self, lines: Any, early: mcp_start.Early | None = None) -> None:
-        self.lines = lines
-        self.early = early
+    def __init__(self, wire: mcp_start.Wire) -> None:
+        self.wire = wire
 
     def __aiter__(self) -> _Answerable:
         return self
 
     async def __anext__(self) -> str:
-        early = self.early
-        if early is None:
-            line: str = await self.lines.readline()
-        elif early.queued:  # read before the SDK was ready
-            line = early.queued.pop(0)
-        elif early.eof:
-            line, early.partial = early.partial, ""
-        else:
-            line, early.partial = early.partial + await self.lines.readline(), ""
-        if not line:
+        line = await self.wire.next_line()
+        if line is None:
             raise StopAsyncIteration
-        if early is not None:
-            early.note(line)
-        return _answerable(line)
+        line = _answerable(line)
+        self.wire.given(line)
+        return line
 
 
 def _answerable(line: str) -> str:
@@ -343,6 +371,8 @@ def _answerable(line: str) -> str:
     if problem is None and arguments is not None and tools.not_text(arguments):
         problem = f"{tools.not_text(arguments)}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)"
     if message.get("method") == "tools/call" and isinstance(name, str) and problem and not tools.not_text(name):
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        keep = {"_meta": meta} if isinstance(meta, dict) and not tools.not_text(meta) else {}  # the stateless envelope
         return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
-                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}}})
+                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}})
     return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "memdir/malformed-request"})

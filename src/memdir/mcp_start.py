@@ -1,30 +1,58 @@
-"""The first answers of `memdir serve` over stdio, given while the MCP SDK is still loading.
+"""The stdio wire of `memdir serve`: tool calls answered without the MCP SDK, everything else handed to it.
 
 Importing the SDK is most of a stdio server's start (0.3-0.6 s on a busy
-2-core machine: longer than the whole Node reference server takes). What a
-client asks first, `server/discover` and `tools/list` of the stateless
-protocol (2026-07-28), depends only on memdir's and the SDK's code, not on the
-memory: the SDK's own answer line from an earlier start is kept in the user's
-cache folder, keyed by the files of both packages, and replayed with the new
-request's id while the SDK loads in a thread. Everything else waits for the
-SDK, in the order it came; so does a client of the older protocol, whose
-`initialize` starts a session only the SDK can hold.
+2-core machine), and its stdio transport costs about half a millisecond a
+call (a thread hop for each line read and written, two pydantic parses and
+dumps, a task per request): five times what memdir takes to read a file.
+So one thread reads stdin from the first moment and answers what it can
+answer exactly as the SDK would:
+
+- `tools/call` of the stateless protocol (2026-07-28) with the envelope a
+  stock client sends, at once, even while the SDK is still loading; of the
+  older protocol once the SDK has answered `initialize` (the negotiated
+  version shapes the result, so the SDK's own serializer shapes it);
+- `server/discover` and `tools/list` of the stateless protocol: the SDK's
+  own answer line from an earlier start, kept in the user's cache folder
+  under a key of both packages' files, with the new request's id.
+
+Every other line (initialize, resources, prompts, ping, notifications,
+progress tokens, unknown fields, anything malformed) goes to the SDK, and so
+does everything while the SDK still owes an answer: a client's requests are
+then served in the order the SDK serves them, never overtaken. Each line is
+answered once, by one side. Both sides write whole lines under one lock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import json
+import logging
 import os
-import select
+import queue
+import re
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from .mcp import Sessions
 
 CACHEABLE = ('"server/discover"', '"tools/list"')
 _META = "io.modelcontextprotocol/protocolVersion"
+_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_CLIENT = "io.modelcontextprotocol/clientInfo"
+MODERN = "2026-07-28"  # the stateless generation whose result shape `mcp.wire_result` writes (a test holds the SDK to it)
+ERA = "\x00memdir.era"  # the id of the ping that tells the SDK which generation the client speaks
+_ANSWER_ID = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d{1,18}|"(?:[^"\\]|\\.){0,1000}"),"(result|error)"')
+_MAX_ID = 2**53  # beyond what every JSON parser reads exactly: such an id goes to the SDK
+
+logger = logging.getLogger(__name__)
 
 
 def _cache_file() -> Path:
@@ -66,74 +94,241 @@ def _cache_key(line: str) -> str | None:
     return f"{message['method']} {json.dumps(params, sort_keys=True)}"
 
 
-class Early:
-    """Answers from the cache until the SDK is ready, then records the SDK's answers the cache lacks."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON the SDK reads")
 
-    def __init__(self) -> None:
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # NaN and Infinity go to the SDK
+
+
+def _request_id(value: Any) -> bool:
+    return isinstance(value, str) or (type(value) is int and -_MAX_ID < value < _MAX_ID)
+
+
+def _line(ident: Any, result: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain_envelope(meta: dict[str, Any]) -> bool:
+    """The envelope a stock client sends: valid for the SDK without asking it."""
+    client = meta.get(_CLIENT, {"name": "", "version": ""})
+    return (meta.keys() <= {_META, _CAPABILITIES, _CLIENT} and meta[_META] == MODERN and meta.get(_CAPABILITIES) == {}
+            and isinstance(client, dict) and client.keys() == {"name", "version"}
+            and all(isinstance(v, str) for v in client.values()))
+
+
+class Wire:
+    """stdin and stdout of a stdio server, shared by the fast path (a thread of its own) and the SDK."""
+
+    def __init__(self, sessions: Sessions, in_fd: int, out_fd: int, *, fast: bool = True) -> None:
+        from . import mcp
+
         try:
             self.key = _code_key()
             kept = json.loads(_cache_file().read_text())
             self.answers: dict[str, str] = kept["answers"] if kept.get("key") == self.key and self.key else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.answers = {}
-        self.queued: list[str] = []  # lines for the SDK, in the order they came
-        self.partial = ""  # the start of a line not yet ended
-        self.eof = False
+        self.sessions = sessions
+        self.fast = fast
+        self.lines = io.TextIOWrapper(os.fdopen(in_fd, "rb", closefd=False), encoding="utf-8", errors="replace")
+        self.out_fd = out_fd
+        self.stamp = mcp.server_info()
+        self.for_sdk: queue.Queue[str | None] = queue.Queue()
+        self.write_lock = threading.Lock()  # whole lines: a fast answer never lands inside one of the SDK's
+        self.lock = threading.Lock()  # the state below
+        self.era: str | None = None  # "modern" or "legacy": the client's first request decides, as in the SDK
+        self.version: str | None = None  # the older protocol's version, as the SDK's `initialize` answer negotiated it
+        self.initializing: set[Any] = set()  # ids of `initialize` requests the SDK has not answered
+        self.pending: set[Any] = set()  # ids of requests the SDK has not answered
+        self.backlog = 0  # lines queued for the SDK that it has not read yet
         self.wanted: dict[Any, str] = {}  # request id -> cache key: the SDK's answer to keep
-        self.lock = threading.Lock()
+        self.envelopes: dict[str, bool] = {}  # envelopes the SDK was asked about, and its verdict
+        self.sdk_ready = False
+        self.answered = 0  # requests answered here: said at the end, so a test (or a curious user) can tell
+        self.read_lines = 0
 
-    def serve_until(self, thread: threading.Thread) -> None:
-        """Read stdin and answer what the cache can while `thread` (loading the SDK) runs."""
-        buffer = b""
-        while thread.is_alive() and not self.eof:
+    # ---------------------------------------------------------------- the reader thread
+
+    def read(self) -> None:
+        """Read stdin line by line (split as the SDK's own stdio reader splits) until it closes."""
+        try:
+            for line in self.lines:
+                self.read_lines += 1
+                self.take(line)
+        finally:
+            self.for_sdk.put(None)
+
+    def take(self, line: str) -> None:
+        try:
+            answer = self.answer(line) if self.fast else None
+        except Exception:  # a bug before any call ran: the SDK still answers
+            logger.exception("the stdio fast path failed on a line; the SDK answers it")
+            answer = None
+        if answer is not None:
+            self.write(answer)
+            self.answered += 1
+            return
+        with self.lock:
+            self.backlog += 1
+        self.for_sdk.put(line)
+
+    def answer(self, line: str) -> bytes | None:
+        """The answer to a line the fast path serves exactly as the SDK would, else None (nothing was run)."""
+        from . import mcp, tools
+
+        if '"tools/call"' not in line and not any(m in line for m in CACHEABLE):
+            return None
+        with self.lock:
+            if self.pending or self.backlog:
+                return None
+            era, version = self.era, self.version
+        try:
+            message = _DECODER.decode(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
+            return None
+        params, ident = message["params"], message["id"]
+        if message["jsonrpc"] != "2.0" or not _request_id(ident) or not isinstance(params, dict):
+            return None
+        if "\\u" in line and tools.not_text(message):
+            return None  # a lone surrogate: the SDK's parser refuses it, and `mcp._Answerable` answers
+        meta = params.get("_meta")
+        envelope = meta if isinstance(meta, dict) and _META in meta else None
+        modern = envelope is not None
+        if envelope is not None:
+            if era == "legacy" or not self.envelope(envelope):
+                return None
+        elif era != "legacy" or version is None or "_meta" in params:
+            return None
+        if message["method"] == "tools/call":
+            arguments = params.get("arguments", {})
+            if not params.keys() <= {"name", "arguments", "_meta"} or not isinstance(params.get("name"), str) \
+                    or not isinstance(arguments, dict):
+                return None
+            result = mcp.call(self.sessions.stdio(modern), params["name"], arguments)
             try:
-                readable, _, _ = select.select([0], [], [], 0.005)
-            except (OSError, ValueError):  # stdin cannot be polled: wait for the SDK
-                break
-            if not readable:
-                continue
-            chunk = os.read(0, 1 << 16)
-            if not chunk:
-                self.eof = True
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                line = raw.decode("utf-8", "replace") + "\n"
-                if self.queued or not self._answer(line):
-                    self.queued.append(line)  # after the first line the SDK must see, all go to it in order
-        self.partial = buffer.decode("utf-8", "replace")
-        thread.join()
+                text = _line(ident, mcp.wire_result(result, self.stamp) if modern
+                             else mcp.legacy_result(result, version or ""))
+            except Exception:  # the call ran, so it is answered here: an error, as the SDK answers a handler that fails
+                logger.exception("tool %s: its result could not be written", params["name"])
+                text = json.dumps({"jsonrpc": "2.0", "id": ident,
+                                   "error": {"code": -32603, "message": "Internal server error"}})
+        elif modern and message["method"] in ("server/discover", "tools/list"):
+            key = _cache_key(line)
+            kept = None if key is None else self.answers.get(key)
+            if kept is None:
+                return None
+            text = _line(ident, json.loads(kept)["result"])
+        else:
+            return None
+        if era is None and envelope is not None:
+            self.open(envelope)
+        return (text + "\n").encode("utf-8", "replace")
 
-    def _answer(self, line: str) -> bool:
-        key = _cache_key(line)
-        kept = None if key is None else self.answers.get(key)
-        if kept is None:
+    def envelope(self, meta: dict[str, Any]) -> bool:
+        """Whether the SDK accepts this stateless envelope on a tool call (asked once per envelope once it is loaded)."""
+        if _plain_envelope(meta):
+            return True
+        if meta.get(_META) != MODERN or not self.sdk_ready:
             return False
-        answer = json.loads(kept)
-        answer["id"] = json.loads(line)["id"]
-        view = memoryview((json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
-        while view:
-            view = view[os.write(1, view):]
-        return True
+        key = json.dumps(meta, sort_keys=True)
+        verdict = self.envelopes.get(key)
+        if verdict is None:
+            from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+            from mcp_types import methods
 
-    def note(self, line: str) -> None:
-        """A request on its way to the SDK: keep its answer if the cache lacks it."""
+            params = {"name": "read_memory_file", "arguments": {}, "_meta": meta}
+            try:
+                verdict = isinstance(classify_inbound_request({"method": "tools/call", "params": params}),
+                                     InboundModernRoute)
+                methods.validate_client_request("tools/call", MODERN, params)
+            except Exception:
+                verdict = False
+            if len(self.envelopes) < 64:
+                self.envelopes[key] = verdict
+        return verdict
+
+    def open(self, meta: dict[str, Any]) -> None:
+        """The fast path answered the client's first request: tell the SDK it is a stateless client, as that request would have."""
+        with self.lock:
+            if self.era is not None:
+                return
+            self.era = "modern"
+        self.for_sdk.put(json.dumps({"jsonrpc": "2.0", "id": ERA, "method": "ping", "params": {"_meta": meta}}) + "\n")
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        with self.write_lock:
+            while view:
+                view = view[os.write(self.out_fd, view):]
+
+    # ---------------------------------------------------------------- the SDK's side
+
+    async def next_line(self) -> str | None:
+        """The next line for the SDK (None at the end of stdin)."""
+        import anyio
+
+        try:
+            return self.for_sdk.get_nowait()
+        except queue.Empty:
+            return await anyio.to_thread.run_sync(self.for_sdk.get, abandon_on_cancel=True)
+
+    def given(self, line: str) -> None:
+        """The SDK is about to read this line (as `mcp._Answerable` rewrote it): note what it will owe."""
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            message = None
+        ident = message.get("id") if isinstance(message, dict) else None
+        with self.lock:
+            if ident != ERA:
+                self.backlog -= 1
+            if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+                return
+            params = message.get("params")
+            if message["method"] == "notifications/cancelled" and isinstance(params, dict):
+                self.pending.discard(params.get("requestId"))  # the SDK may never answer it now
+            if not _request_id(ident) or ident == ERA:
+                return
+            self.pending.add(ident)
+            if self.era is None:
+                meta = params.get("_meta") if isinstance(params, dict) else None
+                modern = message["method"] != "initialize" and isinstance(meta, dict) and _META in meta
+                self.era = "modern" if modern else "legacy"
+            if message["method"] == "initialize":
+                self.initializing.add(ident)
         key = _cache_key(line)
         if key is not None and key not in self.answers:
             with self.lock:
-                self.wanted[json.loads(line)["id"]] = key
+                self.wanted[ident] = key
 
-    def heard(self, line: str) -> None:
-        """A line the SDK wrote: if it answers a wanted request, save it in the cache."""
-        try:
-            ident = json.loads(line).get("id")
-        except (ValueError, AttributeError):
+    def from_sdk(self, text: str) -> None:
+        """A line the SDK writes: note the request it answers, then send it (unless it answers our own ping)."""
+        found = _ANSWER_ID.match(text)
+        if found is not None:
+            ident = json.loads(found.group(1))
+            if ident == ERA:
+                return
+            with self.lock:
+                self.pending.discard(ident)
+                initialized = ident in self.initializing
+                self.initializing.discard(ident)
+                wanted = self.wanted.pop(ident, None)
+            if initialized and found.group(2) == "result":
+                version = json.loads(text)["result"].get("protocolVersion")
+                with self.lock:
+                    self.version = version if isinstance(version, str) else None
+            if wanted is not None and found.group(2) == "result":
+                self.keep(wanted, text.strip())
+        self.write(text.encode("utf-8"))
+
+    def keep(self, key: str, line: str) -> None:
+        """Save the SDK's answer to a cacheable request for the next start."""
+        if not self.key:
             return
-        with self.lock:
-            key = self.wanted.pop(ident, None) if isinstance(ident, (int, str)) else None
-        if key is None or '"result"' not in line or not self.key:
-            return
-        self.answers[key] = line.strip()
+        self.answers[key] = line
         target = _cache_file()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -146,41 +341,60 @@ class Early:
             pass  # no cache folder: every start waits for the SDK, as before
 
 
-class Recording:
-    """The SDK's stdout, telling `Early` what was written (only while it still wants an answer)."""
+class Out:
+    """The SDK's stdout: each line it writes goes out whole through the wire (no thread hop)."""
 
-    def __init__(self, out: Any, early: Early) -> None:
-        self.out = out
-        self.early = early
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
 
-    def write(self, text: str) -> int:
-        if self.early.wanted:
-            for line in text.splitlines():
-                self.early.heard(line)
-        written: int = self.out.write(text)
-        return written
+    async def write(self, text: str) -> int:
+        self.wire.from_sdk(text)
+        return len(text)
 
-    def flush(self) -> None:
-        self.out.flush()
-
-    def close(self) -> None:
-        self.out.close()
+    async def flush(self) -> None:
+        pass
 
 
-def serve(build: Callable[[], Any], run: Callable[[Any, Early], None]) -> None:
-    """Build the server (importing the SDK) in a thread while `Early` answers, then `run` it."""
-    early = Early()
-    box: dict[str, Any] = {}
+def _claim() -> tuple[int, int, Callable[[], None]]:
+    """Private copies of fd 0 and 1 for the wire; fd 0 reads the null device and fd 1 goes to stderr meanwhile.
 
-    def load() -> None:
+    A stray print or a child process then cannot corrupt or steal the wire,
+    as in the SDK's own stdio transport.
+    """
+    import fcntl
+
+    try:
+        wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no descriptors to spare: serve on 0 and 1 themselves
+        return 0, 1, lambda: None
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+
+    def restore() -> None:
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+
+    return wire_in, wire_out, restore
+
+
+def serve(sessions: Sessions, build: Callable[[], Server[Any]], run: Callable[[Server[Any], Wire], None]) -> None:
+    """Answer stdin from the first moment while `build` imports the SDK, then `run` the SDK on the same wire."""
+    wire_in, wire_out, restore = _claim()
+    try:
+        wire = Wire(sessions, wire_in, wire_out, fast=os.environ.get("MEMDIR_MCP_FAST", "1") != "0")
+        threading.Thread(target=wire.read, name="memdir-mcp-stdin", daemon=True).start()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(0.0002)  # importing holds the GIL: hand it to a call waiting on the wire within 0.2 ms, not 5
         try:
-            box["app"] = build()
-        except BaseException as e:  # raised again below, in the main thread
-            box["error"] = e
-
-    thread = threading.Thread(target=load, name="memdir-mcp-load", daemon=True)
-    thread.start()
-    early.serve_until(thread)
-    if "error" in box:
-        raise box["error"]
-    run(box["app"], early)
+            app = build()
+        finally:
+            sys.setswitchinterval(switch)
+        wire.sdk_ready = True
+        run(app, wire)
+        print(f"memdir: {wire.answered} of {wire.read_lines} lines answered without the MCP SDK", file=sys.stderr)
+    finally:
+        restore()

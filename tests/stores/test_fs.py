@@ -302,6 +302,31 @@ def test_an_update_swaps_the_file_in_and_leaves_nothing_staged(seeded: Path) -> 
     assert not list((seeded / ".memdir" / "tmp").iterdir())
 
 
+def test_a_process_that_writes_a_few_files_renames_them_and_a_busy_one_swaps_them(seeded: Path) -> None:
+    """Loading ctypes for renameat2 costs more than the flush it saves on a write or two: a CLI write
+    or a hook never pays it; a process that goes on writing (a server) exchanges from then on."""
+    child = textwrap.dedent(f"""
+        import os, sys
+        import memdir
+        from memdir.stores import fs
+        md = memdir.open(sys.argv[1])
+        md.write("p.md", "first\\n")
+        print("ctypes" in sys.modules, fs._libc is None)
+        for i in range({fs._LOAD_AFTER}):
+            md.write("p.md", f"update {{i}}\\n")
+        print("ctypes" in sys.modules, fs._libc is not None)
+        print(md.read("p.md").body.strip(), sorted(os.listdir(os.path.join(sys.argv[1], ".memdir", "tmp"))))
+        md.close()
+    """)
+    out = subprocess.run([sys.executable, "-c", child, str(seeded)], capture_output=True, text=True, check=True)
+    once, many, last = out.stdout.splitlines()
+    assert once == "False True"  # the first write renamed over the old file without loading ctypes
+    assert many == "True True"
+    assert last == f"update {fs._LOAD_AFTER - 1} []"
+    with memdir.open(seeded) as md:
+        assert md.recovered == [] and md.reconcile().clean
+
+
 def test_a_record_that_cannot_be_applied_is_quarantined_and_the_memory_opens(seeded: Path) -> None:
     seq = plant_committed_change(seeded, "p.md/y.md", b"the content of the bad record\n")
     with memdir.open(seeded) as md:  # 1b30d36 raised NotADirectoryError here, on every open

@@ -46,7 +46,7 @@ def open_index(store: Store) -> LexicalIndex:
     # By class name: each store's module is loaded already, and importing the others costs a new process time.
     kind = type(store).__name__
     if kind == "FileStore":
-        return FtsIndex.file(store.internal / "search.db")  # type: ignore[attr-defined]
+        return FtsIndex.in_folder(store)
     if kind == "SQLiteStore":
         return FtsIndex.in_store(store)
     if kind == "PostgresStore":

@@ -1,4 +1,4 @@
-"""The SQLite FTS5 index: in `.memdir/search.db` for a folder, in the database for the SQLite store,
+"""The SQLite FTS5 index: in `.memdir/memdir.db` for a folder, in the database for the SQLite store,
 in a local cache folder for S3, or in memory for any other store.
 
 Two tables per tenant: `docs` (path, version, the fields and the whole text,
@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import StoreError
-from ..stores.sql import prefix_bounds
+from ..stores.base import prefix_bounds
 from .lexical import WEIGHTS, Doc, Filter
 from .text import match_expression
 
@@ -46,7 +46,7 @@ class FtsIndex:
 
     def __init__(self, db: sqlite3.Connection, tenant: str, *, docs: str, seqs: str,
                  writing: Callable[[], AbstractContextManager[None]] | None = None,
-                 mutex: Any = None, owned: bool = True) -> None:
+                 mutex: Any = None, owned: bool = True, tables: Sequence[str] = ()) -> None:
         self.db = db
         self.tenant = tenant
         self._docs, self._seqs = docs, seqs
@@ -55,11 +55,16 @@ class FtsIndex:
         self._writing = writing or self._own_transaction
         self._owned = owned
         self.shared_transaction = not owned
-        if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", self._fts):
+        names = (self._fts, docs, seqs) if tables else (self._fts,)
+        if len(self._rows(f"SELECT 1 FROM sqlite_master WHERE name IN ({','.join('?' * len(names))})", *names)) < len(names):
             try:
                 with self._writing():
+                    for sql in tables:  # made with the FTS table, the first time
+                        self.db.execute(sql)
                     self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
                                     f"name, description, tags, body, content='', tokenize='{TOKENIZE}')")
+                    if tables:  # one of them was lost: what is left cannot be trusted, start empty (at seq 0)
+                        self._empty()
             except sqlite3.Error as e:
                 raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
 
@@ -97,6 +102,44 @@ class FtsIndex:
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
         raise AssertionError  # unreachable
+
+    @classmethod
+    def in_folder(cls, store: Any) -> FtsIndex:
+        """The folder store's index, in `.memdir/memdir.db` beside the journal: a new process opens one
+        SQLite file, not two (each costs it a WAL set up, and a flush of the new WAL's header on the first write).
+
+        Derived, as in a file of its own: written after the commit point, in
+        transactions of its own that are not flushed (synchronous NORMAL: a power
+        loss can lose the last of them, never corrupt the file, and the next search
+        catches up from the store; checkpoints are still flushed).
+        """
+
+        @contextmanager
+        def writing() -> Iterator[None]:
+            with store.lock():
+                store.db.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    store.db.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield
+                    except BaseException:
+                        if store.db.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                            store.db.execute("ROLLBACK")
+                        raise
+                    store.db.execute("COMMIT")
+                finally:
+                    store.db.execute("PRAGMA synchronous=FULL")
+
+        index = cls(store.db, "", docs="search_docs", seqs="search_seq", writing=writing, mutex=store._thread_lock,
+                    owned=False, tables=(docs_table("search_docs"), seq_table("search_seq")))
+        index.shared_transaction = False
+        try:  # where it was kept before: a file of its own
+            (store.internal / "search.db").unlink()
+        except FileNotFoundError:
+            return index
+        for suffix in ("-wal", "-shm"):
+            (store.internal / f"search.db{suffix}").unlink(missing_ok=True)
+        return index
 
     @classmethod
     def memory(cls) -> FtsIndex:
@@ -217,8 +260,16 @@ class FtsIndex:
             self.db.execute(f"DELETE FROM {self._docs} WHERE id = ?", (row[0],))
 
     def clear(self) -> None:
-        self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('delete-all')",
-                     f"DELETE FROM {self._docs} WHERE tenant_id = ?", f"DELETE FROM {self._seqs} WHERE tenant_id = ?")
+        try:
+            with self._writing():
+                self._empty()
+        except sqlite3.Error as e:
+            raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
+
+    def _empty(self) -> None:
+        self.db.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('delete-all')")
+        self.db.execute(f"DELETE FROM {self._docs} WHERE tenant_id = ?", (self.tenant,))
+        self.db.execute(f"DELETE FROM {self._seqs} WHERE tenant_id = ?", (self.tenant,))
 
     def _script(self, *statements: str) -> None:
         """Run statements in one write transaction; a statement with a ? gets the tenant."""

@@ -1,7 +1,7 @@
 """The lexical index: what it holds, how it is kept current, how its candidates are ranked.
 
 Each backend has a persistent full-text index beside its data (`FtsIndex`:
-SQLite FTS5 in `.memdir/search.db`, in the SQLite database, or in a local
+SQLite FTS5 in `.memdir/memdir.db`, in the SQLite database, or in a local
 cache folder for S3; `PgIndex`: PostgreSQL full-text search). An index holds
 one `Doc` per topic file and the catalog seq it reflects: it is trusted when
 that seq is the catalog's, caught up from `Store.changes(seq)` when behind

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..stores.sql import prefix_bounds
+from ..stores.base import prefix_bounds
 from .lexical import Doc, Filter
 
 _COLUMNS = "path, version, name, description, tags, type, updated, head, body_at, text"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -152,6 +154,11 @@ def in_prefixes(path: str, prefixes: Sequence[str] | None) -> bool:
     return prefixes is None or any(path.startswith(p) for p in prefixes)
 
 
+def prefix_bounds(prefix: str) -> tuple[str, str]:
+    """[low, high) of the paths that start with a non-empty `prefix` (code point order)."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
 def prefix_sql(column: str, prefixes: Sequence[str]) -> tuple[str, builtins.list[str]]:
     """A SQL condition (with its arguments) for `column` starting with one of `prefixes`, as index-friendly ranges.
 
@@ -223,3 +230,21 @@ def redact(url: str) -> str:
     creds, _, host = rest.rpartition("@")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}{':***' if ':' in creds else ''}@{host}"
+
+
+def use_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection's database to WAL, waiting for other processes doing the same.
+
+    Several processes opening a new database at once can get "database is
+    locked" here at once, without SQLite's busy handler (it cannot wait while
+    that would deadlock), so the wait is ours.
+    """
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)

@@ -27,6 +27,7 @@ import os
 import re
 import sqlite3
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,8 +40,7 @@ from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
-from .base import Blob, Change, Record, check_change, prefix_sql, take_token
-from .sqlite import use_wal
+from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -152,16 +152,19 @@ def _version(st: os.stat_result) -> str:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-_PLAIN = re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")  # the common case, decided without topic_path
+@functools.cache
+def _plain() -> re.Pattern[str]:
+    """The common case of `_servable`, decided without topic_path (compiled by the first listing, not by every open)."""
+    return re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")
 
 
-def _servable(path: str) -> bool:
+def _servable(path: str, plain: re.Pattern[str]) -> bool:
     """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines).
 
     `list` has already skipped hidden names and the top `tenants/`; a plain
     ASCII path then only needs the length and index-name checks.
     """
-    if _PLAIN.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
+    if plain.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
         return True
     try:
         return paths.topic_path(path) == path
@@ -170,7 +173,9 @@ def _servable(path: str) -> bool:
 
 
 _RENAME_EXCHANGE = 2
-_libc: Any = None  # loaded on the first exchange; False where renameat2 cannot be had
+_libc: Any = None  # loaded after a few replacements; False where renameat2 cannot be had
+_LOAD_AFTER = 16  # replacements a process makes with os.replace before it loads ctypes (about 1.2 ms)
+_replaced = 0
 
 
 def _exchange(new: Path, old: Path) -> bool:
@@ -178,13 +183,20 @@ def _exchange(new: Path, old: Path) -> bool:
 
     Readers see the old text or the new, as with `os.replace`; but ext4 flushes
     the data of a file renamed over another (auto_da_alloc) before it returns,
-    about a millisecond per file on a busy disk, and an exchange is not such a
-    rename. The caller unlinks `new`, which then holds the old text. Nothing
-    relies on that flush: topic files are redone from the journal after a
-    reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
+    0.1 ms per file on an idle disk, about a millisecond on a busy one, and an
+    exchange is not such a rename. The caller unlinks `new`, which then holds
+    the old text. Nothing relies on that flush: topic files are redone from the
+    journal after a reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
+
+    Loading ctypes costs more than a dozen such flushes, so a process renames
+    its first `_LOAD_AFTER` files with `os.replace` (a CLI command or a hook
+    writes one or two) and exchanges from then on (a server, an import).
     """
-    global _libc
+    global _libc, _replaced
     if _libc is None:
+        if _replaced < _LOAD_AFTER and "ctypes" not in sys.modules:
+            _replaced += 1
+            return False
         try:
             import ctypes
 
@@ -207,10 +219,17 @@ def _exchange(new: Path, old: Path) -> bool:
 
 
 def _boot_id() -> str:
+    """This boot's id (read at every open: os.read, not a text file object, which costs ten times more)."""
     try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        fd = os.open("/proc/sys/kernel/random/boot_id", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return ""
+    try:
+        return os.read(fd, 128).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def _quarantined(note: dict[str, object]) -> str:
@@ -369,6 +388,7 @@ class FileStore:
         self._finish()
         out: builtins.list[tuple[str, str]] = []
         start = self.root / prefix if prefix else self.root
+        plain = _plain()
 
         def walk(folder: Path, rel: str) -> None:
             try:
@@ -380,7 +400,7 @@ class FileStore:
                     continue  # internal data, and other tenants' memories
                 if item.is_dir(follow_symlinks=False):
                     walk(Path(item.path), f"{rel}{item.name}/")
-                elif item.name.endswith(".md") and item.is_file(follow_symlinks=False) and _servable(rel + item.name):
+                elif item.name.endswith(".md") and item.is_file(follow_symlinks=False) and _servable(rel + item.name, plain):
                     out.append((rel + item.name, _version(item.stat(follow_symlinks=False))))
 
         walk(start, prefix)
@@ -659,8 +679,8 @@ class FileStore:
         return None if row is None else str(row[0])
 
     def _set_state(self, key: str, value: str, *, durable: bool = True) -> None:
-        if not durable:
-            self.db.execute("PRAGMA synchronous=OFF")
+        if not durable:  # NORMAL, not OFF: a checkpoint this commit starts must still flush what it moves
+            self.db.execute("PRAGMA synchronous=NORMAL")
         try:
             self.db.execute("INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)", (key, value))
         finally:

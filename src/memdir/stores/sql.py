@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from .base import Blob, Change, Record, check_change, prefix_sql, take_token, version_of
+from .base import Blob, Change, Record, check_change, prefix_bounds, prefix_sql, take_token, version_of
 
 Migration = tuple[str, Sequence[str]]
 
@@ -48,11 +48,6 @@ class MigrationReport:
 
 def _is_index(path: str) -> bool:
     return path == INDEX_NAME or path.endswith("/" + INDEX_NAME)
-
-
-def prefix_bounds(prefix: str) -> tuple[str, str]:
-    """[low, high) of the paths that start with a non-empty `prefix` (code point order)."""
-    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 class SqlStore:

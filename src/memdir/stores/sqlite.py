@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFound, StoreError
+from .base import use_wal
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
 MIGRATIONS: list[Migration] = [
@@ -65,24 +66,6 @@ MIGRATIONS: list[Migration] = [
         ["CREATE TABLE memdir_rate(tenant_id TEXT PRIMARY KEY, tokens REAL NOT NULL, stamp REAL NOT NULL)"],
     ),
 ]
-
-
-def use_wal(db: sqlite3.Connection) -> None:
-    """Switch a connection's database to WAL, waiting for other processes doing the same.
-
-    Several processes opening a new database at once can get "database is
-    locked" here at once, without SQLite's busy handler (it cannot wait while
-    that would deadlock), so the wait is ours.
-    """
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as e:
-            if "locked" not in str(e) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
