@@ -370,12 +370,6 @@ class _Plan:
         self.lines += len(taken)
         self.bytes += sum(c[3] for c in taken)
 
-    def drop_file(self) -> None:
-        path = self.files.pop()
-        self._count(self.cat.entries[path].type, -1)
-        self.lines -= 1
-        self.bytes -= self.cat.line_bytes(path)
-
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
         for kind, n in node.types.items():
