@@ -9,6 +9,9 @@ wide (folders of 10 files each), deep (type/group/sub-group/file, at most 100
 per folder). For each shape and size it prints median and p95 in
 milliseconds: warm reads and writes in one process; the first `index()` and
 the first write in a fresh process (after `open`, timed inside that process);
+warm writes in a long-lived process from its start (a server: from the
+outline, or the catalog it loads at its second write where the memory is
+small) and with the catalog loaded;
 `memdir read` against `memdir write` as whole CLI commands; a read with the
 memory's pages dropped from the page cache (cold); `sync()`, the stat check
 that finds edits made by hand where no watcher runs; and the MEMORY.md size.
@@ -173,16 +176,19 @@ def bench(shape: str, n: int, workdir: Path, quick: bool) -> list[Row]:
     add("read (file not in page cache)", samples)
     md.index()
     add("index()", timed(md.index, 2000 // scale))
-    cat = md._sync_catalog()
-    limits = md.limits
-    add("index render (uncached)", timed(
-        lambda: index_mod.render(cat, "", limits.index_max_lines, limits.index_max_bytes), 200 // scale))
-
     counter = [0]
 
     def write() -> None:
         counter[0] += 1
         md.write(rng.choice(paths), f"Rewritten body {counter[0]}.\n" * 8, description=f"rewritten fact {counter[0]}")
+
+    # A long-lived process (a server) from its start, the catalog not loaded: it works from the outline,
+    # and loads the catalog at its second write where the memory is small (LOAD_AT_MOST in memdir.py).
+    add("write (update, a server from its start)", timed(write, 500 // scale))
+    cat = md._sync_catalog()
+    limits = md.limits
+    add("index render (uncached)", timed(
+        lambda: index_mod.render(cat, "", limits.index_max_lines, limits.index_max_bytes), 200 // scale))
 
     add("write (update)", timed(write, 500 // scale))
     folder = paths[0].rsplit("/", 1)[0]

@@ -9,6 +9,7 @@ import pytest
 
 import memdir
 from memdir import index
+from memdir import memdir as memdir_mod
 from memdir.catalog import Catalog
 from memdir.errors import InvalidPath
 from memdir.outline import Outline
@@ -69,7 +70,65 @@ def test_a_process_without_the_catalog_writes_the_indexes_a_loaded_one_would(roo
                     assert (mine.count, mine.bytes, +mine.types, +mine.direct_types, mine.direct_bytes, mine.files,
                             mine.subs, mine.newest) == (node.count, node.bytes, +node.types, +node.direct_types,
                                                         node.direct_bytes, node.files, node.subs, cat.newest(folder))
-                    assert mine.ranked == node.ranked[: part.rows] and mine.recent == node.recent[-part.rows:]
+                    assert mine.ranked == node.ranked[: part.rows] and part.recent(mine) == node.recent[-part.rows:]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_long_lived_process_without_the_catalog_patches_the_indexes_a_loaded_one_would_write(
+        root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One process (a server) writing again and again from the outline patches its last renderings;
+    the files on disk stay those a full render from a loaded catalog gives, after every change, also
+    when another process writes in between."""
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", -1)  # as with a memory too large to load on a second write
+    rng = random.Random(seed)
+    with memdir.open(root, **SMALL) as first:
+        first.write("seed.md", "The first fact.\n")
+    existing, kept = ["seed.md"], 0
+    with memdir.open(root, **SMALL) as md:
+        for i in range(150):
+            if existing and rng.random() < 0.3:
+                path = existing.pop(rng.randrange(len(existing)))
+                if rng.random() < 0.5:
+                    md.delete(path)
+                else:
+                    dest = f"{rng.choice(FOLDERS)}m{i}.md"
+                    md.rename(path, dest)
+                    existing.append(dest)
+            else:
+                path = f"{rng.choice(FOLDERS)}n{rng.randrange(40)}.md"
+                md.write(path, f"Fact {i}.\n", description="d" * rng.randrange(0, 90),
+                         type=rng.choice(["project", "user", "feedback", "reference", ""]))
+                if path not in existing:
+                    existing.append(path)
+            if i % 7 == 3:  # another process writes in between: this one learns the index files again
+                with memdir.open(root, **SMALL) as other:
+                    other.write(f"{rng.choice(FOLDERS)}o{i}.md", "From elsewhere.\n", type="user")
+            assert md._state.catalog is None  # it works from the outline
+            kept += bool(md._state.drawn)  # and keeps its renderings (none while the memory is empty)
+            with memdir.open(root, **SMALL) as fresh:
+                assert _on_disk(root) == _expected(fresh._sync_catalog(), fresh.limits), i
+    assert kept > 100
+
+
+def test_a_process_writing_again_loads_a_small_catalog_and_keeps_a_large_one_on_the_outline(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdir.open(root, **SMALL) as md:
+        md.apply([memdir.Op.write(f"a/n{i}.md", f"fact {i}\n") for i in range(10)])
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", 10)
+    with memdir.open(root, **SMALL) as md:
+        md.write("a/n0.md", "once\n")  # a CLI command: the outline
+        assert md._state.catalog is None
+        md.write("a/n1.md", "twice\n")  # writing again, 10 files: worth loading
+        assert md._state.catalog is not None
+        md.write("b/new.md", "a third\n")
+        assert _on_disk(root) == _expected(md._state.catalog, md.limits)
+    monkeypatch.setattr(memdir_mod, "LOAD_AT_MOST", 10)  # now 11 files: more than that
+    with memdir.open(root, **SMALL) as md:
+        for i in range(3):
+            md.write("a/n2.md", f"again {i}\n")
+        assert md._state.catalog is None
+        with memdir.open(root, **SMALL) as fresh:
+            assert _on_disk(root) == _expected(fresh._sync_catalog(), fresh.limits)
 
 
 def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) -> None:

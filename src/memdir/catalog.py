@@ -174,6 +174,10 @@ class Catalog:
     def prepare(self, folder: str) -> None:
         """Make sure what rendering `folder` reads is here (everything is, in a loaded catalog)."""
 
+    def recent(self, node: Folder) -> list[tuple[str, str]]:
+        """(updated, path) of a folder's own files, oldest first (a `Partial` reads the newest when first asked)."""
+        return node.recent
+
     def is_file(self, path: str) -> bool:
         return path in self.entries
 

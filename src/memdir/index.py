@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from .catalog import Catalog, Folder
@@ -108,17 +109,37 @@ def _more_line(folder: str, files: int, folders: int) -> str:
     return f"… and {' and '.join(parts)} in {where} not shown here; list them with {call} or `{command}`"
 
 
-def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[str, list[str]]:
+def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int, drawn: dict[str, Drawn] | None = None,
+           changed: Collection[str] | None = None) -> tuple[str, list[str]]:
     """(index text for `folder`, the subfolders it collapses into links).
 
     Works from the catalog's running totals, so its cost grows with the lines
     the index shows (bounded by the caps), not with the files in the folder.
+    With `drawn` (folder -> the index as last rendered, kept by the caller) and
+    `changed` (exactly the paths changed in the catalog since then), a render
+    that keeps the same plan (the same collapsed folders, or the same newest
+    files) patches the changed lines instead of listing everything again.
     """
-    title = _title(folder)
     cat.prepare(folder)
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
-        return f"{title}\n\nNo memories yet.\n", []
+        if drawn is not None:
+            drawn.pop(folder, None)
+        return f"{_title(folder)}\n\nNo memories yet.\n", []
+    before = None if drawn is None or changed is None else drawn.get(folder)
+    plan, hidden_files, hidden_folders = _decide(cat, folder, node, max_lines, max_bytes, before, changed or ())
+    if before is not None and before.everything == (plan.everything is not None) and before.links == plan.links:
+        now = before.patch(cat, folder, plan, changed or ())
+    else:
+        now = Drawn.of(cat, folder, plan)
+    if drawn is not None:
+        drawn[folder] = now
+    return now.text(folder, hidden_files, hidden_folders), sorted(plan.links)
+
+
+def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: int, before: Drawn | None = None,
+            changed: Collection[str] = ()) -> tuple[_Plan, int, int]:
+    """What the index of `folder` lists: (the plan, files and folders left out)."""
     ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
     plan.add_all(node)
@@ -144,9 +165,121 @@ def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[s
                 break
         hidden_folders = node.subs - len(plan.links)
         if not hidden_folders:
-            plan.add_newest(node)
+            plan.add_newest(node, before if before is not None and not before.everything else None, changed)
         hidden_files = node.files - len(plan.files)
-    return plan.text(hidden_files, hidden_folders), sorted(plan.links)
+    return plan, hidden_files, hidden_folders
+
+
+Candidate = tuple[str, str, "str | None", int]  # a file for the newest-files list: (updated, path, type, line bytes)
+
+
+def _place(keys: list[tuple[str, str]], updated: str, path: str) -> int:
+    """Where (updated, path) goes in a section's keys: newest first, ties by path."""
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        u, p = keys[mid]
+        if u > updated or (u == updated and p < path):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+class Drawn:
+    """One folder's index as last rendered: its plan and its lines by section, so that a change
+    which keeps the plan costs the changed lines (a bisect and an insert each), not a new listing."""
+
+    __slots__ = ("everything", "links", "listed", "sections", "shown", "refused")
+
+    def __init__(self, everything: bool, links: dict[str, str], shown: list[Candidate] | None,
+                 refused: Candidate | None) -> None:
+        self.everything = everything  # all of the folder but the collapsed links (else: the newest files)
+        self.links = links  # collapsed subfolder -> its line
+        self.shown, self.refused = shown, refused  # the newest files listed, and the next one (it did not fit)
+        self.listed: dict[str, tuple[str | None, str]] = {}  # path -> (type, updated) of each file line
+        self.sections: dict[str | None, tuple[list[tuple[str, str]], list[str]]] = {}  # type -> keys, lines
+
+    @classmethod
+    def of(cls, cat: Catalog, folder: str, plan: _Plan) -> Drawn:
+        drawn = cls(plan.everything is not None, plan.links, plan.shown, plan.refused)
+        groups: dict[str | None, list[Entry]] = {}
+        for entry in plan.listed():
+            groups.setdefault(entry.type, []).append(entry)
+        labels, cut = cat.labels, len(folder)
+        for kind, items in groups.items():
+            items.sort(key=lambda e: e.path)
+            items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
+            keys = [(e.updated or "", e.path) for e in items]
+            out = []
+            for e in items:
+                name, tail = labels[e.path]
+                out.append(f"- [{name}]({_target(e.path[cut:])}){tail}")
+            drawn.sections[kind] = (keys, out)
+            drawn.listed.update((p, (kind, u)) for u, p in keys)
+        return drawn
+
+    def candidates(self, cat: Catalog, folder: str, changed: Collection[str]) -> list[Candidate] | None:
+        """The folder's newest files after `changed`, newest first, as far as this rendering knows them
+        exactly: those it showed and the first it refused, with the changed files newer than that one
+        put in their place (None: it did not list newest files)."""
+        if self.shown is None:
+            return None
+        gone = {p for p in changed if p.startswith(folder) and "/" not in p[len(folder):]}
+        known = [c for c in self.shown if c[1] not in gone]
+        edge = self.refused  # every file it did not show was older than this one (None: it showed them all)
+        if edge is not None and edge[1] not in gone:
+            known.append(edge)
+        for path in gone:
+            entry = cat.get(path)
+            if entry is not None and (edge is None or (entry.updated or "", path) > edge[:2]):
+                known.append((entry.updated or "", path, entry.type, cat.line_bytes(path)))
+        known.sort(reverse=True)
+        return known  # all the files newer than `edge`: exact as far as it goes
+
+    def patch(self, cat: Catalog, folder: str, plan: _Plan, changed: Collection[str]) -> Drawn:
+        """Bring the lines up to date with `changed` (the plan's collapsed folders are the same)."""
+        listed = self.listed
+        if plan.everything is not None:
+            cut = tuple(plan.links)
+            gone = [p for p in changed if p in listed]
+            new = [p for p in changed if p.startswith(folder) and not p.startswith(cut) and cat.get(p) is not None]
+        else:
+            shown = set(plan.files)
+            gone = [p for p in listed if p not in shown or p in changed]
+            new = [p for p in plan.files if p not in listed or p in changed]
+        for path in gone:
+            kind, updated = listed.pop(path)
+            keys, out = self.sections[kind]
+            i = _place(keys, updated, path)
+            del keys[i], out[i]
+            if not keys:
+                del self.sections[kind]
+        cut_at = len(folder)
+        for path in new:
+            entry = cat.get(path)
+            assert entry is not None, path
+            updated = entry.updated or ""
+            keys, out = self.sections.setdefault(entry.type, ([], []))
+            i = _place(keys, updated, path)
+            name, tail = cat.labels[path]
+            keys.insert(i, (updated, path))
+            out.insert(i, f"- [{name}]({_target(path[cut_at:])}){tail}")
+            listed[path] = (entry.type, updated)
+        self.shown, self.refused = plan.shown, plan.refused
+        return self
+
+    def text(self, folder: str, hidden_files: int, hidden_folders: int) -> str:
+        out = [_title(folder)]
+        for kind in sorted(self.sections, key=_section_order):
+            out += ["", f"## {_section_title(kind)}"]
+            out += self.sections[kind][1]
+        if self.links:
+            out += ["", f"## {FOLDERS}"]
+            out += [self.links[s] for s in sorted(self.links)]
+        if hidden_files or hidden_folders:
+            out += ["", _more_line(folder, hidden_files, hidden_folders)]
+        return "\n".join(out) + "\n"
 
 
 class _Plan:
@@ -158,6 +291,8 @@ class _Plan:
         self.files: list[str] = []
         self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
+        self.shown: list[Candidate] | None = None  # the newest files taken, newest first, and the first left out
+        self.refused: Candidate | None = None
         self.kinds: Counter[str | None] = Counter()
         self.sections = 0  # type sections listed, and the bytes of their headings
         self.section_bytes = 0
@@ -186,37 +321,54 @@ class _Plan:
         self.lines += 1
         self.bytes += self.cat.line_bytes(path)
 
-    def add_newest(self, node: Folder) -> None:
-        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick)."""
-        entries, sizes, recent = self.cat.entries, self.cat._bytes, node.recent
+    def add_newest(self, node: Folder, known: Drawn | None = None, changed: Collection[str] = ()) -> None:
+        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick).
+
+        With `known` (the folder's last rendering, also of its newest files) and
+        `changed`, the files it showed stand in for reading the folder's newest
+        files whenever they settle the answer."""
+        if known is not None:
+            candidates = known.candidates(self.cat, self.folder, changed)
+            if candidates is not None:
+                taken, refused = self._fill(candidates)
+                if refused is not None or len(taken) == node.files:
+                    self._take(taken, refused)
+                    return
+        cat = self.cat
+        recent = cat.recent(node)  # before `entries`: a Partial reads them here
+        entries, sizes = cat.entries, cat._bytes
+        taken, refused = self._fill((u, p, entries[p].type, sizes[p]) for u, p in reversed(recent))
+        self._take(taken, refused)
+
+    def _fill(self, candidates: Iterable[Candidate]) -> tuple[list[Candidate], Candidate | None]:
+        """The candidates (newest first) that fit, and the first that did not."""
         links = 1 if self.links else 0
         lines, size = self.lines, self.bytes + self.section_bytes + links * (len(FOLDERS) + 5)
-        sections, seen, taken = self.sections + links, {k for k, n in self.kinds.items() if n > 0}, []
-        for i in range(len(recent) - 1, -1, -1):
-            path = recent[i][1]
-            kind = entries[path].type
+        sections, seen = self.sections + links, {k for k, n in self.kinds.items() if n > 0}
+        taken: list[Candidate] = []
+        for candidate in candidates:
+            kind, extra = candidate[2], candidate[3]
             grow = kind not in seen
             if lines + 1 + 2 * (sections + grow) > self.max_lines:
-                break
-            extra = sizes[path] + (len(_section_title(kind).encode()) + 5 if grow else 0)
+                return taken, candidate
+            if grow:
+                extra += len(_section_title(kind).encode()) + 5
             if size + extra > self.max_bytes:
-                break
+                return taken, candidate
             lines, size = lines + 1, size + extra
             if grow:
                 seen.add(kind)
                 sections += 1
-            taken.append(path)
-        self.files += taken
-        for kind, n in Counter(entries[p].type for p in taken).items():
+            taken.append(candidate)
+        return taken, None
+
+    def _take(self, taken: list[Candidate], refused: Candidate | None) -> None:
+        self.shown, self.refused = taken, refused
+        self.files += [c[1] for c in taken]
+        for kind, n in Counter(c[2] for c in taken).items():
             self._count(kind, n)
         self.lines += len(taken)
-        self.bytes += sum(sizes[p] for p in taken)
-
-    def drop_file(self) -> None:
-        path = self.files.pop()
-        self._count(self.cat.entries[path].type, -1)
-        self.lines -= 1
-        self.bytes -= self.cat.line_bytes(path)
+        self.bytes += sum(c[3] for c in taken)
 
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
@@ -243,33 +395,20 @@ class _Plan:
         size = self.bytes + self.section_bytes + folders * (len(FOLDERS) + 5)
         return lines <= self.max_lines and size <= self.max_bytes
 
-    def _listed(self) -> list[Entry]:
-        listed = [self.cat.entries[p] for p in self.files]
+    def listed(self) -> list[Entry]:
+        cat, entries = self.cat, self.cat.entries
+        if any(p not in entries for p in self.files):  # a Partial that took them from the last rendering
+            cat.recent(cat.folders[self.folder])  # reads the newest at once
+        listed = []
+        for path in self.files:
+            entry = cat.get(path)
+            assert entry is not None, path
+            listed.append(entry)
         if self.everything is not None:
-            listed += [self.cat.entries[p] for _, p in self.everything.recent]
+            listed += [entries[p] for _, p in self.cat.recent(self.everything)]
             for sub in self.everything.subfolders - self.links.keys():
                 listed.extend(self.cat.walk(sub))
         return listed
-
-    def text(self, hidden_files: int, hidden_folders: int) -> str:
-        groups: dict[str | None, list[Entry]] = {}
-        for entry in self._listed():
-            groups.setdefault(entry.type, []).append(entry)
-        out = [_title(self.folder)]
-        labels, cut = self.cat.labels, len(self.folder)
-        for kind in sorted(groups, key=_section_order):
-            out += ["", f"## {_section_title(kind)}"]
-            items = sorted(groups[kind], key=lambda e: e.path)
-            items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
-            for e in items:
-                name, tail = labels[e.path]
-                out.append(f"- [{name}]({_target(e.path[cut:])}){tail}")
-        if self.links:
-            out += ["", f"## {FOLDERS}"]
-            out += [self.links[s] for s in sorted(self.links)]
-        if hidden_files or hidden_folders:
-            out += ["", _more_line(self.folder, hidden_files, hidden_folders)]
-        return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- parsing

@@ -53,6 +53,7 @@ ANY: Any = _Any()
 
 _CLEARS: tuple[object, ...] = ("", None, [])
 OUTLINE_EVERY = 64  # changes a process with the catalog loaded lets the outline lag behind
+LOAD_AT_MOST = 2_000  # files a process writing again loads the whole catalog for (~15 µs a file, once)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk (as far as known)
+        self.drawn: dict[str, index.Drawn] = {}  # folder -> its index as rendered at seq `derived`, line by line
         self.derived = -1  # the catalog seq this process last wrote index files for
         self.mine = 0  # changes this process committed since then
         self.search: LexicalIndex | None = None  # the persistent lexical index, opened on first use
@@ -152,6 +154,7 @@ class _State:
         if self.search is not None:
             self.search.close()
         self.catalog, self.written, self.search = None, {}, None
+        self.drawn = {}
         self.parsed, self.parsed_bytes = {}, 0
         self.generation += 1
 
@@ -850,14 +853,16 @@ class Memdir:
         Past the store's commit the change has happened, so nothing after it raises:
         derived files that cannot be written are marked stale and rebuilt later.
         """
-        partial = self._partial()
-        try:
-            for change in changes:
-                self._check_place(change, self._sync_catalog() if partial is None else partial)
-        except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
-            self._lose_outline(e)
-            for change in changes:
-                self._check_place(change, self._sync_catalog())
+        placed = [c for c in changes if self._places(c)]
+        if placed:  # an update in place needs no catalog here
+            partial = self._partial()
+            try:
+                for change in placed:
+                    self._check_place(change, self._sync_catalog() if partial is None else partial)
+            except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
+                self._lose_outline(e)
+                for change in placed:
+                    self._check_place(change, self._sync_catalog())
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine = len(records)
@@ -879,14 +884,17 @@ class Memdir:
                 self._refresh(full=full or self._state.stale)
             self._state.stale = False
         except (OSError, MemdirError, sqlite3.Error) as e:
-            self._state.written = {}
+            self._state.written, self._state.drawn = {}, {}
             self._state.stale = True
             log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
 
+    @staticmethod
+    def _places(change: Change) -> bool:
+        """Whether a change puts a file at a path that may not exist yet (so `_check_place` has a say)."""
+        return not (change.record_only or change.data is None or (change.dest is None and change.expect is not None))
+
     def _check_place(self, change: Change, cat: Catalog) -> None:
         """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case."""
-        if change.record_only or change.data is None or (change.dest is None and change.expect is not None):
-            return
         target = change.target
         parts = target.split("/")
         for i, part in enumerate(parts):
@@ -968,6 +976,8 @@ class Memdir:
         if outline is None:
             return None
         try:
+            if state.commits > 1 and outline.size() <= LOAD_AT_MOST:
+                return None  # writing again (a server), and small: the loaded catalog costs less per write
             seq, _ = outline.catch_up(self._store)
         except sqlite3.Error as e:
             self._lose_outline(e)
@@ -1013,8 +1023,10 @@ class Memdir:
             state.outline.close()
         state.outline, state.outline_tried = None, False
 
-    def _render(self, cat: Catalog, folder: str) -> tuple[str, builtins.list[str]]:
-        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes)
+    def _render(self, cat: Catalog, folder: str, changed: set[str] | None = None) -> tuple[str, builtins.list[str]]:
+        """Render one folder's index; with `changed` (the paths changed since `derived`), from its last rendering."""
+        drawn = None if changed is None else self._state.drawn
+        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes, drawn, changed)
         if self._scope is None:
             self._views[folder] = (self._state.generation, cat.seq, text)
         return text, links
@@ -1047,8 +1059,10 @@ class Memdir:
         touched = {a for p in changed for a in paths.ancestors(p)}
         if cat.seq - self._state.derived != self._state.mine:
             self._state.written = {}  # another writer came in between: learn the index files from disk again
+            self._state.drawn = {}
         self._state.mine = 0
-        written = self._state.written
+        written, drawn = self._state.written, self._state.drawn
+        rendered: set[str] = set()
         files: dict[str, bytes | None] = {}
 
         def known(f: str) -> tuple[str, builtins.list[str]] | None:
@@ -1063,6 +1077,7 @@ class Memdir:
         def drop(f: str) -> None:  # no longer linked: its index goes, and those it linked
             prev = known(f)
             written.pop(f, None)
+            drawn.pop(f, None)
             if prev is not None:
                 files[f + INDEX_NAME] = None
                 for sub in prev[1]:
@@ -1072,13 +1087,16 @@ class Memdir:
         while stack:
             f = stack.pop()
             old = known(f)
-            text, links = written[f] = self._render(cat, f)
+            text, links = written[f] = self._render(cat, f, changed)
+            rendered.add(f)
             if old is None or old[0] != text:
                 files[f + INDEX_NAME] = text.encode()
             before = set() if old is None else set(old[1])
             stack.extend(sub for sub in links if sub in touched or sub not in before)
             for sub in before.difference(links):
                 drop(sub)
+        for f in touched.intersection(drawn).difference(rendered):
+            del drawn[f]  # changed below and not rendered: no longer what the catalog says
         self._store.derive(files, cat.seq)
         self._state.derived = cat.seq
 
@@ -1094,7 +1112,7 @@ class Memdir:
         for f in (cat.folders.keys() | self._state.written.keys()) - rendered.keys():
             if self._store.get(f + INDEX_NAME) is not None:
                 files[f + INDEX_NAME] = None
-        self._state.written = rendered
+        self._state.written, self._state.drawn = rendered, {}
         self._store.derive(files, cat.seq)
         self._state.derived = cat.seq
         self._flush_outline()  # the outline too (an import, a reboot), so the next process need not build it

@@ -97,6 +97,7 @@ class Outline:
         self.path = path
         self.label = label
         self._verified = False
+        self.seen: dict[str, tuple[tuple[Any, ...], Folder]] = {}  # folder -> its row and node as a Partial last read them
 
     @classmethod
     def open(cls, path: Path, label: Callable[[Entry], tuple[str, str]]) -> Outline | None:
@@ -148,6 +149,11 @@ class Outline:
 
     def seq(self) -> int:
         return int(self._meta("seq") or 0)
+
+    def size(self) -> int:
+        """The files the outline lists (as of its seq)."""
+        row = self.db.execute("SELECT count FROM folder WHERE path = ''").fetchone()
+        return 0 if row is None else int(row[0])
 
     def catch_up(self, store: Store) -> tuple[int, builtins.set[str]]:
         """Bring the outline to the store's latest change (hold the store's lock); returns that seq
@@ -271,8 +277,9 @@ def _chunks(items: builtins.list[str], size: int = 500) -> Iterator[builtins.lis
 class Partial(Catalog):
     """The catalog as far as rendering and checking a few folders needs it, read from the outline.
 
-    A folder is read when first rendered (`prepare`): its totals, its largest
-    subfolders and its newest files, at most `rows` of each. Its `files` and
+    A folder is read when first rendered (`prepare`): its totals and its largest
+    subfolders, at most `rows`; its newest files (as many) when a render lists
+    them (`recent`), and one file when asked for it (`get`). Its `files` and
     `subs` are the full counts. Read-only: a change goes to the store, the
     outline catches up, and the next write reads a new `Partial`.
     """
@@ -284,16 +291,24 @@ class Partial(Catalog):
         self.rows = rows
         self.folders = {}
         self._prepared: set[str] = set()
+        self._recent: set[str] = set()  # folders whose newest files were read
         self._node("")
 
     def _folder(self, row: tuple[Any, ...]) -> Folder:
         path, count, size, types, direct, direct_bytes, files, subs, newest = row
         node = self.folders.get(path)
         if node is None:
+            seen = self.outline.seen.get(path)
+            if seen is not None and seen[0] == row:
+                # Unchanged since a Partial before read it: its node, with the types parsed and the link line
+                # made (what `prepare` reads besides the row, it reads again).
+                node = self.folders[path] = seen[1]
+                return node
             node = self.folders[path] = Folder(path)
             node.count, node.bytes, node.direct_bytes, node.files, node.subs, node.newest = (
                 count, size, direct_bytes, files, subs, newest)
             node.types, node.direct_types = _counter(types), _counter(direct)
+            self.outline.seen[path] = (row, node)
         return node
 
     def _node(self, folder: str) -> Folder | None:
@@ -330,9 +345,21 @@ class Partial(Catalog):
         node.subfolders = {k.path for k in kids}
         if not folder and self._node(ARCHIVE) is not None:
             node.subfolders.add(ARCHIVE)  # the top index always links it, however small
-        newest = self._entries(f"SELECT {_ENTRY} FROM entry WHERE folder = ? ORDER BY recent DESC, path DESC LIMIT ?",
-                               folder, rows)
-        node.recent = [(e.updated or "", e.path) for e in reversed(newest)]
+
+    def recent(self, node: Folder) -> builtins.list[tuple[str, str]]:
+        if node.path not in self._recent:
+            self._recent.add(node.path)
+            newest = self._entries(f"SELECT {_ENTRY} FROM entry WHERE folder = ? ORDER BY recent DESC, path DESC LIMIT ?",
+                                   node.path, self.rows)
+            node.recent = [(e.updated or "", e.path) for e in reversed(newest)]
+        return node.recent
+
+    def get(self, path: str) -> Entry | None:
+        found = self.entries.get(path)
+        if found is None:
+            got = self._entries(f"SELECT {_ENTRY} FROM entry WHERE path = ?", path)
+            found = got[0] if got else None
+        return found
 
     def walk(self, folder: str = "") -> Iterator[Entry]:
         if not folder:
