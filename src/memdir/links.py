@@ -48,7 +48,7 @@ from .errors import MemdirError
 
 if TYPE_CHECKING:
     from .memdir import Memdir
-    from .model import Entry
+    from .model import Entry, Memory
 
 _WIKI = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
 _MARKDOWN = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
@@ -363,9 +363,9 @@ def _visible(md: Memdir, paths_: Iterable[str]) -> list[str]:
     return sorted(p for p in paths_ if scope is None or scope.can_read(p))
 
 
-def of(md: Memdir, path: str) -> Links:
-    """The links and backlinks of one file, as this view may see them."""
-    m = md.read(path)  # NotFound when missing or outside the scope
+def of(md: Memdir, path: str, read: Memory | None = None) -> Links:
+    """The links and backlinks of one file, as this view may see them (`read`: the file as this view just read it)."""
+    m = read if read is not None and read.path == path else md.read(path)  # NotFound when missing or outside the scope
     g = graph(md)
     found = g.links(m.path) if m.path in g.nodes else [Link(r.text, r.line, g.resolve(r, m.path))
                                                         for r in parse(m.path, m.text)[0]]

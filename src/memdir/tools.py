@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import links as links_mod
 from . import pages, paths
 from .errors import MemdirError, NotFound
 from .links import Links
@@ -413,7 +414,7 @@ class Session:
         header = f"{m.path} (version {m.version}, {total} lines)"
         data = {"path": m.path, "version": m.version, "lines": total, "offset": offset, "text": page.text,
                 "next_offset": page.next}
-        related = self.md.links(m.path)
+        related = links_mod.of(self.md, m.path, m)  # the file just read, not read again
         data["links"] = [x.to_dict() for x in related.links]
         data["backlinks"] = list(related.backlinks)
         trailer = _links_line(related)
