@@ -127,6 +127,25 @@ def test_non_utf8_file_is_reported_not_crashed(md: memdir.Memdir, root: Path) ->
         md.read("bin.md")
 
 
+def test_read_text_is_read_without_the_parse(md: memdir.Memdir, root: Path) -> None:
+    written = md.write("notes/a.md", "Body.\n", description="a note")
+    assert md.read_text("./notes/a.md") == ("notes/a.md", md.read("notes/a.md").text, written.version)
+    (root / "notes" / "a.md").write_text("---\nbroken: [\n---\nby hand\n")  # seen at once, parsed or not
+    path, text, version = md.read_text("notes/a.md")
+    assert text.endswith("by hand\n") and version == md.read("notes/a.md").version != written.version
+    (root / "bin.md").write_bytes(b"\xff\xfe junk")
+    with pytest.raises(InvalidMemory, match="not UTF-8"):
+        md.read_text("bin.md")
+    with pytest.raises(NotFound):
+        md.read_text("missing.md")
+    view = md.scope(read=["other/"])
+    with pytest.raises(NotFound) as hidden:
+        view.read_text("notes/a.md")
+    with pytest.raises(NotFound) as never:
+        view.read_text("notes/never.md")
+    assert str(hidden.value).replace("a.md", "x") == str(never.value).replace("never.md", "x")  # nothing revealed
+
+
 @pytest.mark.parametrize("path", ["../x.md", "/abs.md", "MEMORY.md", "a/MEMORY.md", ".memdir/x.md", "x.txt"])
 def test_path_attacks_are_refused_and_change_nothing(md: memdir.Memdir, root: Path, path: str) -> None:
     md.write("keep.md", "keep\n")

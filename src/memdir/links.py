@@ -48,7 +48,7 @@ from .errors import MemdirError
 
 if TYPE_CHECKING:
     from .memdir import Memdir
-    from .model import Entry, Memory
+    from .model import Entry
 
 _WIKI = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
 _MARKDOWN = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
@@ -363,15 +363,15 @@ def _visible(md: Memdir, paths_: Iterable[str]) -> list[str]:
     return sorted(p for p in paths_ if scope is None or scope.can_read(p))
 
 
-def of(md: Memdir, path: str, read: Memory | None = None) -> Links:
-    """The links and backlinks of one file, as this view may see them (`read`: the file as this view just read it)."""
-    m = read if read is not None and read.path == path else md.read(path)  # NotFound when missing or outside the scope
+def of(md: Memdir, path: str, text: str | None = None) -> Links:
+    """The links and backlinks of one file, as this view may see them (`text`: the file as this view just read it)."""
+    if text is None:
+        path, text, _ = md.read_text(path)  # NotFound when missing or outside the scope
     g = graph(md)
-    found = g.links(m.path) if m.path in g.nodes else [Link(r.text, r.line, g.resolve(r, m.path))
-                                                        for r in parse(m.path, m.text)[0]]
+    found = g.links(path) if path in g.nodes else [Link(r.text, r.line, g.resolve(r, path)) for r in parse(path, text)[0]]
     scope = md.principal
     shown = tuple(x for x in found if x.target is None or scope is None or scope.can_read(x.target))
-    return Links(m.path, shown, tuple(_visible(md, g.backlinks(m.path))))
+    return Links(path, shown, tuple(_visible(md, g.backlinks(path))))
 
 
 def broken(md: Memdir) -> list[tuple[str, str]]:

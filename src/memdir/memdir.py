@@ -262,11 +262,23 @@ class Memdir:
         """The topic file at `path`, with its version for a later `expect=`; with `as_of`, as it was then."""
         if as_of is not None:
             return timeline.read_as_of(self, path, as_of)
+        p, blob = self._blob(path)
+        return self._memory(p, blob)
+
+    def read_text(self, path: str) -> tuple[str, str, str]:
+        """(path, text, version) of a topic file: `read` without parsing the frontmatter, for a face that only shows it."""
+        p, blob = self._blob(path)
+        hit = self._state.parsed.get(p)
+        if hit is not None and hit.version == blob.version and blob.version:
+            return p, hit.text, hit.version
+        return p, _decoded(p, blob), blob.version
+
+    def _blob(self, path: str) -> tuple[str, Blob]:
         p = paths.topic_path(path)
         blob = self._store.get(p) if self._readable(p) else None
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
-        return self._memory(p, blob)
+        return p, blob
 
     def _memory(self, path: str, blob: Blob, change: str = "") -> Memory:
         """The parsed file; parsed again only when its version (on a folder: its stat) changed."""
@@ -275,11 +287,7 @@ class Memdir:
             fresh = object.__new__(Memory)  # a copy without dataclasses.replace's cost: reads are this hot
             fresh.__dict__.update(hit.__dict__, meta=dict(hit.meta), change=change)
             return fresh
-        try:
-            text = blob.data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InvalidMemory(f"{path} is not UTF-8 text (byte {e.start}); memdir stores text only", path=path) from None
-        mem = model.memory(path, text, blob.version, self.limits.types, change=change)
+        mem = model.memory(path, _decoded(path, blob), blob.version, self.limits.types, change=change)
         if blob.version:
             self._state.keep(replace(mem, meta=dict(mem.meta), change=""))
         return mem
@@ -1254,3 +1262,10 @@ def _shown(text: str, limit: int = 60) -> str:
     """A quoted, one-line preview of text for an error message."""
     one = text if len(text) <= limit else text[: limit - 1] + "…"
     return repr(one)
+
+
+def _decoded(path: str, blob: Blob) -> str:
+    try:
+        return blob.data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidMemory(f"{path} is not UTF-8 text (byte {e.start}); memdir stores text only", path=path) from None

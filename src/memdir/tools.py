@@ -404,22 +404,22 @@ class Session:
         return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
-        m = self.md.read(path)
-        self.seen.add(m.path)
-        total = len(paths.lines(m.text))
+        path, text, version = self.md.read_text(path)  # shown as it is: its frontmatter needs no parsing here
+        self.seen.add(path)
+        total = len(paths.lines(text))
         if offset > max(total, 1):
-            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {m.path} ({total} lines)")
-        page = pages.lines(m.text, offset, limit, max_lines=self.md.limits.read_max_lines,
+            raise ToolInputError(f"read_memory_file: offset {offset} is past the end of {path} ({total} lines)")
+        page = pages.lines(text, offset, limit, max_lines=self.md.limits.read_max_lines,
                            max_bytes=self.md.limits.read_max_bytes)
-        header = f"{m.path} (version {m.version}, {total} lines)"
-        data = {"path": m.path, "version": m.version, "lines": total, "offset": offset, "text": page.text,
+        header = f"{path} (version {version}, {total} lines)"
+        data = {"path": path, "version": version, "lines": total, "offset": offset, "text": page.text,
                 "next_offset": page.next}
-        related = links_mod.of(self.md, m.path, m)  # the file just read, not read again
+        related = links_mod.of(self.md, path, text)  # the file just read, not read again
         data["links"] = [x.to_dict() for x in related.links]
         data["backlinks"] = list(related.backlinks)
         trailer = _links_line(related)
         if page.whole:
-            return Result(f"{header}\n{m.text}{trailer}", data=data)
+            return Result(f"{header}\n{text}{trailer}", data=data)
         body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(page.lines, offset))
         more = f"\n[lines {offset}-{page.end} of {total}" + (f"; read on with offset={page.next}]" if page.next else "]")
         return Result(f"{header}\n{body}{more}{trailer}", data=data)
