@@ -172,7 +172,7 @@ def test_an_unexpected_failure_is_still_a_tool_error(md: memdir.Memdir, monkeypa
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(md, "read", broken)
+    monkeypatch.setattr(md, "read_text", broken)
     reply = handle(md, "read_memory_file", {"path": "a.md"})
     assert reply.is_error
     assert reply.text == "read_memory_file failed unexpectedly (OSError: [Errno 5] Input/output error); retry once, or carry on without it"
