@@ -47,11 +47,11 @@ def test_own_writes_and_index_files_are_not_taken_for_hand_edits(md: memdir.Memd
         for i in range(5):
             md.write(f"notes/n{i}.md", f"note {i}\n", description=f"note {i}")
         rounds = watcher.rounds
-        (root / "marker.md").write_text("# marker\n")  # events are handled in order: once this is seen, so were those
-        eventually(lambda: "marker.md" in seen)
+        (root / "notes" / "marker.md").write_text("# marker\n")  # one folder's events come in order: so were those
+        eventually(lambda: "notes/marker.md" in seen)
         assert watcher.rounds > rounds
-    assert seen == ["marker.md"]
-    assert all(r.op == "write" for r in md.history() if r.path.startswith("notes/"))
+    assert seen == ["notes/marker.md"]
+    assert all(r.op == "write" for r in md.history() if r.path.startswith("notes/n"))
 
 
 def test_a_folder_moved_by_hand_is_found_by_a_full_check(md: memdir.Memdir, root: Path) -> None:
@@ -61,6 +61,20 @@ def test_a_folder_moved_by_hand_is_found_by_a_full_check(md: memdir.Memdir, root
         eventually(lambda: watcher.rounds > 0)
         shutil.move(root / "old", root / "new")
         eventually(lambda: [e.path for e in md.list()] == [f"new/n{i}.md" for i in range(3)])
+
+
+def test_a_folder_made_by_hand_at_the_top_is_watched_from_then_on(md: memdir.Memdir, root: Path) -> None:
+    md.write("project/a.md", "a\n")
+    with Watcher(md) as watcher:
+        eventually(lambda: watcher.rounds > 0)
+        (root / "ideas").mkdir()
+        (root / "ideas" / "one.md").write_text("# One idea\n")
+        eventually(lambda: bool(md.list("ideas/one.md")))  # the full check after a new top folder found it
+        (root / "ideas" / "two.md").write_text("# Two ideas\n")  # only the renewed deep watch can see this one
+        eventually(lambda: bool(md.list("ideas/two.md")))
+        (root / "top.md").write_text("# At the top\n")  # the root's own level is watched too
+        eventually(lambda: bool(md.list("top.md")))
+        assert watcher.errors == 0
 
 
 def test_a_missed_edit_is_caught_up_when_the_watch_starts(md: memdir.Memdir, root: Path) -> None:

@@ -8,12 +8,18 @@ arrive as events too: `sync` finds their versions already in the catalog and
 does nothing. An event that names a folder (a folder moved or removed by
 hand) is followed by a stat check of every file. Where no watcher runs, the
 CLI does that stat check before each command that shows derived state.
+
+`.memdir/` is not watched: SQLite writes its write-ahead log there several
+times a write, and following those events cost a server about 0.2 ms a write.
+So the root is watched on its own level, and each of its folders deeply; a
+folder made or removed at the top renews the deep watch.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import InvalidArgument
-from .paths import INDEX_NAME, INTERNAL_DIR
+from .paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
 
 if TYPE_CHECKING:
     from .memdir import Memdir
@@ -56,6 +62,42 @@ def topics(root: str, events: Iterable[tuple[int, str]]) -> tuple[set[str], bool
     return named, everything
 
 
+def _folders(root: str) -> list[str]:
+    """The root's folders that hold memories: all but `.memdir/` (and any dot-folder) and `tenants/`."""
+    try:
+        with os.scandir(root) as found:
+            return sorted(e.path for e in found
+                          if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name != TENANTS_DIR)
+    except OSError:
+        return []
+
+
+class _Notify:
+    """One watchfiles notifier and the thread that hands its event sets to a queue."""
+
+    def __init__(self, paths: list[str], recursive: bool, out: queue.SimpleQueue[tuple[_Notify, Any]],
+                 debounce_ms: int) -> None:
+        from watchfiles._rust_notify import RustNotify
+
+        self.notify: Any = RustNotify(paths, False, False, 300, recursive, True)  # watching starts here
+        self.stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(out, debounce_ms), daemon=True,
+                                        name=f"memdir-notify {paths[0] if paths else ''}")
+        self._thread.start()
+
+    def _run(self, out: queue.SimpleQueue[tuple[_Notify, Any]], debounce_ms: int) -> None:
+        while not self.stop.is_set():
+            events = self.notify.watch(debounce_ms, STEP_MS, 500, self.stop)
+            if isinstance(events, set) and events:
+                out.put((self, events))
+
+    def close(self) -> None:
+        self.stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+        self.notify.close()
+
+
 class Watcher:
     """Keeps one memory in step with its folder from a background thread; `with Watcher(md):`."""
 
@@ -65,7 +107,7 @@ class Watcher:
         if root is None:
             raise InvalidArgument("only a memory folder can be watched; other backends change only through memdir")
         try:
-            from watchfiles._rust_notify import RustNotify
+            import watchfiles._rust_notify  # noqa: F401
         except ImportError:
             raise InvalidArgument("watching needs the watchfiles package: pip install 'memdir[watch]'") from None
         self.md, self.root = md, root
@@ -74,8 +116,15 @@ class Watcher:
         self.errors = 0
         self.rounds = 0  # batches of events handled (the first is the catch-up)
         self._stop = threading.Event()
-        self._notify: Any = RustNotify([root], False, False, 300, True, True)  # watching starts here
+        self._events: queue.SimpleQueue[tuple[_Notify, Any]] = queue.SimpleQueue()
+        # Watching starts here, so the first round's stat check misses nothing made after it.
+        self._top = _Notify([root], False, self._events, debounce_ms)
+        self._deep = self._watch_folders()
         self._thread = threading.Thread(target=self._run, name=f"memdir-watch {root}", daemon=True)
+
+    def _watch_folders(self) -> _Notify | None:
+        folders = _folders(self.root)
+        return _Notify(folders, True, self._events, self.debounce_ms) if folders else None
 
     def start(self) -> Watcher:
         """Follow events; the thread first catches up with what changed while nothing watched."""
@@ -98,14 +147,31 @@ class Watcher:
                 self.errors += 1
                 logger.exception("memdir watch: could not catch up with changes in %s", self.root)
             self.rounds += 1
-            events = self._notify.watch(self.debounce_ms, STEP_MS, 500, self._stop)
-            named, everything = topics(self.root, events) if isinstance(events, set) else (set(), False)
+            named, everything = set(), False
+            try:
+                source, events = self._events.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            while True:
+                found, folder = topics(self.root, events)
+                named |= found
+                if folder and source is self._top:  # a folder made or removed at the top: watch what is there now
+                    old, self._deep = self._deep, self._watch_folders()
+                    if old is not None:
+                        old.close()
+                everything |= folder
+                try:
+                    source, events = self._events.get_nowait()
+                except queue.Empty:
+                    break
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
-        self._notify.close()
+        for notify in (self._top, self._deep):
+            if notify is not None:
+                notify.close()
 
     def __enter__(self) -> Watcher:
         return self.start()
