@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -86,3 +88,24 @@ def call(method: str, url: str, body: Any = None, headers: dict[str, str] | None
 
 def env_without_memdir() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
+
+
+def stdio_answers(root: Path, lines: list[str], expected: int, env: dict[str, str] | None = None) -> dict[Any, Any]:
+    """Start `memdir serve`, send the lines at once and keep stdin open, as a client does, until `expected` answers
+    are in (by id)."""
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env or env_without_memdir())
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("".join(line + "\n" for line in lines))
+    proc.stdin.flush()
+    answers: dict[Any, Any] = {}
+    try:
+        while len(answers) < expected:
+            line = proc.stdout.readline()
+            assert line, f"the server stopped; answered {sorted(map(str, answers))}"
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    return answers

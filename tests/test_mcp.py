@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from serving import Running, call, env_without_memdir
+from serving import Running, call, env_without_memdir, stdio_answers
 
 import memdir
 from memdir import mcp as memdir_mcp
@@ -451,21 +451,7 @@ def test_malformed_requests_over_stdio_are_answered_and_the_session_goes_on(root
         '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"memdir://file/\\udc00.md"}}',
         json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_memory_files", "arguments": {}}}),
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env_without_memdir())
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write("\n".join(lines) + "\n")
-    proc.stdin.flush()  # and keep it open, as a client does, until every answer is in
-    replies: dict[Any, Any] = {}
-    try:
-        while len(replies) < 5:
-            line = proc.stdout.readline()
-            assert line, f"the server stopped; answered {sorted(map(str, replies))}"
-            reply = json.loads(line)
-            replies[reply["id"]] = reply
-    finally:
-        proc.stdin.close()
-        proc.wait(30)
+    replies = stdio_answers(root, lines, 5)
     assert sorted(map(str, replies)) == ["1", "2", "3", "4", "r"]
     assert replies[2]["result"]["isError"] and replies[2]["result"]["content"][0]["text"].startswith(
         "write_memory_file: content holds a lone surrogate ('\\ud800' at character 2)")

@@ -1,13 +1,11 @@
 """`memdir serve` over stdio answers a client's first requests while the MCP SDK is still loading."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from serving import env_without_memdir
+from serving import env_without_memdir, stdio_answers
 
 from memdir import mcp_start
 
@@ -21,22 +19,7 @@ META = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 def ask(root: Path, cache: Path, requests: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     """Start `memdir serve`, send the requests at once, and collect one answer per request id."""
     env = {**env_without_memdir(), "XDG_CACHE_HOME": str(cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-    proc.stdin.flush()
-    answers: dict[Any, dict[str, Any]] = {}
-    try:
-        while len(answers) < sum("id" in r for r in requests):
-            line = proc.stdout.readline()
-            assert line, f"the server stopped; answered {sorted(map(str, answers))}"
-            answer = json.loads(line)
-            answers[answer["id"]] = answer
-    finally:
-        proc.stdin.close()
-        proc.wait(30)
-    return answers
+    return stdio_answers(root, [json.dumps(r) for r in requests], sum("id" in r for r in requests), env)
 
 
 def first_requests(start: int) -> list[dict[str, Any]]:
