@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import context as context_mod
-from . import dates, guard, index, model, paths, timeline
+from . import dates, deferred, guard, index, model, paths, timeline
 from . import limits as limits_mod
 from . import links as links_mod
 from . import outline as outline_mod
@@ -139,6 +139,9 @@ class _State:
         self.outline: Outline | None = None  # the catalog's outline on disk (folder store), opened on first use
         self.outline_tried = False
         self.outline_seq = 0  # the seq this process last brought the outline to
+        self.flusher: deferred.Flusher | None = None  # set: writes leave the derived files to it (`Memdir.defer_derived`)
+        self.pending = 0  # commits whose MEMORY.md update waits for the flusher
+        self.pending_docs: _Docs | None = None  # the search rows those commits wait for
 
     def keep(self, mem: Memory) -> None:
         old = self.parsed.pop(mem.path, None)
@@ -156,6 +159,7 @@ class _State:
         self.catalog, self.written, self.search = None, {}, None
         self.drawn = {}
         self.parsed, self.parsed_bytes = {}, 0
+        self.pending_docs = None  # the next search catches up from the journal
         self.generation += 1
 
 
@@ -183,6 +187,10 @@ class Memdir:
     def close(self) -> None:
         """Close the store (a view leaves it open for the memory it came from)."""
         if self._owner:
+            if self._state.flusher is not None:
+                self._state.flusher.close()
+                self.flush()
+                self._state.flusher = None
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
@@ -317,6 +325,7 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
+            self.flush()  # what a deferring process left: the file on disk is what this returns
             if self._state.catalog is None and self._scope is None:
                 stored = self._stored_index(f)
                 if stored is not None:
@@ -404,6 +413,8 @@ class Memdir:
 
     def _search_index(self) -> LexicalIndex:
         """The lexical index, caught up with the store (only changed files are read)."""
+        if self._state.pending_docs is not None:
+            self.flush()
         return searching.current(self)
 
     def _open_search(self) -> LexicalIndex:
@@ -873,11 +884,81 @@ class Memdir:
                     self._check_place(change, self._sync_catalog())
         self._state.commits += 1
         records = self._store.commit(changes)
-        self._state.mine = len(records)
+        self._state.mine += len(records)
+        if self._state.flusher is not None and records:
+            self._defer(changes, records)
+            return records
         self._derive()
         if records:
             self._index_commit(changes, records)
         return records
+
+    # ------------------------------------------------------------ derived work after the write (servers)
+
+    def defer_derived(self, *, quiet: float = deferred.QUIET, most: float = deferred.MOST) -> Memdir:
+        """Let writes return once committed, and bring MEMORY.md and the search index along on a thread.
+
+        For long-lived processes (the servers use it): a burst of writes costs one
+        index update, `quiet` seconds after the last write or `most` after the first
+        unflushed one. What this process reads is current anyway (`index`, `search`
+        and `close` flush first); another process finds the files at most that far
+        behind, or brings them along itself. A crash loses nothing: the journal is
+        the durable record and the derived files catch up from it.
+        """
+        with self._lock:
+            if self._state.flusher is None:
+                self._state.flusher = deferred.Flusher(self._owned().flush, quiet=quiet, most=most)
+        return self
+
+    def flush(self) -> None:
+        """Bring MEMORY.md files and the search index up to the latest write now (see `defer_derived`)."""
+        if self._state.pending or self._state.pending_docs is not None:
+            with self._lock, self._store.lock():
+                self._catch_up()
+
+    def _owned(self) -> Memdir:
+        """This memory without its view's scope: the flusher renders what the store holds."""
+        whole = copy.copy(self)
+        whole._scope, whole._scoped, whole._views, whole._agent = None, None, {}, False
+        return whole
+
+    def _defer(self, changes: builtins.list[Change], records: builtins.list[Record]) -> None:
+        """Leave this commit's derived work to the flusher (store lock held)."""
+        state = self._state
+        state.pending += 1
+        if searching.in_store_transaction(self._store):
+            self._index_commit(changes, records)  # part of the store's own transaction there
+        else:
+            removed, docs = lexical.commit_docs(changes, records, self.limits.types)
+            since = records[0].seq - 1
+            if state.pending_docs is None:
+                state.pending_docs = _Docs(since, since, {}, set())
+            state.pending_docs.add(since, records[-1].seq, removed, docs)
+        assert state.flusher is not None
+        state.flusher.poke()
+
+    def _catch_up(self) -> None:
+        """Write what deferred commits left (both locks held)."""
+        state = self._state
+        if state.flusher is not None:
+            state.flusher.done()
+        if state.pending:
+            state.pending = 0
+            derived = self._store.derived()
+            if state.catalog is None:
+                self._derive()
+            elif not derived:
+                self._derive(full=True)
+            else:
+                self._derive(since={p for p, _ in self._store.changes(derived)[1]})
+        docs, state.pending_docs = state.pending_docs, None
+        if docs is not None and docs.seq > docs.since:
+            try:  # refused when another writer came in between: the next search catches up from the journal
+                self._open_search().apply(docs.since, docs.seq, docs.removed, docs.docs.values())
+            except Exception:
+                if state.search is not None:
+                    state.search.close()
+                state.search = None
 
     def _derive(self, full: bool = False, since: set[str] | None = None) -> None:
         """Rewrite MEMORY.md files; on failure mark them stale (the next write, open or reconcile rebuilds them).
@@ -1122,7 +1203,7 @@ class Memdir:
                 files[f + INDEX_NAME] = None
         self._state.written, self._state.drawn = rendered, {}
         self._store.derive(files, cat.seq)
-        self._state.derived = cat.seq
+        self._state.derived, self._state.mine = cat.seq, 0
         self._flush_outline()  # the outline too (an import, a reboot), so the next process need not build it
 
     # ------------------------------------------------------------ reconcile
@@ -1207,6 +1288,7 @@ class Memdir:
             raise Forbidden("reconcile works on the whole memory; run it without a scope")
         report = Report(fixed=fix)
         with self._writing():
+            self._catch_up()
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             report.findings += [Finding("quarantined", "", n) for n in self._store.problems()]
@@ -1242,6 +1324,26 @@ class Memdir:
             return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
         text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         return blob.data != text.encode()
+
+
+@dataclass
+class _Docs:
+    """Search rows deferred commits left, merged: they apply as one change from seq `since` to `seq`."""
+
+    since: int
+    seq: int
+    docs: dict[str, lexical.Doc]
+    removed: set[str]
+
+    def add(self, since: int, seq: int, removed: Iterable[str], docs: Iterable[lexical.Doc]) -> None:
+        if since != self.seq:  # another writer in between: the index refuses the whole, and catches up later
+            self.since = -1
+        for path in removed:
+            self.docs.pop(path, None)
+            self.removed.add(path)
+        for doc in docs:
+            self.docs[doc.path] = doc
+        self.seq = seq
 
 
 def type_name(value: object) -> str:
