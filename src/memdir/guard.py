@@ -23,32 +23,38 @@ _NAMED = (
     r"|private[_-]?key|client[_-]?secret|credentials?)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"'`<>]{8,200})"
 )
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(rx))
-    for kind, rx in (
-        ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-        ("an AWS secret access key",
-         r"(?i)aws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
-        ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
-        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
-        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-        ("a Slack webhook URL", r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
-        ("a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"),
-        ("a Stripe live key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),
-        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-        ("an Anthropic API key", r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{40,}"),
-        ("an OpenAI API key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b"),
-        ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-        ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
-        ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b"),
-        ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
-        ("a URL with a password",
-         r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver|oracle"
-         r"|clickhouse|cockroachdb|jdbc:[a-z]+|s?ftp|smtps?|ldaps?)(?:\+[a-z0-9]+)?://[^\s:/@]{1,256}:(?P<value>[^\s@/]{1,256})@[^\s/]"),
-        ("a password or key assigned to a name", _NAMED),
-    )
+# Each shape, with literals one of which (lower-cased) every match contains: text that holds
+# none of them cannot match, so most text skips the regular expressions (see _due).
+_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", ("-----begin",)),
+    ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", ("akia", "asia", "abia", "acca")),
+    ("an AWS secret access key",
+     r"(?i)aws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])", ("aws",)),
+    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b",
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}\b", ("glpat-",)),
+    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", ("xox",)),
+    ("a Slack webhook URL", r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{8,}",
+     ("hooks.slack.com/",)),
+    ("a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}", ("discord",)),
+    ("a Stripe live key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b", ("_live_",)),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b", ("aiza",)),
+    ("an Anthropic API key", r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{40,}", ("sk-ant-",)),
+    ("an OpenAI API key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b",
+     ("sk-",)),
+    ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
+    ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", ("sg.",)),
+    ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b", ("hf_",)),
+    ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}", ("eyj",)),
+    ("a URL with a password",
+     r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver|oracle"
+     r"|clickhouse|cockroachdb|jdbc:[a-z]+|s?ftp|smtps?|ldaps?)(?:\+[a-z0-9]+)?://[^\s:/@]{1,256}:(?P<value>[^\s@/]{1,256})@[^\s/]",
+     ("://",)),
+    ("a password or key assigned to a name", _NAMED,
+     ("passw", "pwd", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key",
+      "privatekey", "private_key", "private-key", "credential")),
 )
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(rx)) for kind, rx, _ in _SHAPES)
 
 # Values that end at the end of their line: joining lines would only glue the next line on.
 _WHOLE_LINE = {"a URL with a password", "a password or key assigned to a name"}
@@ -56,8 +62,13 @@ _WHOLE_LINE = {"a URL with a password", "a password or key assigned to a name"}
 # For text whose line breaks were removed: a key that started or ended a line is now glued to
 # its neighbours, so word boundaries are dropped (the shapes are distinctive enough without them).
 _PATTERNS_GLUED = tuple(
-    (kind, rx, None if kind in _WHOLE_LINE else re.compile(rx.pattern.replace(r"\b", ""))) for kind, rx in _PATTERNS
+    (kind, rx, None if kind in _WHOLE_LINE else re.compile(rx.pattern.replace(r"\b", "")), literals)
+    for (kind, rx), (_, _, literals) in zip(_PATTERNS, _SHAPES, strict=True)
 )
+
+# Outside ASCII, a case-insensitive pattern's letters match only U+0130 and U+0131 (as i), U+017F (s)
+# and U+212A (k), which lower() does not turn into those letters; spaces and line breaks are dropped.
+_CASELESS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"} | dict.fromkeys(" \t\r\n"))
 
 # Characters that render as nothing (or only reorder text): dropped before matching.
 _INVISIBLE = frozenset(
@@ -85,19 +96,24 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
     return "".join(out), where
 
 
-def _joined(text: str, where: list[int] | None) -> tuple[str, list[int]]:
-    """`text` with line breaks (and the spaces around them) removed, and where each character came from."""
-    base = where if where is not None else range(len(text))
-    out: list[str] = []
-    mapped: list[int] = []
-    at = 0
-    for m in _BREAK.finditer(text):
-        out.append(text[at : m.start()])
-        mapped.extend(base[at : m.start()])
-        at = m.end()
-    out.append(text[at:])
-    mapped.extend(base[at:])
-    return "".join(out), mapped
+def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[str, ...]]]:
+    """The shapes that could match `folded` or its lines glued: those with one of their literals in it.
+
+    Exact: no literal holds a space or line break, so removing every one keeps a
+    literal that gluing the lines keeps (and finds those gluing makes), and
+    `_CASELESS` then lower() turn every character a pattern's letter matches into that letter.
+    """
+    low = folded.translate(_CASELESS).lower()
+    return [shape for shape in _PATTERNS_GLUED if any(literal in low for literal in shape[3])]
+
+
+def _unglued(folded: str, at: int) -> int:
+    """Where the character at `at` of `folded` with its line breaks removed is in `folded`."""
+    for m in _BREAK.finditer(folded):
+        if m.start() > at:
+            break
+        at += m.end() - m.start()
+    return at
 
 
 def _real(kind: str, m: re.Match[str]) -> bool:
@@ -115,17 +131,17 @@ def _real(kind: str, m: re.Match[str]) -> bool:
 def find_secret(text: str) -> tuple[str, int] | None:
     """(kind, line number) of the first credential in `text`, or None."""
     folded, where = _fold(text)
-    variants: list[tuple[str, Any]] = [(folded, where)]
-    if "\n" in folded:
-        variants.append(_joined(folded, where))
-    for kind, rx, glued in _PATTERNS_GLUED:
-        for (candidate, mapping), pattern in zip(variants, (rx, glued), strict=False):
-            if pattern is None:
-                continue
-            for m in pattern.finditer(candidate):
-                if _real(kind, m):
-                    start = m.start() if mapping is None else mapping[m.start()]
-                    return kind, text.count("\n", 0, start) + 1
+    due = _due(folded)
+    if not due:  # the common case: no shape's literal is in the text
+        return None
+    glued = _BREAK.sub("", folded) if "\n" in folded else None
+    for kind, rx, glued_rx, _ in due:
+        at = next((m.start() for m in rx.finditer(folded) if _real(kind, m)), None)
+        if at is None and glued is not None and glued_rx is not None:
+            at = next((_unglued(folded, m.start()) for m in glued_rx.finditer(glued) if _real(kind, m)), None)
+        if at is not None:
+            start = at if where is None else where[at]
+            return kind, text.count("\n", 0, start) + 1
     return None
 
 
