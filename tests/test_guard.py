@@ -248,3 +248,38 @@ def split_secrets(draw: st.DrawFn) -> str:
 @given(split_secrets())
 def test_the_prefilter_finds_a_literal_split_across_lines(text: str) -> None:
     assert find_secret(text) == reference_find_secret(text)
+
+
+def reference_check(text: str, path: str, head_lines: int, meta: dict[str, Any]) -> str | None:
+    """What `check` refused before the prefilter (its message), or None: the path, the text, then each field."""
+    found = reference_find_secret(path)
+    if found:
+        return f"the path contains what looks like {found[0]}"
+    found = reference_find_secret(text)
+    if found:
+        kind, line = found
+        where = f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}"
+        return f"{path}: {where} contains what looks like {kind}"
+    for field, value in guard._strings(meta, ""):
+        found = reference_find_secret(value)
+        if found:
+            return f"{path}: frontmatter field {field!r} contains what looks like {found[0]}"
+    return None
+
+
+FIELDS = st.dictionaries(
+    st.sampled_from(["name", "description", "token", "api_key", "tags", "deploy"]),
+    st.one_of(notes(), st.lists(notes(), max_size=3), st.dictionaries(st.sampled_from(["password", "url", "x"]), notes(), max_size=2)),
+    max_size=4,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["notes/a.md", "keys/AKIA" + "IOSFODNN7EXAMPLE.md"]), notes(), FIELDS)
+def test_check_refuses_what_it_refused_before_the_prefilter(path: str, text: str, meta: dict[str, Any]) -> None:
+    try:
+        check(text, path, head_lines=2, meta=meta)
+        refused = None
+    except InvalidMemory as e:
+        refused = e.message.split(";")[0]
+    assert refused == reference_check(text, path, 2, meta)

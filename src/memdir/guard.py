@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import InvalidMemory
@@ -96,6 +96,17 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
     return "".join(out), where
 
 
+def _any_of(words: Iterable[str]) -> str:
+    """A regular expression for where any of `words` starts, its branches sharing prefixes so re tries few."""
+    heads: dict[str, list[str]] = {}
+    for word in sorted(set(words)):
+        heads.setdefault(word[0], []).append(word[1:])
+    return "(?:" + "|".join(re.escape(head) + ("" if "" in rest else _any_of(rest)) for head, rest in heads.items()) + ")"
+
+
+_ANY_LITERAL = re.compile(_any_of(literal for _, _, literals in _SHAPES for literal in literals))
+
+
 def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[str, ...]]]:
     """The shapes that could match `folded` or its lines glued: those with one of their literals in it.
 
@@ -104,6 +115,8 @@ def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None
     `_CASELESS` then lower() turn every character a pattern's letter matches into that letter.
     """
     low = folded.translate(_CASELESS).lower()
+    if not _ANY_LITERAL.search(low):  # one pass instead of a search per literal
+        return []
     return [shape for shape in _PATTERNS_GLUED if any(literal in low for literal in shape[3])]
 
 
@@ -178,7 +191,10 @@ def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] 
     if found:
         kind, line = found
         _refuse(path, f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}", kind)
-    for field, value in _strings(dict(meta or {}), ""):  # what YAML's escapes or folding hid from the text
+    fields = _strings(dict(meta or {}), "")  # what YAML's escapes or folding hid from the text
+    if not fields or not _due(_fold("\n".join(value for _, value in fields))[0]):  # one prefilter for them all
+        return
+    for field, value in fields:
         found = find_secret(value)
         if found:
             _refuse(path, f"frontmatter field {field!r}", found[0])
