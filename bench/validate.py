@@ -43,6 +43,11 @@ def timed(fn: Callable[[int], object], rounds: int) -> tuple[float, float]:
     return statistics.median(out), out[min(len(out) - 1, int(len(out) * 0.95))]
 
 
+def stamp(i: int) -> model.Stamp:
+    """A different time for each round, as each write brings one."""
+    return model.Stamp(f"2026-11-30T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=500)
@@ -52,8 +57,10 @@ def main() -> None:
         "guard.find_secret(file)": lambda i: guard.find_secret(FILE),
         "guard.check(file, meta)": lambda i: guard.check(FILE, "notes/n.md", head_lines=7, meta=META),
         "model.parse(file)": lambda i: model.parse(FILE, path="notes/n.md"),
+        "model.parse(new file)": lambda i: model.parse(FILE.replace("floor", f"floor {i}"), path="notes/n.md"),
         "model.set_fields(stamps)": lambda i: model.set_fields(FILE, {"created": META["created"], "updated": later}),
         "model.set_fields(new stamps)": lambda i: model.set_fields(TEXT, {"created": later, "updated": later}),
+        "model.set_fields(new updated)": lambda i: model.set_fields(FILE, {"created": META["created"], "updated": stamp(i)}),
         "model.memory(file)": lambda i: model.memory("notes/n.md", FILE, "", ("project",)),
     }
     print(f"{'part':<32} {'median ms':>10} {'p95 ms':>10}")

@@ -12,6 +12,7 @@ lines of the keys it changes (comments, flow style and key order survive), and
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -197,7 +198,32 @@ def _normalise(value: Any, depth: int, path: str) -> Any:
 
 
 def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
-    """Parse a frontmatter block with a safe loader; no anchors, aliases or tags."""
+    """Parse a frontmatter block with a safe loader; no anchors, aliases or tags.
+
+    One write parses the same block several times (the given text, the stamped
+    text, its checks), so results are kept; each caller gets its own copy.
+    """
+    meta, flat = _parsed(block, path)
+    return dict(meta) if flat else _copied(meta)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of parsed frontmatter no caller's change reaches (its leaves are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=128)
+def _parsed(block: str, path: str) -> tuple[dict[str, Any], bool]:
+    """A block's frontmatter (errors are not kept: each names its file), and whether no value nests."""
+    meta = _parse_meta(block, path)
+    return meta, not any(isinstance(v, (dict, list)) for v in meta.values())
+
+
+def _parse_meta(block: str, path: str) -> dict[str, Any]:
     where = path or "frontmatter"
     size = len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
     if size > MAX_FRONTMATTER_BYTES:  # checked before YAML sees it: parsing time stays bounded
