@@ -203,7 +203,18 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
     One write parses the same block several times (the given text, the stamped
     text, its checks), so results are kept; each caller gets its own copy.
     """
-    meta, flat = _parsed(block, path)
+    where = path or "frontmatter"
+    size = len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:  # checked before YAML sees it: parsing time stays bounded
+        raise InvalidMemory(
+            f"{where}: the frontmatter is {size:,} bytes; the limit is {MAX_FRONTMATTER_BYTES:,}: keep name, "
+            "description, type and tags short and move the rest into the body",
+            path=path or None, limit=MAX_FRONTMATTER_BYTES, actual=size,
+        )
+    parsed = _parsed(block)
+    if parsed is None:  # a refused block: parsed again for an error that names this file
+        return _parse_meta(block, path)
+    meta, flat = parsed
     return dict(meta) if flat else _copied(meta)
 
 
@@ -217,21 +228,18 @@ def _copied(value: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=128)
-def _parsed(block: str, path: str) -> tuple[dict[str, Any], bool]:
-    """A block's frontmatter (errors are not kept: each names its file), and whether no value nests."""
-    meta = _parse_meta(block, path)
+def _parsed(block: str) -> tuple[dict[str, Any], bool] | None:
+    """A block's frontmatter and whether no value nests; None if refused (only the error names the file)."""
+    try:
+        meta = _parse_meta(block, "")
+    except InvalidMemory:
+        return None
     return meta, not any(isinstance(v, (dict, list)) for v in meta.values())
 
 
 def _parse_meta(block: str, path: str) -> dict[str, Any]:
+    """The parse itself, uncached; `path` names the file in its errors."""
     where = path or "frontmatter"
-    size = len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
-    if size > MAX_FRONTMATTER_BYTES:  # checked before YAML sees it: parsing time stays bounded
-        raise InvalidMemory(
-            f"{where}: the frontmatter is {size:,} bytes; the limit is {MAX_FRONTMATTER_BYTES:,}: keep name, "
-            "description, type and tags short and move the rest into the body",
-            path=path or None, limit=MAX_FRONTMATTER_BYTES, actual=size,
-        )
     if _ALIAS_HINT.search(block):
         try:
             for event in yaml.parse(block, Loader=_Loader):
