@@ -36,6 +36,7 @@ def test_files_without_frontmatter_are_valid() -> None:
         ("intro line\n## The heading\n", "The heading"),
         ("\n\n  first real line  \nsecond\n", "first real line"),
         ("- a bullet\n", "a bullet"),
+        ("\nissue #12 fixed\n#hashtag, not a heading\n", "issue #12 fixed"),
         ("", ""),
         ("x" * 400, "x" * 149 + "…"),
     ],

@@ -454,13 +454,13 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 def derive_description(body: str) -> str:
     """The first heading, else the first non-blank line, trimmed for an index line."""
-    first = ""
-    for line in body.split("\n"):
-        m = _HEADING.match(line)
-        if m and m.group(1):
-            return clip(m.group(1))
-        if not first and line.strip():
-            first = line.strip()
+    lines = body.split("\n")
+    if "#" in body:  # (every search index update asks, so a body without a heading skips the regex)
+        for line in lines:
+            m = _HEADING.match(line)
+            if m and m.group(1):
+                return clip(m.group(1))
+    first = next((stripped for line in lines if (stripped := line.strip())), "")
     return clip(first.lstrip("-*> ").strip())
 
 
