@@ -216,7 +216,7 @@ def notes(draw: st.DrawFn) -> str:
     return "".join(chars)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(notes())
 def test_the_prefilter_gives_the_answer_every_pattern_gives(text: str) -> None:
     assert find_secret(text) == reference_find_secret(text)
