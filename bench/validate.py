@@ -73,6 +73,7 @@ def main() -> None:
         for name, fn in {
             "Memdir.write (new file)": lambda i: md.write(f"notes/n{i}.md", TEXT),
             "Memdir.write (replace)": lambda i: md.write(f"notes/n{i}.md", TEXT + f"one more line {i}\n"),
+            "Memdir.write (own frontmatter)": lambda i: md.write(f"own/n{i}.md", TEXT.replace("floor", f"floor {i}")),
         }.items():
             print(f"{name:<32}", *(f"{x:>10.4f}" for x in timed(fn, args.rounds)))
         md.close()

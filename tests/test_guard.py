@@ -116,6 +116,7 @@ def test_false_positives_are_rare_on_conversations() -> None:
 # ---------------------------------------------------------------- the literal prefilter changes no answer
 
 import re  # noqa: E402
+import unicodedata  # noqa: E402
 from typing import Any  # noqa: E402
 
 from services import need  # noqa: E402
@@ -125,6 +126,21 @@ from memdir import guard  # noqa: E402
 need("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+
+def _fold(text: str) -> tuple[str, list[int] | None]:
+    if text.isascii():
+        return text, None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        code = ord(ch)
+        if code in guard._INVISIBLE:
+            continue
+        folded = unicodedata.normalize("NFKC", ch) if code > 127 else ch
+        out.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(out), where
 
 
 def _joined(text: str, where: list[int] | None) -> tuple[str, list[int]]:
@@ -142,8 +158,11 @@ def _joined(text: str, where: list[int] | None) -> tuple[str, list[int]]:
 
 
 def reference_find_secret(text: str) -> tuple[str, int] | None:
-    """The guard as it was before the prefilter: every pattern on the folded text and on its lines glued."""
-    folded, where = guard._fold(text)
+    """The guard as it was before the prefilter: every pattern on the folded text and on its lines glued.
+
+    Its folding and gluing (`_fold`, `_joined`) are the old ones too, mapping every character back at once.
+    """
+    folded, where = _fold(text)
     variants: list[tuple[str, Any]] = [(folded, where)]
     if "\n" in folded:
         variants.append(_joined(folded, where))
@@ -163,7 +182,7 @@ def test_a_pattern_letter_matches_outside_ascii_only_what_the_prefilter_maps_to_
     for letter in sorted({c for _, _, literals in guard._SHAPES for literal in literals for c in literal}):
         for pattern in (re.compile("(?i)" + re.escape(letter)), re.compile("(?i)" + re.escape(letter.upper()))):
             others = set(pattern.findall(everything))
-            assert all(c.translate(guard._CASELESS).lower() == letter for c in others), (letter, others)
+            assert all(guard._literal_form(c) == letter for c in others), (letter, others)
 
 
 @pytest.mark.parametrize("kind, rx, literals", guard._SHAPES, ids=[s[0] for s in guard._SHAPES])
@@ -171,11 +190,12 @@ def test_a_pattern_letter_matches_outside_ascii_only_what_the_prefilter_maps_to_
 @given(data=st.data())
 def test_every_match_of_a_shape_holds_one_of_its_literals(kind: str, rx: str, literals: tuple[str, ...], data: st.DataObject) -> None:
     match = data.draw(st.from_regex(re.compile(rx), fullmatch=True))
-    assert any(literal in match.translate(guard._CASELESS).lower() for literal in literals)
+    assert any(literal in guard._literal_form(match) for literal in literals)
 
 
 SPECIAL = {"i": "\u0130\u0131", "I": "\u0130\u0131", "s": "\u017f", "S": "\u017f", "k": "\u212a", "K": "\u212a"}
 INVISIBLE = ["\u200b", "\ufeff", "\u00ad", "\u2060", "\u202e"]
+EXPANDING = ["\u2026", "\ufb01", "\u338f", "\u00bd", "\u2474", "\u00e9", "e\u0301", "\u2014"]  # NFKC: ..., fi, kg, 1/2...
 BREAKS = ["\n", "\r\n", " \n ", "\t\n\t", "\n    ", "  \r\n", "\n\n"]
 WORDS = ["password", "passwd: ", "token=", "api_key", "Secret", "AKIA", "asia", "aws_secret_access_key = ", "ghp_",
          "github_pat_", "glpat-", "xoxb-", "sk-", "sk-ant-", "sk_live_", "AIza", "npm_", "SG.", "hf_", "eyJ", "://",
@@ -197,12 +217,14 @@ def notes(draw: st.DrawFn) -> str:
     chars = list("".join(draw(st.lists(PIECE, max_size=8))))
     for _ in range(draw(st.integers(0, 4))):
         at = draw(st.integers(0, len(chars)))
-        how = draw(st.sampled_from(["break", "invisible", "wide", "special", "case", "drop", "any"]))
+        how = draw(st.sampled_from(["break", "invisible", "expanding", "wide", "special", "case", "drop", "any"]))
         here = chars[at] if at < len(chars) else ""
         if how == "break":
-            chars.insert(at, draw(st.sampled_from(BREAKS)))
+            chars[at:at] = draw(st.sampled_from(BREAKS))
         elif how == "invisible":
-            chars.insert(at, draw(st.sampled_from(INVISIBLE)))
+            chars[at:at] = draw(st.sampled_from(INVISIBLE))
+        elif how == "expanding":
+            chars[at:at] = draw(st.sampled_from(EXPANDING))
         elif how == "wide" and "!" <= here <= "~":
             chars[at] = chr(ord(here) + 0xFEE0)
         elif how == "special" and here in SPECIAL:
@@ -283,3 +305,18 @@ def test_check_refuses_what_it_refused_before_the_prefilter(path: str, text: str
     except InvalidMemory as e:
         refused = e.message.split(";")[0]
     assert refused == reference_check(text, path, 2, meta)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*INVISIBLE, *EXPANDING, "a", " ", "\n"]), max_size=12),
+       st.sampled_from([re.compile(rx) for _, rx, _ in guard._SHAPES]).flatmap(lambda rx: st.from_regex(rx, fullmatch=True)))
+def test_a_secret_after_characters_folding_drops_or_widens_is_on_its_own_line(before: list[str], secret: str) -> None:
+    text = "".join(before) + "\n" + secret + "\n"
+    assert find_secret(text) == reference_find_secret(text)
+
+
+def test_the_line_counts_the_characters_folding_dropped() -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    assert find_secret("\u200b\u200b\u200b\n" + key) == ("an AWS access key id", 2)
+    assert find_secret("\u2026\ufb01\n\u200b" + key[:8] + "\u00ad" + key[8:]) == ("an AWS access key id", 2)
+    assert find_secret("x\u200b\n" + key[:8] + "\n  " + key[8:]) == ("an AWS access key id", 2)

@@ -13,6 +13,7 @@ text that holds none of them skips the regular expressions, which is most text.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -69,8 +70,8 @@ _PATTERNS_GLUED = tuple(
 )
 
 # Outside ASCII, a case-insensitive pattern's letters match only U+0130 and U+0131 (as i), U+017F (s)
-# and U+212A (k), which lower() does not turn into those letters; spaces and line breaks are dropped.
-_CASELESS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"} | dict.fromkeys(" \t\r\n"))
+# and U+212A (k), which lower() does not turn into those letters.
+_ODD_CASES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 
 # Characters that render as nothing (or only reorder text): dropped before matching.
 _INVISIBLE = frozenset(
@@ -78,24 +79,26 @@ _INVISIBLE = frozenset(
     + list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F)) + list(range(0x2060, 0x2070))
 )
 _BREAK = re.compile(r"[ \t]*\r?\n[ \t]*")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _PLACEHOLDER = re.compile(r"(?i)^(?:[<{$%*:\[(]|\.\.\.|x{3,}|(?:your|my|the)[_-]|example|changeme|placeholder|redacted|"
                           r"password|passwd|secret|token|hunter2$)|(?:x{4,}|\*{3,}|\.{3})")
 
 
-def _fold(text: str) -> tuple[str, list[int] | None]:
-    """NFKC-folded text without invisible characters, and where each of its characters came from (None: same)."""
+def _fold(text: str) -> str:
+    """NFKC-folded text without invisible characters, folded one character at a time (as `_origins` maps it)."""
     if text.isascii():
-        return text, None
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        code = ord(ch)
-        if code in _INVISIBLE:
-            continue
-        folded = unicodedata.normalize("NFKC", ch) if code > 127 else ch
-        out.append(folded)
-        where.extend([i] * len(folded))
-    return "".join(out), where
+        return text
+    return _NON_ASCII.sub(lambda m: "".join(map(_fold_char, m.group())), text)  # most text is mostly ASCII
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    return "" if ord(ch) in _INVISIBLE else unicodedata.normalize("NFKC", ch)
+
+
+def _origins(text: str) -> list[int]:
+    """Where each character of `_fold(text)` came from in `text` (asked only when a match is found)."""
+    return [i for i, ch in enumerate(text) for _ in range(1 if ch.isascii() else len(_fold_char(ch)))]
 
 
 def _any_of(words: Iterable[str]) -> str:
@@ -109,14 +112,23 @@ def _any_of(words: Iterable[str]) -> str:
 _ANY_LITERAL = re.compile(_any_of(literal for _, _, literals in _SHAPES for literal in literals))
 
 
+def _literal_form(text: str) -> str:
+    """`text` as the literals are written: without whitespace, every letter a pattern's letter matches made that letter."""
+    low = "".join(text.split())
+    if not low.isascii():
+        for odd, letter in _ODD_CASES:
+            low = low.replace(odd, letter)
+    return low.lower()
+
+
 def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[str, ...]]]:
     """The shapes that could match `folded` or its lines glued: those with one of their literals in it.
 
-    Exact: no literal holds a space or line break, so removing every one keeps a
-    literal that gluing the lines keeps (and finds those gluing makes), and
-    `_CASELESS` then lower() turn every character a pattern's letter matches into that letter.
+    Exact: no literal holds whitespace, so dropping all of it keeps every literal
+    that gluing the lines keeps (and finds those gluing makes), and `_literal_form`
+    turns every character a pattern's letter matches into that letter.
     """
-    low = folded.translate(_CASELESS).lower()
+    low = _literal_form(folded)
     if not _ANY_LITERAL.search(low):  # one pass instead of a search per literal
         return []
     return [shape for shape in _PATTERNS_GLUED if any(literal in low for literal in shape[3])]
@@ -145,7 +157,7 @@ def _real(kind: str, m: re.Match[str]) -> bool:
 
 def find_secret(text: str) -> tuple[str, int] | None:
     """(kind, line number) of the first credential in `text`, or None."""
-    folded, where = _fold(text)
+    folded = _fold(text)
     due = _due(folded)
     if not due:  # the common case: no shape's literal is in the text
         return None
@@ -155,7 +167,7 @@ def find_secret(text: str) -> tuple[str, int] | None:
         if at is None and glued is not None and glued_rx is not None:
             at = next((_unglued(folded, m.start()) for m in glued_rx.finditer(glued) if _real(kind, m)), None)
         if at is not None:
-            start = at if where is None else where[at]
+            start = at if text.isascii() else _origins(text)[at]
             return kind, text.count("\n", 0, start) + 1
     return None
 
@@ -194,7 +206,7 @@ def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] 
         kind, line = found
         _refuse(path, f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}", kind)
     fields = _strings(dict(meta or {}), "")  # what YAML's escapes or folding hid from the text
-    if not fields or not _due(_fold("\n".join(value for _, value in fields))[0]):  # one prefilter for them all
+    if not fields or not _due(_fold("\n".join(value for _, value in fields))):  # one prefilter for them all
         return
     for field, value in fields:
         found = find_secret(value)
