@@ -28,6 +28,7 @@ STAMPED = "created: 2026-11-30T20:00:00Z\nupdated: 2026-11-30T20:00:00Z\n"
 HEAD = "---\nname: floor\ndescription: a note of about half a kilobyte\ntype: project\n"
 TEXT = HEAD + "---\n" + "Body line.\n" * 40
 FILE = HEAD + STAMPED + "---\n" + "Body line.\n" * 40
+DASHED = FILE.replace("Body line.", "Body line — with a dash.", 1)  # one character outside ASCII
 META = {"name": "floor", "description": "a note of about half a kilobyte", "type": "project",
         "created": model.Stamp("2026-11-30T20:00:00Z"), "updated": model.Stamp("2026-11-30T20:00:00Z")}
 
@@ -56,6 +57,7 @@ def main() -> None:
     later = model.Stamp("2026-11-30T21:00:00Z")
     parts: dict[str, Callable[[int], object]] = {
         "guard.find_secret(file)": lambda i: guard.find_secret(FILE),
+        "guard.find_secret(file with a —)": lambda i: guard.find_secret(DASHED),
         "guard.check(file, meta)": lambda i: guard.check(FILE, "notes/n.md", head_lines=7, meta=META),
         "model.parse(file)": lambda i: model.parse(FILE, path="notes/n.md"),
         "model.parse(new file)": lambda i: model.parse(FILE.replace("floor", f"floor {i}"), path="notes/n.md"),
