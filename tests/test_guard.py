@@ -128,6 +128,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
+# The guard's folding and gluing as they were before the prefilter: the reference the guard must agree with.
 def _fold(text: str) -> tuple[str, list[int] | None]:
     if text.isascii():
         return text, None
