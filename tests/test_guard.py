@@ -111,3 +111,213 @@ def test_false_positives_are_rare_on_conversations() -> None:
     notes = guard_corpus.conversations(path)
     flagged = [n[:80] for n in notes if find_secret(n) is not None]
     assert len(notes) > 100 and flagged == []
+
+
+# ---------------------------------------------------------------- the literal prefilter changes no answer
+
+import re  # noqa: E402
+import unicodedata  # noqa: E402
+from typing import Any  # noqa: E402
+
+from services import need  # noqa: E402
+
+from memdir import guard  # noqa: E402
+
+need("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+# The guard's folding and gluing as they were before the prefilter: the reference the guard must agree with.
+def _fold(text: str) -> tuple[str, list[int] | None]:
+    if text.isascii():
+        return text, None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        code = ord(ch)
+        if code in guard._INVISIBLE:
+            continue
+        folded = unicodedata.normalize("NFKC", ch) if code > 127 else ch
+        out.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(out), where
+
+
+def _joined(text: str, where: list[int] | None) -> tuple[str, list[int]]:
+    base = where if where is not None else range(len(text))
+    out: list[str] = []
+    mapped: list[int] = []
+    at = 0
+    for m in guard._BREAK.finditer(text):
+        out.append(text[at : m.start()])
+        mapped.extend(base[at : m.start()])
+        at = m.end()
+    out.append(text[at:])
+    mapped.extend(base[at:])
+    return "".join(out), mapped
+
+
+def reference_find_secret(text: str) -> tuple[str, int] | None:
+    """The guard as it was before the prefilter: every pattern on the folded text and on its lines glued.
+
+    Its folding and gluing (`_fold`, `_joined`) are the old ones too, mapping every character back at once.
+    """
+    folded, where = _fold(text)
+    variants: list[tuple[str, Any]] = [(folded, where)]
+    if "\n" in folded:
+        variants.append(_joined(folded, where))
+    for kind, rx, glued, _ in guard._PATTERNS_GLUED:
+        for (candidate, mapping), pattern in zip(variants, (rx, glued), strict=False):
+            if pattern is None:
+                continue
+            for m in pattern.finditer(candidate):
+                if guard._real(kind, m):
+                    start = m.start() if mapping is None else mapping[m.start()]
+                    return kind, text.count("\n", 0, start) + 1
+    return None
+
+
+def test_a_pattern_letter_matches_outside_ascii_only_what_the_prefilter_maps_to_it() -> None:
+    everything = "".join(map(chr, range(0x80, 0x110000)))
+    for letter in sorted({c for _, _, literals in guard._SHAPES for literal in literals for c in literal}):
+        for pattern in (re.compile("(?i)" + re.escape(letter)), re.compile("(?i)" + re.escape(letter.upper()))):
+            others = set(pattern.findall(everything))
+            assert all(guard._literal_form(c) == letter for c in others), (letter, others)
+
+
+@pytest.mark.parametrize("kind, rx, literals", guard._SHAPES, ids=[s[0] for s in guard._SHAPES])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_match_of_a_shape_holds_one_of_its_literals(kind: str, rx: str, literals: tuple[str, ...], data: st.DataObject) -> None:
+    match = data.draw(st.from_regex(re.compile(rx), fullmatch=True))
+    assert any(literal in guard._literal_form(match) for literal in literals)
+
+
+SPECIAL = {"i": "\u0130\u0131", "I": "\u0130\u0131", "s": "\u017f", "S": "\u017f", "k": "\u212a", "K": "\u212a"}
+INVISIBLE = ["\u200b", "\ufeff", "\u00ad", "\u2060", "\u202e"]
+EXPANDING = ["\u2026", "\ufb01", "\u338f", "\u00bd", "\u2474", "\u00e9", "e\u0301", "\u2014"]  # NFKC: ..., fi, kg, 1/2...
+BREAKS = ["\n", "\r\n", " \n ", "\t\n\t", "\n    ", "  \r\n", "\n\n"]
+WORDS = ["password", "passwd: ", "token=", "api_key", "Secret", "AKIA", "asia", "aws_secret_access_key = ", "ghp_",
+         "github_pat_", "glpat-", "xoxb-", "sk-", "sk-ant-", "sk_live_", "AIza", "npm_", "SG.", "hf_", "eyJ", "://",
+         "postgres://u:", "@db", "-----BEGIN ", "PRIVATE KEY-----", "discord.com/api/webhooks/", "hooks.slack.com/services/T",
+         "<your-token>", "xxxxxxxx", "changeme", "example", "EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "Tr0ub4dor&3x", "1234567890", "abcdefghij", "T3BlbkFJ", "credentials", "client-secret", "PWD"]
+PIECE = st.one_of(
+    st.sampled_from(WORDS),
+    st.sampled_from(BREAKS + [" ", "\t", "", ": ", "=", '"', "'"]),
+    st.text(st.sampled_from("aAkKsSiIxX09_-./:=@ \n\t") , max_size=12),
+    st.text(max_size=8),
+    st.sampled_from([re.compile(rx) for _, rx, _ in guard._SHAPES]).flatmap(lambda rx: st.from_regex(rx, fullmatch=True)),
+)
+
+
+@st.composite
+def notes(draw: st.DrawFn) -> str:
+    """Text near a secret: pieces of real shapes, literals and placeholders, then split, widened or hidden."""
+    chars = list("".join(draw(st.lists(PIECE, max_size=8))))
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(chars)))
+        how = draw(st.sampled_from(["break", "invisible", "expanding", "wide", "special", "case", "drop", "any"]))
+        here = chars[at] if at < len(chars) else ""
+        if how == "break":
+            chars[at:at] = draw(st.sampled_from(BREAKS))
+        elif how == "invisible":
+            chars[at:at] = draw(st.sampled_from(INVISIBLE))
+        elif how == "expanding":
+            chars[at:at] = draw(st.sampled_from(EXPANDING))
+        elif how == "wide" and "!" <= here <= "~":
+            chars[at] = chr(ord(here) + 0xFEE0)
+        elif how == "special" and here in SPECIAL:
+            chars[at] = draw(st.sampled_from(SPECIAL[here]))
+        elif how == "case" and here:
+            chars[at] = here.swapcase()
+        elif how == "drop" and here:
+            del chars[at]
+        elif how == "any":
+            chars.insert(at, draw(st.characters()))
+    return "".join(chars)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(notes())
+def test_the_prefilter_gives_the_answer_every_pattern_gives(text: str) -> None:
+    assert find_secret(text) == reference_find_secret(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_the_prefilter_gives_the_same_answer_on_any_text(text: str) -> None:
+    assert find_secret(text) == reference_find_secret(text)
+
+
+def test_the_prefilter_gives_the_same_answer_on_the_corpus() -> None:
+    secrets = list(SECRETS.values()) + list(FAKE.values())
+    for i, note in enumerate(guard_corpus.technical(300)):
+        for text in (note, note + secrets[i % len(secrets)] + "\n", note.replace(" ", "\n", 3)):
+            assert find_secret(text) == reference_find_secret(text)
+
+
+@st.composite
+def split_secrets(draw: st.DrawFn) -> str:
+    """A match of one shape broken across lines near its start, where the literals are, in a line of prose."""
+    rx = draw(st.sampled_from([re.compile(rx) for _, rx, _ in guard._SHAPES]))
+    match = draw(st.from_regex(rx, fullmatch=True))
+    at = draw(st.integers(0, min(len(match), 12)))
+    return "see " + match[:at] + draw(st.sampled_from(BREAKS)) + match[at:] + " here"
+
+
+@settings(max_examples=600, deadline=None)
+@given(split_secrets())
+def test_the_prefilter_finds_a_literal_split_across_lines(text: str) -> None:
+    assert find_secret(text) == reference_find_secret(text)
+
+
+def reference_check(text: str, path: str, head_lines: int, meta: dict[str, Any]) -> str | None:
+    """What `check` refused before the prefilter (its message), or None: the path, the text, then each field."""
+    found = reference_find_secret(path)
+    if found:
+        return f"the path contains what looks like {found[0]}"
+    found = reference_find_secret(text)
+    if found:
+        kind, line = found
+        where = f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}"
+        return f"{path}: {where} contains what looks like {kind}"
+    for field, value in guard._strings(meta, ""):
+        found = reference_find_secret(value)
+        if found:
+            return f"{path}: frontmatter field {field!r} contains what looks like {found[0]}"
+    return None
+
+
+FIELDS = st.dictionaries(
+    st.sampled_from(["name", "description", "token", "api_key", "tags", "deploy"]),
+    st.one_of(notes(), st.lists(notes(), max_size=3), st.dictionaries(st.sampled_from(["password", "url", "x"]), notes(), max_size=2)),
+    max_size=4,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["notes/a.md", "keys/AKIA" + "IOSFODNN7EXAMPLE.md"]), notes(), FIELDS)
+def test_check_refuses_what_it_refused_before_the_prefilter(path: str, text: str, meta: dict[str, Any]) -> None:
+    try:
+        check(text, path, head_lines=2, meta=meta)
+        refused = None
+    except InvalidMemory as e:
+        refused = e.message.split(";")[0]
+    assert refused == reference_check(text, path, 2, meta)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*INVISIBLE, *EXPANDING, "a", " ", "\n"]), max_size=12),
+       st.sampled_from([re.compile(rx) for _, rx, _ in guard._SHAPES]).flatmap(lambda rx: st.from_regex(rx, fullmatch=True)))
+def test_a_secret_after_characters_folding_drops_or_widens_is_on_its_own_line(before: list[str], secret: str) -> None:
+    text = "".join(before) + "\n" + secret + "\n"
+    assert find_secret(text) == reference_find_secret(text)
+
+
+def test_the_line_counts_the_characters_folding_dropped() -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    assert find_secret("\u200b\u200b\u200b\n" + key) == ("an AWS access key id", 2)
+    assert find_secret("\u2026\ufb01\n\u200b" + key[:8] + "\u00ad" + key[8:]) == ("an AWS access key id", 2)
+    assert find_secret("x\u200b\n" + key[:8] + "\n  " + key[8:]) == ("an AWS access key id", 2)

@@ -36,6 +36,7 @@ def test_files_without_frontmatter_are_valid() -> None:
         ("intro line\n## The heading\n", "The heading"),
         ("\n\n  first real line  \nsecond\n", "first real line"),
         ("- a bullet\n", "a bullet"),
+        ("\nissue #12 fixed\n#hashtag, not a heading\n", "issue #12 fixed"),
         ("", ""),
         ("x" * 400, "x" * 149 + "…"),
     ],
@@ -204,3 +205,32 @@ def test_set_fields_sets_what_it_is_asked_and_keeps_every_other_line(lines: list
     untouched = [line for line, key in lines if key not in changes]
     rest = iter(got.splitlines(keepends=True))
     assert all(any(line == seen for seen in rest) for part in untouched for line in part.splitlines(keepends=True))
+
+
+# ---------------------------------------------------------------- a block parsed again is not parsed twice
+
+
+def test_a_caller_changing_parsed_frontmatter_changes_no_later_parse() -> None:
+    text = "---\nname: n\ntags: [a, b]\nlinks:\n  jira: [FL-1]\n---\nbody\n"
+    first, _ = parse(text, path="a.md")
+    first["name"] = "changed"
+    first["tags"].append("c")
+    first["links"]["jira"].append("FL-2")
+    first["links"]["new"] = 1
+    flat, _ = parse("---\nname: n\n---\n", path="a.md")
+    flat["name"] = "changed"
+    assert parse(text, path="a.md")[0] == {"name": "n", "tags": ["a", "b"], "links": {"jira": ["FL-1"]}}
+    assert parse("---\nname: n\n---\n", path="a.md")[0] == {"name": "n"}
+    assert memory("a.md", text, "v1", ()).meta["tags"] is not memory("a.md", text, "v1", ()).meta["tags"]
+
+
+def test_the_same_bad_block_names_each_file_it_is_in() -> None:
+    bad = "---\nname: [unclosed\n---\nbody\n"
+    deep = "---\nx: " + "[" * 10 + "]" * 10 + "\n---\n"
+    for path in ("a.md", "b.md", "a.md"):
+        with pytest.raises(InvalidMemory, match=rf"^{path}: frontmatter is not valid YAML at line 3") as e:
+            parse(bad, path=path)
+        assert e.value.path == path
+        with pytest.raises(InvalidMemory, match=rf"^{path}: frontmatter nests deeper than 8 levels"):
+            parse(deep, path=path)
+    assert parse("---\nname: [fine]\n---\n", path="a.md")[0] == {"name": ["fine"]}

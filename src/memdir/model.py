@@ -12,6 +12,7 @@ lines of the keys it changes (comments, flow style and key order survive), and
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -197,7 +198,11 @@ def _normalise(value: Any, depth: int, path: str) -> Any:
 
 
 def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
-    """Parse a frontmatter block with a safe loader; no anchors, aliases or tags."""
+    """Parse a frontmatter block with a safe loader; no anchors, aliases or tags.
+
+    One write parses the same block several times (the given text, the stamped
+    text, its checks), so results are kept; each caller gets its own copy.
+    """
     where = path or "frontmatter"
     size = len(block) if block.isascii() else len(block.encode("utf-8", "surrogatepass"))
     if size > MAX_FRONTMATTER_BYTES:  # checked before YAML sees it: parsing time stays bounded
@@ -206,6 +211,35 @@ def parse_meta(block: str, *, path: str = "") -> dict[str, Any]:
             "description, type and tags short and move the rest into the body",
             path=path or None, limit=MAX_FRONTMATTER_BYTES, actual=size,
         )
+    parsed = _parsed(block)
+    if parsed is None:  # a refused block: parsed again for an error that names this file
+        return _parse_meta(block, path)
+    meta, flat = parsed
+    return dict(meta) if flat else _copied(meta)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of parsed frontmatter no caller's change reaches (its leaves are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=128)
+def _parsed(block: str) -> tuple[dict[str, Any], bool] | None:
+    """A block's frontmatter and whether no value nests; None if refused (only the error names the file)."""
+    try:
+        meta = _parse_meta(block, "")
+    except InvalidMemory:
+        return None
+    return meta, not any(isinstance(v, (dict, list)) for v in meta.values())
+
+
+def _parse_meta(block: str, path: str) -> dict[str, Any]:
+    """The parse itself, uncached; `path` names the file in its errors."""
+    where = path or "frontmatter"
     if _ALIAS_HINT.search(block):
         try:
             for event in yaml.parse(block, Loader=_Loader):
@@ -420,13 +454,13 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 def derive_description(body: str) -> str:
     """The first heading, else the first non-blank line, trimmed for an index line."""
-    first = ""
-    for line in body.split("\n"):
-        m = _HEADING.match(line)
-        if m and m.group(1):
-            return clip(m.group(1))
-        if not first and line.strip():
-            first = line.strip()
+    lines = body.split("\n")
+    if "#" in body:  # (every search index update asks, so a body without a heading skips the regex)
+        for line in lines:
+            m = _HEADING.match(line)
+            if m and m.group(1):
+                return clip(m.group(1))
+    first = next((stripped for line in lines if (stripped := line.strip())), "")
     return clip(first.lstrip("-*> ").strip())
 
 
