@@ -889,9 +889,15 @@ class Memdir:
             self._defer(changes, records)
             return records
         self._derive()
-        if records:
+        if records and self._searching():
             self._index_commit(changes, records)
         return records
+
+    def _searching(self) -> bool:
+        """Whether a write brings the search index along itself: where the rows are part of the store's
+        transaction, or where this process has searched. Elsewhere (a CLI write, a hook) the next search
+        catches up from the journal, once for all the writes since."""
+        return self._state.search is not None or searching.in_store_transaction(self._store)
 
     # ------------------------------------------------------------ derived work after the write (servers)
 
@@ -928,7 +934,7 @@ class Memdir:
         state.pending += 1
         if searching.in_store_transaction(self._store):
             self._index_commit(changes, records)  # part of the store's own transaction there
-        else:
+        elif state.search is not None:
             removed, docs = lexical.commit_docs(changes, records, self.limits.types)
             since = records[0].seq - 1
             if state.pending_docs is None:
