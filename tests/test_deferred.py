@@ -216,3 +216,21 @@ def test_close_flushes(tmp_path: Path, count: int) -> None:
     md.close()
     shown = "".join(p.read_text() for p in (tmp_path / "m").rglob(INDEX_NAME))
     assert f"[n{count - 1}](" in shown
+
+
+def test_a_reader_that_brings_the_files_along_in_between_leaves_no_gap(backend: Backend) -> None:
+    """Another process derives this one's deferred change, then this one writes again: its next flush
+    must not patch its own older rendering with only the newest change."""
+    with backend.open(writes_per_minute=0) as md:
+        md.defer_derived(quiet=60, most=60)
+        for i in range(30):
+            md.write(f"box/n{i:02}.md", note(f"n{i:02}"))
+        md.flush()
+        for round_ in range(3):
+            md.write(f"box/r{round_}.md", note(f"r{round_}"))
+            md.rename(f"box/n{round_:02}.md", f"box/m{round_:02}.md")
+            with backend.open(writes_per_minute=0) as reader:
+                reader.list()  # loads the catalog, and brings the lagging index files along
+            md.write(f"box/s{round_}.md", note(f"s{round_}"))
+            md.flush()
+            assert index_files(md) == rebuilt(backend)

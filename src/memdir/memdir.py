@@ -951,6 +951,8 @@ class Memdir:
         if state.pending:
             state.pending = 0
             derived = self._store.derived()
+            if derived != state.derived:  # another process brought the files along meanwhile: learn them from disk
+                state.written, state.drawn = {}, {}
             if state.catalog is None:
                 self._derive()
             elif not derived:

@@ -71,7 +71,8 @@ def current(md: Any) -> LexicalIndex:
     catalog's seq. One that has not (a CLI command, a hook) does not load it
     for a search: it asks the store for the changes from the index's own seq
     on, and trusts the index when the latest of them is the one it reflects;
-    newer changes are read and applied. When the store has nothing at that
+    newer changes are read and applied; an index never built is built from
+    the store's changes. When the store has nothing at that
     seq (an index ahead of a replaced store, or a change with no file), the
     catalog decides, as before.
     """
@@ -79,12 +80,15 @@ def current(md: Any) -> LexicalIndex:
     store: Store = md.store
     if md._state.catalog is None:
         seq = idx.seq()
-        if seq:
-            latest, changed = store.changes(seq - 1)
-            if changed and latest >= seq:
-                if latest > seq:
-                    catch_up(idx, store, latest, md.limits.types)
-                return idx
+        latest, changed = store.changes(max(seq - 1, 0))
+        if not seq:  # never built (the writes so far were CLI commands or hooks): from the store's changes
+            if changed:
+                catch_up(idx, store, latest, md.limits.types)
+            return idx
+        if changed and latest >= seq:
+            if latest > seq:
+                catch_up(idx, store, latest, md.limits.types)
+            return idx
     cat = md._sync_catalog()
     if idx.seq() != cat.seq:
         catch_up(idx, store, cat.seq, md.limits.types)
