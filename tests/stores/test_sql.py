@@ -227,3 +227,43 @@ def test_postgres_upgrade_lists_the_tenants_made_before_and_after(postgres: Post
         md.write("a.md", "x\n")
     assert tenants(app) == ["new", "old-a", "old-b"]
 
+
+
+def test_sqlite_rate_token_is_not_flushed_but_writes_still_are(tmp_path: Path) -> None:
+    """The bucket's own transaction commits without an fsync; the connection is FULL again for the journal."""
+    with memdir.open(f"sqlite://{tmp_path / 'm.db'}", writes_per_minute=1000) as md:
+        db = md.store.db  # type: ignore[attr-defined]
+        seen: list[int] = []
+        db.set_trace_callback(lambda sql: seen.append(db.execute("PRAGMA synchronous").fetchone()[0])
+                              if sql.startswith("COMMIT") else None)
+        md.store.take(1000)
+        md.write("a.md", "one\n")
+        assert seen[0] == 1  # NORMAL for the token
+        assert seen[-1] == 2  # FULL for the write
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == 2
+
+
+def test_postgres_rate_token_does_not_wait_for_the_flush(postgres: Postgres) -> None:
+    with memdir.open(postgres.app_url, tenant="token-flush", writes_per_minute=1000) as md:
+        store = md.store
+        statements: list[str] = []
+        real = store._run  # type: ignore[attr-defined]
+
+        def run(sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+            statements.append(sql)
+            return real(sql, args)  # type: ignore[no-any-return]
+
+        store._run = run  # type: ignore[attr-defined]
+        store.take(1000)  # its own transaction: asynchronous commit, for that transaction only
+        assert statements[0] == "BEGIN" and "SET LOCAL synchronous_commit TO OFF" in statements
+        statements.clear()
+        with store.lock():
+            store.take(1000)  # joined to a write's transaction: as durable as the write
+        assert not any("synchronous_commit" in sql for sql in statements)
+        assert md.write("a.md", "one\n").change == "created"
+        assert str(real("SHOW synchronous_commit")[0][0]) == postgres_default(real)
+
+
+def postgres_default(run: object) -> str:
+    """The server's own setting, which SET LOCAL left alone outside its transaction."""
+    return str(run("SELECT reset_val FROM pg_settings WHERE name = 'synchronous_commit'")[0][0])  # type: ignore[operator]
