@@ -403,3 +403,27 @@ def test_a_patched_list_of_newest_files_never_skips_files_it_did_not_show() -> N
         text, _ = index_mod.render(cat, "", *caps, drawn, set(change))
         assert text == index_mod.render(cat, "", *caps)[0] == _reference_render(cat, "", *caps)
     assert [line[3] for line in text.splitlines() if line.startswith("- [")] == ["d", "e", "g"]
+
+
+_INDEX_LINES = st.sampled_from([
+    "- [sub/](sub/MEMORY.md) — 3 files (project)",
+    "- [a b/](<a b/MEMORY.md>) — 1 file",
+    "- [x](notes/x.md) — a file",
+    "- [odd \\[name\\]](odd/MEMORY.md)",
+    "## Folders with MEMORY.md",
+    "# MEMORY.md",
+    "<!-- MEMORY.md is generated -->",
+    "| deep/MEMORY.md | project | the deep folder |",
+    "prose that mentions MEMORY.md",
+    "",
+    "- [weird](sub/MEMORY.md.md)",
+    "- [r](sub/MEMORY.md) trailing\r",
+])
+
+
+@given(st.lists(st.one_of(_INDEX_LINES, st.text(max_size=30)), max_size=30), st.sampled_from(["", "f/"]))
+def test_links_read_only_the_lines_that_name_an_index_yet_find_what_a_full_parse_finds(lines: list[str], folder: str) -> None:
+    text = "\n".join(lines)
+    found, _ = parse(text)
+    whole = sorted(folder + line.path[: -len("MEMORY.md")] for line in found if line.path.endswith("/MEMORY.md"))
+    assert index_mod.links(text, folder) == whole

@@ -459,6 +459,10 @@ def parse(text: str) -> tuple[list[IndexLine], list[tuple[int, str]]]:
 
 
 def links(text: str, folder: str) -> list[str]:
-    """The subfolders an index text of `folder` links to (their own MEMORY.md), sorted."""
-    found, _ = parse(text)
+    """The subfolders an index text of `folder` links to (their own MEMORY.md), sorted.
+
+    Only lines naming an index file can be such links, and `parse` reads each line on its
+    own, so the others are not parsed (a process learning a 200-line index pays for its links).
+    """
+    found, _ = parse("\n".join(line for line in lines(text) if INDEX_NAME in line))
     return sorted(folder + line.path[: -len(INDEX_NAME)] for line in found if line.path.endswith("/" + INDEX_NAME))
