@@ -234,3 +234,43 @@ def test_a_reader_that_brings_the_files_along_in_between_leaves_no_gap(backend: 
             md.write(f"box/s{round_}.md", note(f"s{round_}"))
             md.flush()
             assert index_files(md) == rebuilt(backend)
+
+
+def test_two_deferring_servers_and_a_plain_writer_at_once_end_as_a_rebuild(tmp_path: Path) -> None:
+    """Flusher threads running for real (a 1 ms pause), writers on their own threads: the files and
+    search end as if every write had brought them along."""
+    backend = Backend("fs", str(tmp_path / "memory"), "t")
+    servers = [backend.open(writes_per_minute=0).defer_derived(quiet=0.001, most=0.01) for _ in range(2)]
+    plain = backend.open(writes_per_minute=0)
+    failures: list[BaseException] = []
+
+    def work(md: memdir.Memdir, seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for step in range(40):
+                path = f"{rng.choice(['a', 'b', 'b/c'])}/{rng.choice('xyz')}{seed}.md"
+                if md.store.get(path) is not None and rng.random() < 0.25:
+                    md.delete(path)
+                else:
+                    md.write(path, note(f"n{seed}-{step}", f"w{seed}x{step}"))
+                if step % 13 == 0:
+                    md.search(f"w{seed}x{step}")  # a search in between opens the index: rows ride along after
+        except BaseException as e:  # pragma: no cover - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(md, i)) for i, md in enumerate([*servers, plain])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    for md in servers:
+        md.close()
+    plain.close()
+    with backend.open(writes_per_minute=0) as check:
+        files = index_files(check)
+        queries = [f"w{seed}x{step}" for seed in range(3) for step in range(40)]
+        found = [[h.path for h in check.search(q)] for q in queries]
+        check.reindex()
+        assert [[h.path for h in check.search(q)] for q in queries] == found
+    assert files == rebuilt(backend)
