@@ -7,7 +7,8 @@
     print(md.index())
 """
 
-from .context import Context
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     Conflict,
     Forbidden,
@@ -21,13 +22,30 @@ from .errors import (
     StoreError,
 )
 from .limits import Limits
-from .links import Links
 from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
 from .opening import open, prompt
 from .scope import Scope
-from .search import SearchHit
 from .stores.base import Record
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .links import Links
+    from .search import SearchHit
+
+_LAZY = {"Context": "context", "Links": "links", "SearchHit": "search"}  # loaded on first use: a CLI call or a
+# hook that does not search or build context does not import them
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ANY",

@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import links, paths, tokens
 from .errors import InvalidArgument, MemdirError, NotFound
+from .limits import CONTEXT_BUDGET
 from .tokens import Tokenizer
 
 if TYPE_CHECKING:
     from .memdir import Memdir
     from .model import Memory
 
-DEFAULT_BUDGET = 2000
+DEFAULT_BUDGET = CONTEXT_BUDGET
 MIN_BUDGET = 100  # the header alone takes about 70 tokens
 SEARCH_K = 10
 AROUND = 2  # lines shown on each side of a search hit's line

@@ -8,7 +8,6 @@ wins, then the environment, then the file.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
 SECTIONS = ("diary", "summarizer", "semantic")  # memdir.toml tables that other modules read (diary.py, summarize.py, search/semantic.py)
+CONTEXT_BUDGET = 2000  # tokens `Memdir.context` fills by default (memdir.context.DEFAULT_BUDGET)
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,8 @@ def load(
     values: dict[str, Any] = dict(AGENT_DEFAULTS) if agent else {}
     if root is not None and (root / CONFIG_FILE).is_file():
         cfg = root / CONFIG_FILE
+        import tomllib  # only where a config file exists
+
         try:
             data = tomllib.loads(cfg.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -14,31 +14,30 @@ import datetime as dt
 import logging
 import math
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from . import context as context_mod
-from . import dates, deferred, guard, index, model, paths, timeline
+from . import deferred, index, model, paths
 from . import limits as limits_mod
-from . import links as links_mod
-from . import outline as outline_mod
-from . import search as searching
 from .catalog import Catalog
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
-from .outline import Outline
 from .paths import INDEX_NAME
 from .scope import Scope
-from .search import lexical
-from .search.lexical import Filter, LexicalIndex, SearchHit
-from .stores.base import Blob, Change, Record, Store
+from .stores.base import Blob, Change, Record, Store, in_store_transaction
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded where used: a CLI read or write does not import search, context, links or the guard
+    from . import context as context_mod
+    from . import links as links_mod
     from .capture import Captured
+    from .outline import Outline
+    from .search import lexical
+    from .search.lexical import Filter, LexicalIndex, SearchHit
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +193,9 @@ class Memdir:
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
-            searching.close_layers(self)
+            searching = sys.modules.get(f"{__package__}.search")
+            if searching is not None:  # semantic layers exist only where search was imported
+                searching.close_layers(self)
             self._close_outline()
             self._store.close()
 
@@ -269,6 +270,8 @@ class Memdir:
     def read(self, path: str, *, as_of: str | dt.datetime | dt.date | None = None) -> Memory:
         """The topic file at `path`, with its version for a later `expect=`; with `as_of`, as it was then."""
         if as_of is not None:
+            from . import timeline
+
             return timeline.read_as_of(self, path, as_of)
         p, blob = self._blob(path)
         return self._memory(p, blob)
@@ -375,6 +378,9 @@ class Memdir:
             raise InvalidArgument(f"query must be text, got {type_name(query)}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidArgument(f"k must be a positive integer, got {k!r}")
+        from . import search as searching
+        from .search import lexical
+
         if mode not in searching.MODES:
             raise InvalidArgument(f"mode must be one of {', '.join(searching.MODES)}; got {mode!r}")
         parsed = searching.parse(query)
@@ -397,28 +403,38 @@ class Memdir:
         else:  # the readable part of `where`
             prefixes = [where if where.startswith(r) else r for r in self._scope.read
                         if where.startswith(r) or r.startswith(where)]
+        from . import search as searching
+
         kinds = (types,) if isinstance(types, str) else tuple(types)
         if not all(isinstance(t, str) and t for t in kinds):
             raise InvalidArgument(f"types must be type names such as 'feedback', got {types!r}")
-        return Filter(tuple(prefixes), kinds, searching.since_of(since))
+        return searching.Filter(tuple(prefixes), kinds, searching.since_of(since))
 
-    def context(self, query: str | None = None, *, budget: int = context_mod.DEFAULT_BUDGET,
+    def context(self, query: str | None = None, *, budget: int = limits_mod.CONTEXT_BUDGET,
                 include: Iterable[str] | str = (), now: dt.datetime | None = None) -> context_mod.Context:
         """What an agent should see at the start of a turn, within `budget` tokens (see `memdir.context`)."""
+        from . import context as context_mod
+
         return context_mod.build(self, query, budget=budget, include=include, now=now)
 
     def links(self, path: str) -> links_mod.Links:
         """The links in a file (`[[Name]]`, `[text](x.md)`) and the files that link to it."""
+        from . import links as links_mod
+
         return links_mod.of(self, path)
 
     def _search_index(self) -> LexicalIndex:
         """The lexical index, caught up with the store (only changed files are read)."""
+        from . import search as searching
+
         if self._state.pending_docs is not None:
             self.flush()
         return searching.current(self)
 
     def _open_search(self) -> LexicalIndex:
         if self._state.search is None:
+            from . import search as searching
+
             self._state.search = searching.open_index(self._store)
         return self._state.search
 
@@ -430,13 +446,17 @@ class Memdir:
             cat = self._sync_catalog()
             idx = self._open_search()
             idx.clear()
+            from . import search as searching
+
             searching.catch_up(idx, self._store, cat.seq, self.limits.types, progress)
             return idx.count()
 
     def _index_commit(self, changes: builtins.list[Change], records: builtins.list[Record]) -> None:
         """Keep the search index current in the write path (in the write's transaction on SQL stores)."""
+        from .search import lexical
+
         removed, docs = lexical.commit_docs(changes, records, self.limits.types)
-        if searching.in_store_transaction(self._store):
+        if in_store_transaction(self._store):
             self._open_search().apply(records[0].seq - 1, records[-1].seq, removed, docs)
             return
         try:  # a derived file after the commit point: if it fails, the next search catches it up
@@ -465,6 +485,8 @@ class Memdir:
     def changes(self, since: str | dt.datetime | dt.date | None = None, until: str | dt.datetime | dt.date | None = None,
                 *, prefix: str = "") -> builtins.list[Record]:
         """Journal records in a time window (`since` inclusive, `until` exclusive) under `prefix`, oldest first."""
+        from . import timeline
+
         return timeline.changes(self, since, until, prefix=prefix)
 
     # ------------------------------------------------------------ remembering (modules that call the methods above)
@@ -483,6 +505,8 @@ class Memdir:
 
     def supersede(self, path: str, *, by: str | None = None, reason: str) -> Memory:
         """Retire a wrong or outdated memory without losing it: see `memdir.timeline.supersede`."""
+        from . import timeline
+
         return timeline.supersede(self, path, by=by, reason=reason)
 
     # ------------------------------------------------------------ writing
@@ -515,6 +539,8 @@ class Memdir:
         self._take(p)
         given, text_body = model.parse(body, path=p, strict=True)
         if absolute_dates:  # only the body part: the frontmatter stays as written
+            from . import dates
+
             body = body[: len(body) - len(text_body)] + dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
         fields: dict[str, Any] = {}  # what the keywords set; None removes the key
         for key, value in (("name", name), ("description", description), ("type", type)):
@@ -594,6 +620,8 @@ class Memdir:
             raise InvalidArgument(f"{p}: the line to append is empty; give the fact to record")
         self._writable(p)
         now = dt.datetime.now(dt.UTC)
+        from . import dates
+
         text = dates.absolute(text, now.date())
         stamp = now.strftime("%Y-%m-%d %H:%M")
         entry = f"- [{stamp}] {text}\n"
@@ -696,6 +724,8 @@ class Memdir:
                            actor=self.actor, time=now), self._memory(p, cur, change="deleted"))
         target = dst or p
         if dst is not None and self.limits.secret_guard:
+            from . import guard
+
             guard.check_path(dst)
         if dst is not None and self._store.get(dst) is not None:
             raise Conflict(f"{dst} already exists; pick another name or delete it first", path=dst)
@@ -742,6 +772,8 @@ class Memdir:
         src, dst = paths.topic_path(old), paths.topic_path(new)
         self._writable(src, dst)
         if self.limits.secret_guard:
+            from . import guard
+
             guard.check_path(dst)
         if src == dst:
             raise InvalidArgument(f"cannot rename {src} to itself; give a different new path")
@@ -828,6 +860,8 @@ class Memdir:
         limits_mod.check_meta(meta, path, self.limits)
         limits_mod.check_size(text, path, self.limits)
         if self.limits.secret_guard:
+            from . import guard
+
             _, body = model.split(text, path=path)
             guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
 
@@ -897,7 +931,7 @@ class Memdir:
         """Whether a write brings the search index along itself: where the rows are part of the store's
         transaction, or where this process has searched. Elsewhere (a CLI write, a hook) the next search
         catches up from the journal, once for all the writes since."""
-        return self._state.search is not None or searching.in_store_transaction(self._store)
+        return self._state.search is not None or in_store_transaction(self._store)
 
     # ------------------------------------------------------------ derived work after the write (servers)
 
@@ -932,9 +966,11 @@ class Memdir:
         """Leave this commit's derived work to the flusher (store lock held)."""
         state = self._state
         state.pending += 1
-        if searching.in_store_transaction(self._store):
+        if in_store_transaction(self._store):
             self._index_commit(changes, records)  # part of the store's own transaction there
         elif state.search is not None:
+            from .search import lexical
+
             removed, docs = lexical.commit_docs(changes, records, self.limits.types)
             since = records[0].seq - 1
             if state.pending_docs is None:
@@ -1059,8 +1095,10 @@ class Memdir:
         state = self._state
         if not state.outline_tried:
             state.outline_tried = True
+            from . import outline as outline_mod
+
             where = outline_mod.location(self._store)
-            state.outline = None if where is None else Outline.open(where, index.label)
+            state.outline = None if where is None else outline_mod.Outline.open(where, index.label)
         return state.outline
 
     def _partial(self) -> Catalog | None:
@@ -1310,6 +1348,8 @@ class Memdir:
             if fix:
                 self._refresh(full=True)
                 self._state.stale = False
+        from . import links as links_mod
+
         report.findings += [Finding("link", path, detail) for path, detail in links_mod.broken(self)]  # once committed
         return report
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import InvalidArgument
-from ..stores.base import Store
+from ..stores.base import Store, in_store_transaction
 from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, doc_of
 from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, parse, terms
 
@@ -56,12 +56,6 @@ def open_index(store: Store) -> LexicalIndex:
     if kind == "S3Store":
         return FtsIndex.file(cache_folder(store.key) / "search.db")
     return FtsIndex.memory()
-
-
-def in_store_transaction(store: Store) -> bool:
-    """Whether the store's index is written inside the store's own transaction (SQL stores): a
-    failure there undoes the whole change, where elsewhere the index is derived after the commit."""
-    return type(store).__name__ in ("SQLiteStore", "PostgresStore")
 
 
 def current(md: Any) -> LexicalIndex:

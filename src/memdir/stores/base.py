@@ -9,13 +9,17 @@ and catalog together, so they cannot disagree. `Memdir` does everything else.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+try:  # hashlib's own blake2b, without the OpenSSL load (~2 ms) `import hashlib` costs every new process
+    from _blake2 import blake2b as blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b as blake2b
 
 from ..errors import Conflict, NotFound
 from ..model import Entry
@@ -149,6 +153,12 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+def in_store_transaction(store: Store) -> bool:
+    """Whether the store's search index is written inside the store's own transaction (SQL stores): a
+    failure there undoes the whole change, where elsewhere the index is derived after the commit."""
+    return type(store).__name__ in ("SQLiteStore", "PostgresStore")
+
+
 def in_prefixes(path: str, prefixes: Sequence[str] | None) -> bool:
     """True if `prefixes` is None (no filter) or `path` starts with one of them."""
     return prefixes is None or any(path.startswith(p) for p in prefixes)
@@ -180,7 +190,7 @@ def prefix_sql(column: str, prefixes: Sequence[str]) -> tuple[str, builtins.list
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def version_of(seq: int) -> str:

@@ -20,7 +20,6 @@ import builtins
 import errno
 import fcntl
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -40,7 +39,7 @@ from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
-from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
+from .base import Blob, Change, Record, blake2b, check_change, prefix_sql, take_token, use_wal
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -149,7 +148,7 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def _version(st: os.stat_result) -> str:
     raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    return blake2b(raw, digest_size=8).hexdigest()
 
 
 @functools.cache
