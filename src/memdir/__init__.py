@@ -7,7 +7,7 @@
     print(md.index())
 """
 
-from typing import TYPE_CHECKING, Any
+import typing
 
 from .errors import (
     Conflict,
@@ -28,7 +28,7 @@ from .opening import open, prompt
 from .scope import Scope
 from .stores.base import Record
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from .context import Context
     from .links import Links
     from .search import SearchHit
@@ -37,7 +37,7 @@ _LAZY = {"Context": "context", "Links": "links", "SearchHit": "search"}  # loade
 # hook that does not search or build context does not import them
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     if name in _LAZY:
         import importlib
 

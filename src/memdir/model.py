@@ -15,9 +15,7 @@ import datetime as dt
 import functools
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidMemory
 from .paths import UNPRINTABLE
@@ -28,16 +26,12 @@ MAX_DEPTH = 8
 MAX_FRONTMATTER_BYTES = 8 * 1024  # name, description, type, tags and a few extras fit many times over
 INDEX_DESCRIPTION_CHARS = 150
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+if TYPE_CHECKING:
+    import yaml
 
 
 class Stamp(str):
     """A date or time kept as text; rendered as a plain (unquoted) YAML scalar."""
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
-    pass
 
 
 def _represent_list(dumper: Any, data: list[Any]) -> Any:
@@ -46,8 +40,18 @@ def _represent_list(dumper: Any, data: list[Any]) -> Any:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
 
 
-_Dumper.add_representer(Stamp, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
-_Dumper.add_representer(list, _represent_list)
+@functools.cache
+def _yaml() -> tuple[Any, Any, Any]:
+    """PyYAML, its safe (C) loader and memdir's dumper, loaded with the first frontmatter parsed or
+    written: a process that only shows MEMORY.md or a file's text (an MCP read) never pays the ~9 ms."""
+    import yaml
+
+    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+        pass
+
+    Dumper.add_representer(Stamp, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
+    Dumper.add_representer(list, _represent_list)
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), Dumper
 
 
 @dataclass(frozen=True)
@@ -240,9 +244,10 @@ def _parsed(block: str) -> tuple[dict[str, Any], bool] | None:
 def _parse_meta(block: str, path: str) -> dict[str, Any]:
     """The parse itself, uncached; `path` names the file in its errors."""
     where = path or "frontmatter"
+    yaml, loader, _ = _yaml()
     if _ALIAS_HINT.search(block):
         try:
-            for event in yaml.parse(block, Loader=_Loader):
+            for event in yaml.parse(block, Loader=loader):
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                     raise InvalidMemory(
                         f"{where}: YAML anchors and aliases are not allowed in frontmatter; write values out",
@@ -257,7 +262,7 @@ def _parse_meta(block: str, path: str) -> dict[str, Any]:
         except yaml.YAMLError as e:
             raise _invalid(where, e, path) from None
     try:
-        data = yaml.load(block, Loader=_Loader)
+        data = yaml.load(block, Loader=loader)
     except yaml.YAMLError as e:
         raise _invalid(where, e, path) from None
     except RecursionError:
@@ -331,8 +336,9 @@ def _spans(block: str) -> dict[str, list[tuple[int, int]]]:
 def _dump(meta: dict[str, Any], newline: str = "\n") -> str:
     if len(meta) == 1 and isinstance(value := next(iter(meta.values())), Stamp):
         return f"{next(iter(meta))}: {value}{newline}"  # a date is always a plain scalar; the common case, made cheap
+    yaml, _, dumper = _yaml()
     text: str = yaml.dump(
-        meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
+        meta, Dumper=dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
     )
     return text if newline == "\n" else text.replace("\n", newline)
 
