@@ -157,6 +157,8 @@ def bench(shape: str, n: int, workdir: Path, quick: bool) -> list[Row]:
         runs = [fresh(root, what, rng.choice(paths)) for _ in range(5 // scale + 1)]
         add(f"fresh process: open ({what})", [r["open"] for r in runs])
         add(f"fresh process: first {what}", [r["first"] for r in runs])
+        add(f"fresh process: import + open + first {what}", [r["import"] + r["open"] + r["first"] for r in runs],
+            "modules load where used, so imports move between these")
     add("CLI read", [cli(root, "read", rng.choice(paths)) for _ in range(5)])
     add("CLI write", [cli(root, "write", rng.choice(paths), "-d", "from the CLI", "-b", "CLI body.") for _ in range(5)])
 

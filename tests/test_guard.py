@@ -167,7 +167,7 @@ def reference_find_secret(text: str) -> tuple[str, int] | None:
     variants: list[tuple[str, Any]] = [(folded, where)]
     if "\n" in folded:
         variants.append(_joined(folded, where))
-    for kind, rx, glued, _ in guard._PATTERNS_GLUED:
+    for kind, rx, glued, _ in guard._compiled():
         for (candidate, mapping), pattern in zip(variants, (rx, glued), strict=False):
             if pattern is None:
                 continue

@@ -57,17 +57,23 @@ _SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("passw", "pwd", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key",
       "privatekey", "private_key", "private-key", "credential")),
 )
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(rx)) for kind, rx, _ in _SHAPES)
-
 # Values that end at the end of their line: joining lines would only glue the next line on.
 _WHOLE_LINE = {"a URL with a password", "a password or key assigned to a name"}
 
-# For text whose line breaks were removed: a key that started or ended a line is now glued to
-# its neighbours, so word boundaries are dropped (the shapes are distinctive enough without them).
-_PATTERNS_GLUED = tuple(
-    (kind, rx, None if kind in _WHOLE_LINE else re.compile(rx.pattern.replace(r"\b", "")), literals)
-    for (kind, rx), (_, _, literals) in zip(_PATTERNS, _SHAPES, strict=True)
-)
+_Shape = tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[str, ...]]
+
+
+@functools.cache
+def _compiled() -> tuple[_Shape, ...]:
+    """Every shape compiled, with its form for text whose line breaks were removed. Compiled for the first
+    text that holds a literal, not on import: a new process that writes ordinary text never pays ~3 ms.
+
+    In the glued form a key that started or ended a line is glued to its neighbours, so word
+    boundaries are dropped (the shapes are distinctive enough without them).
+    """
+    return tuple((kind, re.compile(rx), None if kind in _WHOLE_LINE else re.compile(rx.replace(r"\b", "")), literals)
+                 for kind, rx, literals in _SHAPES)
+
 
 # Outside ASCII, a case-insensitive pattern's letters match only U+0130 and U+0131 (as i), U+017F (s)
 # and U+212A (k), which lower() does not turn into those letters.
@@ -121,7 +127,7 @@ def _literal_form(text: str) -> str:
     return low.lower()
 
 
-def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None, tuple[str, ...]]]:
+def _due(folded: str) -> list[_Shape]:
     """The shapes that could match `folded` or its lines glued: those with one of their literals in it.
 
     Exact: no literal holds whitespace, so dropping all of it keeps every literal
@@ -131,7 +137,7 @@ def _due(folded: str) -> list[tuple[str, re.Pattern[str], re.Pattern[str] | None
     low = _literal_form(folded)
     if not _ANY_LITERAL.search(low):  # one pass instead of a search per literal
         return []
-    return [shape for shape in _PATTERNS_GLUED if any(literal in low for literal in shape[3])]
+    return [shape for shape in _compiled() if any(literal in low for literal in shape[3])]
 
 
 def _unglued(folded: str, at: int) -> int:
