@@ -202,6 +202,26 @@ def test_an_outline_that_does_not_match_the_store_is_rebuilt(root: Path, tmp_pat
     db.close()
 
 
+def test_an_outline_is_kept_when_its_last_path_was_written_again_since(root: Path) -> None:
+    """The check finds the outline's last record among its path's older ones (a writer that never brought
+    the outline along wrote that path again), so the outline is trusted, not emptied and rebuilt."""
+    with memdir.open(root) as md:
+        for i in range(30):
+            md.write(f"a/n{i}.md", f"fact {i}\n")
+    with memdir.open(root) as md:  # the outline's mark is a/n29; this process writes it again and dies
+        md._sync_catalog()
+        md.write("a/n29.md", "again\n")
+        md._state.outline, md._state.outline_tried = None, True
+    outline = Outline.open(root / ".memdir" / "outline.db", index.label)
+    with memdir.open(root) as md:
+        assert md.store.journal("a/n29.md", limit=1)[0].seq > outline.seq()
+        before = outline.seq()
+        outline._check(md.store)
+        assert outline.seq() == before > 0
+        assert outline.size() == 30
+    outline.close()
+
+
 def test_a_partial_catalog_is_read_only(tmp_path: Path) -> None:
     outline = Outline.open(tmp_path / "o.db", index.label)
     assert outline is not None

@@ -188,7 +188,9 @@ class Outline:
         except ValueError:
             at = time = path = None
         if at == seq and isinstance(path, str):
-            found = [r for r in store.journal(path, limit=64) if r.seq == seq]
+            # Records carry their texts: ask for one (the mark is nearly always its path's newest), then for more.
+            found = [r for r in store.journal(path, limit=1) if r.seq == seq]
+            found = found or [r for r in store.journal(path, limit=64) if r.seq == seq]
             ok = bool(found) and found[0].time == time and found[0].path == path
         if not ok:
             for table in ("meta", "entry", "folder"):
