@@ -324,3 +324,19 @@ def test_copy_reports_progress_while_it_verifies(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["copy", str(tmp_path / "src"), f"sqlite:///{tmp_path / 'dst.db'}"])
     assert result.exit_code == 0, result.output
     assert "copy: verify source 1/1" in result.stderr and "copy: verify copy 1/1" in result.stderr
+
+
+def test_read_prints_the_file_as_it_is_without_loading_the_yaml_parser(root: Path) -> None:
+    """A hook or a script that shows a file pays for no frontmatter parse; --json and --as-of still parse."""
+    text = "---\nname: n\ndescription: d\n# a comment the parse would drop\n---\nbody\n"
+    with memdir.open(root) as md:
+        md.write("n.md", text)
+    probe = ("import sys; from memdir.cli import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+             "print('yaml' in sys.modules, file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", probe, "--root", str(root), "read", "n.md"], capture_output=True, text=True)
+    assert run.stdout.startswith("---\nname: n\ndescription: d\n# a comment")
+    assert run.stderr.strip() == "False"
+    run = subprocess.run([sys.executable, "-c", probe, "--root", str(root), "read", "n.md", "--json"], capture_output=True, text=True)
+    assert json.loads(run.stdout)["description"] == "d"
+    assert run.stderr.strip() == "True"

@@ -297,11 +297,15 @@ def write(
 @click.pass_obj
 def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
     """Print the topic file PATH (as it was at --as-of)."""
-    m = obj.memdir().read(path, as_of=as_of)
-    if as_json:
-        emit(m.to_dict())
+    if as_json or as_of is not None:
+        m = obj.memdir().read(path, as_of=as_of)
+        if as_json:
+            emit(m.to_dict())
+            return
+        text = m.text
     else:
-        click.echo(m.text, nl=not m.text.endswith("\n"))
+        text = obj.memdir().read_text(path)[1]  # the file as it is: no frontmatter parse (nor PyYAML's import)
+    click.echo(text, nl=not text.endswith("\n"))
 
 
 @main.command()
