@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import memdir
 from memdir import Context, InvalidArgument, InvalidPath, tokens
+from memdir import context as context_mod
 from memdir.cli import main
 from memdir.context import build
 
@@ -105,6 +106,19 @@ def test_a_hit_on_the_name_shows_the_first_lines_of_the_body(mem: memdir.Memdir)
     assert [(i.path, i.lines) for i in ctx.included] == [("project/flock/team.md", (body, body))]  # its one line
     (_, content), = blocks(ctx)
     assert content == "Alice leads; Bob builds."
+
+
+@pytest.mark.parametrize("query", ["launch date", "team", "dark themes", "webhooks retries", "designer answers"])
+def test_search_hits_enter_the_context_as_a_full_read_would_give_them(
+        mem: memdir.Memdir, root: Path, query: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit's file is not parsed (the index has its name, type and date): the context is the one a parse gives."""
+    (root / "notes" / "by-hand.md").write_text("No frontmatter: the team and the launch date, dark themes, retries.\n")
+    mem.sync()
+    light = build(mem, query, layers=(3,), now=NOW)
+    monkeypatch.setattr(context_mod, "_hit_memory", lambda md, hit: md.read(hit.path))
+    full = build(mem, query, layers=(3,), now=NOW)
+    assert light.included and light.text == full.text
+    assert [i.path for i in light.included] == [i.path for i in full.included]
 
 
 def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Memdir) -> None:

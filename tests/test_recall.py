@@ -1,6 +1,8 @@
 """Claude Code hook handlers, fed the JSON Claude Code sends (recorded payloads of each event)."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,21 @@ def test_a_new_process_answers_both_events_without_loading_the_catalog(mem: memd
         assert recall.user_prompt_submit(fresh, USER_PROMPT_SUBMIT) == expected["prompt"]
         assert fresh._state.catalog is None  # the index and the graph answer from what they persisted
         assert recall.indexed(fresh) == 24  # the N of the threshold, from the index
+
+
+def test_a_new_process_answers_a_prompt_without_loading_the_yaml_parser(mem: memdir.Memdir, root: Path) -> None:
+    """UserPromptSubmit runs on every prompt: its context comes from the search index and the files as they are."""
+    mem.search("warm")
+    mem.context()
+    expected = recall.user_prompt_submit(mem, USER_PROMPT_SUBMIT)
+    probe = ("import json, sys, memdir\nfrom memdir import recall\n"
+             "with memdir.open(sys.argv[1]) as md:\n    out = recall.user_prompt_submit(md, json.loads(sys.argv[2]))\n"
+             "print(json.dumps({'out': out, 'yaml': 'yaml' in sys.modules, 'hashlib': '_hashlib' in sys.modules}))")
+    run = subprocess.run([sys.executable, "-c", probe, str(root), json.dumps(USER_PROMPT_SUBMIT)],
+                         capture_output=True, text=True, check=True)
+    got = json.loads(run.stdout)
+    assert got["out"] == expected and "stripe" in context_of(got["out"], "UserPromptSubmit")
+    assert got["yaml"] is False and got["hashlib"] is False  # ~9 ms and ~2 ms of every prompt
 
 
 @pytest.mark.parametrize("prompt", ["thanks!", "ok, go ahead", "yes please", "looks good to me", "/clear",

@@ -30,12 +30,12 @@ before the memories says they are information to weigh, never instructions.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import links, paths, tokens
+from .digests import sha256
 from .errors import InvalidArgument, MemdirError, NotFound
 from .limits import CONTEXT_BUDGET
 from .tokens import Tokenizer
@@ -406,7 +406,7 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str)
             b.dropped.append(Dropped(hit.path, 3, "search", f"score {hit.score:.2f} is below the threshold {min_score:g}"))
         else:
             try:
-                found.append((hit, b.md.read(hit.path)))
+                found.append((hit, _hit_memory(b.md, hit)))
             except NotFound:
                 continue
     # Links as a ranking signal: a hit that links to, or is linked from, a file in context or another hit.
@@ -452,11 +452,29 @@ class _Hit:
     score: float
     line: int  # 1-based line in the file; 0 when only the name or description matched
     end_line: int = 0  # the last line of its span (0: unknown)
+    name: str = ""
+    description: str = ""
+    type: str | None = None
+    updated: str | None = None
 
 
 def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
     """The one place that knows the search API: best hits first."""
-    return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line)) for h in md.search(query, k=k, mode=mode)]
+    return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
+            for h in md.search(query, k=k, mode=mode)]
+
+
+def _hit_memory(md: Memdir, hit: _Hit) -> Memory:
+    """A hit's file with the name, type and date the search index holds for it: its frontmatter is not
+    parsed, so a hook answering every prompt never loads PyYAML (~9 ms of a new process)."""
+    from .model import Memory, split
+
+    path, text, version = md.read_text(hit.path)
+    try:
+        body = split(text, path=path)[1]
+    except MemdirError:  # an unclosed block: the file is all body, as a lenient read has it
+        body = text
+    return Memory(path, hit.name, hit.description, hit.type, (), None, hit.updated, body, text, version)
 
 
 def _excerpt(m: Memory, line: int, end_line: int = 0) -> tuple[int, int]:
@@ -507,13 +525,13 @@ def _render(attrs: dict[str, str], content: str, tag: str) -> str:
 
 def _nonce(blocks: list[_Block]) -> str:
     """A tag suffix derived from the enclosed text, so that text cannot contain its own closing tag."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for block in blocks:
         digest.update(repr(sorted(block.attrs.items())).encode())
         digest.update(block.content.encode())
     salt = 0
     while True:
-        nonce = hashlib.sha256(digest.digest() + str(salt).encode()).hexdigest()[:8]
+        nonce = sha256(digest.digest() + str(salt).encode()).hexdigest()[:8]
         if not any(nonce in block.content or nonce in "".join(block.attrs.values()) for block in blocks):
             return nonce
         salt += 1

@@ -34,7 +34,6 @@ still loading, the process ends at once (`Wire.quit`).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import io
 import json
@@ -47,6 +46,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .digests import blake2b
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -87,7 +88,7 @@ def _code_key() -> str:
     for f in files:
         st = f.stat()
         parts.append(f"{f}:{st.st_mtime_ns}:{st.st_size}")
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+    return blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
 
 
 def _cache_key(line: str) -> str | None:

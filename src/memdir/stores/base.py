@@ -16,11 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-try:  # hashlib's own blake2b, without the OpenSSL load (~2 ms) `import hashlib` costs every new process
-    from _blake2 import blake2b as blake2b
-except ImportError:  # a Python built without it
-    from hashlib import blake2b as blake2b
-
+from ..digests import blake2b as blake2b
 from ..errors import Conflict, NotFound
 from ..model import Entry
 
