@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import deferred, index, model, paths
 from . import limits as limits_mod
-from .catalog import Catalog
+from .catalog import Catalog, gc_paused
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
@@ -1070,8 +1070,9 @@ class Memdir:
         cat = self._state.catalog
         if cat is None:
             cat = Catalog(index.label)
-            seq, changes = self._store.changes(0)
-            cat.load(entry for _, entry in changes if entry is not None)
+            with gc_paused():
+                seq, changes = self._store.changes(0)
+                cat.load(entry for _, entry in changes if entry is not None)
             cat.seq = seq
             self._state.catalog = cat
             derived = self._store.derived()
