@@ -115,10 +115,23 @@ def test_search_hits_enter_the_context_as_a_full_read_would_give_them(
     (root / "notes" / "by-hand.md").write_text("No frontmatter: the team and the launch date, dark themes, retries.\n")
     mem.sync()
     light = build(mem, query, layers=(3,), now=NOW)
-    monkeypatch.setattr(context_mod, "_hit_memory", lambda md, hit: md.read(hit.path))
+    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))
     full = build(mem, query, layers=(3,), now=NOW)
     assert light.included and light.text == full.text
     assert [i.path for i in light.included] == [i.path for i in full.included]
+
+
+@pytest.mark.parametrize("include", [(), ("project/flock/plan.md",), ("project/",)])
+def test_whole_files_enter_the_context_as_a_full_read_would_give_them(
+        mem: memdir.Memdir, root: Path, include: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pinned, feedback, user, included and linked files take their name, type and date from the link graph."""
+    (root / "feedback" / "by-hand.md").write_text("No frontmatter, and a feedback folder.\n")
+    mem.sync()
+    light = build(mem, "launch date", include=include, now=NOW)
+    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))
+    full = build(mem, "launch date", include=include, now=NOW)
+    assert {i.layer for i in light.included} >= {1, 2} and "feedback/by-hand.md" in [i.path for i in light.included]
+    assert light.text == full.text
 
 
 def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Memdir) -> None:

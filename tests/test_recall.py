@@ -83,19 +83,23 @@ def test_a_new_process_answers_both_events_without_loading_the_catalog(mem: memd
         assert recall.indexed(fresh) == 24  # the N of the threshold, from the index
 
 
-def test_a_new_process_answers_a_prompt_without_loading_the_yaml_parser(mem: memdir.Memdir, root: Path) -> None:
-    """UserPromptSubmit runs on every prompt: its context comes from the search index and the files as they are."""
+@pytest.mark.parametrize(("payload", "handler", "shows"), [
+    (USER_PROMPT_SUBMIT, recall.user_prompt_submit, "stripe"), (SESSION_START, recall.session_start, "dark themes")])
+def test_a_new_process_answers_without_loading_the_yaml_parser(
+        mem: memdir.Memdir, root: Path, payload: dict[str, Any], handler: Any, shows: str) -> None:
+    """A hook runs in a new process per event: its context comes from the search index and the link graph,
+    and the files as they are."""
     mem.search("warm")
     mem.context()
-    expected = recall.user_prompt_submit(mem, USER_PROMPT_SUBMIT)
+    expected = handler(mem, payload)
     probe = ("import json, sys, memdir\nfrom memdir import recall\n"
-             "with memdir.open(sys.argv[1]) as md:\n    out = recall.user_prompt_submit(md, json.loads(sys.argv[2]))\n"
+             f"with memdir.open(sys.argv[1]) as md:\n    out = recall.{handler.__name__}(md, json.loads(sys.argv[2]))\n"
              "print(json.dumps({'out': out, 'yaml': 'yaml' in sys.modules, 'hashlib': '_hashlib' in sys.modules}))")
-    run = subprocess.run([sys.executable, "-c", probe, str(root), json.dumps(USER_PROMPT_SUBMIT)],
+    run = subprocess.run([sys.executable, "-c", probe, str(root), json.dumps(payload)],
                          capture_output=True, text=True, check=True)
     got = json.loads(run.stdout)
-    assert got["out"] == expected and "stripe" in context_of(got["out"], "UserPromptSubmit")
-    assert got["yaml"] is False and got["hashlib"] is False  # ~9 ms and ~2 ms of every prompt
+    assert got["out"] == expected and shows in context_of(got["out"], payload["hook_event_name"])
+    assert got["yaml"] is False and got["hashlib"] is False  # ~9 ms and ~2 ms of every event
 
 
 @pytest.mark.parametrize("prompt", ["thanks!", "ok, go ahead", "yes please", "looks good to me", "/clear",

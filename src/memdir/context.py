@@ -145,6 +145,7 @@ class _Builder:
     shown_unreached: int = 0
     misses: int = 0  # files in a row that did not fit
     reserved: int = 0  # kept for a later block (the index) out of reach of the ones before it
+    graph: links.Graph | None = None  # its name, type and date of each file stand in for parsing the file
 
     def __post_init__(self) -> None:
         self.header = HEADER.format(day=self.day, tag="memory-" + _PLACEHOLDER)
@@ -243,8 +244,9 @@ class _Builder:
         if self.spent:
             self._unreached(path, layer, why)
             return
+        node = None if self.graph is None else self.graph.nodes.get(path)
         try:
-            m = self.md.read(path)
+            m = self.md.read(path) if node is None else _unparsed(self.md, path, node.name, "", node.type, node.updated)
         except NotFound:
             self.dropped.append(Dropped(path, layer, why, "not found"))
             return
@@ -304,7 +306,7 @@ def build(
         return _Builder(md, counter, budget, day).finish(query, budget)
     target = budget
     for _ in range(RETRIES):
-        b = _Builder(md, counter, target, day)
+        b = _Builder(md, counter, target, day, graph=graph)
         if graph is not None and 1 in layers:
             _layer1(b, graph)
         if graph is not None and 2 in layers:
@@ -406,7 +408,7 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str)
             b.dropped.append(Dropped(hit.path, 3, "search", f"score {hit.score:.2f} is below the threshold {min_score:g}"))
         else:
             try:
-                found.append((hit, _hit_memory(b.md, hit)))
+                found.append((hit, _unparsed(b.md, hit.path, hit.name, hit.description, hit.type, hit.updated)))
             except NotFound:
                 continue
     # Links as a ranking signal: a hit that links to, or is linked from, a file in context or another hit.
@@ -464,17 +466,17 @@ def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
             for h in md.search(query, k=k, mode=mode)]
 
 
-def _hit_memory(md: Memdir, hit: _Hit) -> Memory:
-    """A hit's file with the name, type and date the search index holds for it: its frontmatter is not
-    parsed, so a hook answering every prompt never loads PyYAML (~9 ms of a new process)."""
+def _unparsed(md: Memdir, path: str, name: str, description: str, kind: str | None, updated: str | None) -> Memory:
+    """A file with the name, type and date the search index or the link graph holds for it: its
+    frontmatter is not parsed, so a hook (a new process each time) never loads PyYAML (~9 ms)."""
     from .model import Memory, split
 
-    path, text, version = md.read_text(hit.path)
+    path, text, version = md.read_text(path)
     try:
         body = split(text, path=path)[1]
     except MemdirError:  # an unclosed block: the file is all body, as a lenient read has it
         body = text
-    return Memory(path, hit.name, hit.description, hit.type, (), None, hit.updated, body, text, version)
+    return Memory(path, name, description, kind, (), None, updated or None, body, text, version)
 
 
 def _excerpt(m: Memory, line: int, end_line: int = 0) -> tuple[int, int]:

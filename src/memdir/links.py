@@ -315,7 +315,8 @@ class Graph:
             got = self._newest.get(id(found))
             if got is None:
                 nodes = self.nodes
-                got = self._newest[id(found)] = sorted(found, key=lambda p: (nodes[p].updated, p), reverse=True)
+                keyed = sorted([(nodes[p].updated, p) for p in found], reverse=True)  # tuples: no key call per path
+                got = self._newest[id(found)] = [p for _, p in keyed]
             return got
 
     def resolve(self, raw: _Raw, source: str) -> str | None:
