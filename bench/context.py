@@ -1,6 +1,6 @@
 """Context benchmark: hook calls in a fresh process, context() at scale, the token estimate, the recall threshold.
 
-    python bench/context.py                      # speed: hooks at 1k/10k files, context() at 1k/10k/100k
+    python bench/context.py                      # speed: hooks and context() at 1k/10k/100k files
     python bench/context.py --sizes 1000,10000   # speed at these sizes only
     python bench/context.py --tokens             # the estimate against real tokenizers on the LoCoMo texts
     python bench/context.py --threshold          # the UserPromptSubmit threshold on LoCoMo and small-talk prompts
@@ -391,7 +391,8 @@ def threshold(data: list[dict[str, object]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated file counts for context()")
-    parser.add_argument("--hook-sizes", default="1000,10000", help="sizes at which to time the hooks in fresh processes")
+    parser.add_argument("--hook-sizes", default="1000,10000,100000",
+                        help="sizes at which to time the hooks in fresh processes")
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary folder)")
     parser.add_argument("--tokens", action="store_true", help="measure the token estimate's error instead")
     parser.add_argument("--threshold", action="store_true", help="measure the UserPromptSubmit threshold instead")

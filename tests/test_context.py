@@ -113,6 +113,7 @@ def test_search_hits_enter_the_context_as_a_full_read_would_give_them(
         mem: memdir.Memdir, root: Path, query: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hit's file is not parsed (the index has its name, type and date): the context is the one a parse gives."""
     (root / "notes" / "by-hand.md").write_text("No frontmatter: the team and the launch date, dark themes, retries.\n")
+    (root / "notes" / "unclosed.md").write_text("---\nname: never closed\nThe team, the launch date, dark themes.\n")
     mem.sync()
     light = build(mem, query, layers=(3,), now=NOW)
     monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))
@@ -126,6 +127,7 @@ def test_whole_files_enter_the_context_as_a_full_read_would_give_them(
         mem: memdir.Memdir, root: Path, include: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     """Pinned, feedback, user, included and linked files take their name, type and date from the link graph."""
     (root / "feedback" / "by-hand.md").write_text("No frontmatter, and a feedback folder.\n")
+    (root / "feedback" / "unclosed.md").write_text("---\ntype: feedback\nA block never closed, in a feedback folder.\n")
     mem.sync()
     light = build(mem, "launch date", include=include, now=NOW)
     monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))

@@ -297,14 +297,11 @@ def write(
 @click.pass_obj
 def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
     """Print the topic file PATH (as it was at --as-of)."""
-    if as_json or as_of is not None:
-        m = obj.memdir().read(path, as_of=as_of)
-        if as_json:
-            emit(m.to_dict())
-            return
-        text = m.text
-    else:
-        text = obj.memdir().read_text(path)[1]  # the file as it is: no frontmatter parse (nor PyYAML's import)
+    if as_json:
+        emit(obj.memdir().read(path, as_of=as_of).to_dict())
+        return
+    md = obj.memdir()  # without --as-of: the file as it is, no frontmatter parse (nor PyYAML's import)
+    text = md.read(path, as_of=as_of).text if as_of is not None else md.read_text(path)[1]
     click.echo(text, nl=not text.endswith("\n"))
 
 

@@ -38,11 +38,11 @@ from . import links, paths, tokens
 from .digests import sha256
 from .errors import InvalidArgument, MemdirError, NotFound
 from .limits import CONTEXT_BUDGET
+from .model import Memory, split
 from .tokens import Tokenizer
 
 if TYPE_CHECKING:
     from .memdir import Memdir
-    from .model import Memory
 
 DEFAULT_BUDGET = CONTEXT_BUDGET
 MIN_BUDGET = 100  # the header alone takes about 70 tokens
@@ -469,8 +469,6 @@ def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
 def _unparsed(md: Memdir, path: str, name: str, description: str, kind: str | None, updated: str | None) -> Memory:
     """A file with the name, type and date the search index or the link graph holds for it: its
     frontmatter is not parsed, so a hook (a new process each time) never loads PyYAML (~9 ms)."""
-    from .model import Memory, split
-
     path, text, version = md.read_text(path)
     try:
         body = split(text, path=path)[1]
