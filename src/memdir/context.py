@@ -30,12 +30,12 @@ before the memories says they are information to weigh, never instructions.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import links, paths, tokens
-from .digests import sha256
 from .errors import InvalidArgument, MemdirError, NotFound
 from .limits import CONTEXT_BUDGET
 from .model import Memory, split
@@ -525,13 +525,13 @@ def _render(attrs: dict[str, str], content: str, tag: str) -> str:
 
 def _nonce(blocks: list[_Block]) -> str:
     """A tag suffix derived from the enclosed text, so that text cannot contain its own closing tag."""
-    digest = sha256()
+    digest = hashlib.sha256()
     for block in blocks:
         digest.update(repr(sorted(block.attrs.items())).encode())
         digest.update(block.content.encode())
     salt = 0
     while True:
-        nonce = sha256(digest.digest() + str(salt).encode()).hexdigest()[:8]
+        nonce = hashlib.sha256(digest.digest() + str(salt).encode()).hexdigest()[:8]
         if not any(nonce in block.content or nonce in "".join(block.attrs.values()) for block in blocks):
             return nonce
         salt += 1

@@ -11,6 +11,7 @@ stored with it, in the same transaction as the rows it describes.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import os
 import sqlite3
 import threading
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..digests import blake2b
 from ..errors import StoreError
 from ..stores.base import prefix_bounds
 from .lexical import WEIGHTS, Doc, Filter
@@ -50,7 +50,7 @@ class FtsIndex:
         self.db = db
         self.tenant = tenant
         self._docs, self._seqs = docs, seqs
-        self._fts = f"{docs}_fts_" + blake2b(tenant.encode(), digest_size=6).hexdigest()
+        self._fts = f"{docs}_fts_" + hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest()
         self._mutex = mutex or threading.RLock()
         self._writing = writing or self._own_transaction
         self._owned = owned
@@ -343,4 +343,4 @@ class FtsIndex:
 
 def cache_folder(key: str) -> Path:
     """Where the local copy of a remote store's index lives: in the user cache folder."""
-    return paths.user_cache() / blake2b(key.encode(), digest_size=12).hexdigest()
+    return paths.user_cache() / hashlib.blake2b(key.encode(), digest_size=12).hexdigest()

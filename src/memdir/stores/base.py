@@ -9,6 +9,7 @@ and catalog together, so they cannot disagree. `Memdir` does everything else.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..digests import blake2b as blake2b
 from ..errors import Conflict, NotFound
 from ..model import Entry
 
@@ -186,7 +186,7 @@ def prefix_sql(column: str, prefixes: Sequence[str]) -> tuple[str, builtins.list
 
 
 def content_hash(data: bytes) -> str:
-    return blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def version_of(seq: int) -> str:

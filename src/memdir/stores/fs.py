@@ -20,26 +20,26 @@ import builtins
 import errno
 import fcntl
 import functools
+import hashlib
 import json
 import logging
 import os
 import re
 import sqlite3
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
-from .base import Blob, Change, Record, blake2b, check_change, prefix_sql, take_token, use_wal
+from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -148,7 +148,7 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def _version(st: os.stat_result) -> str:
     raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
-    return blake2b(raw, digest_size=8).hexdigest()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 @functools.cache
@@ -169,52 +169,6 @@ def _servable(path: str, plain: re.Pattern[str]) -> bool:
         return paths.topic_path(path) == path
     except InvalidPath:
         return False
-
-
-_RENAME_EXCHANGE = 2
-_libc: Any = None  # loaded after a few replacements; False where renameat2 cannot be had
-_LOAD_AFTER = 16  # replacements a process makes with os.replace before it loads ctypes (about 1.2 ms)
-_replaced = 0
-
-
-def _exchange(new: Path, old: Path) -> bool:
-    """Swap two existing files atomically (Linux renameat2 RENAME_EXCHANGE); False where that cannot be done.
-
-    Readers see the old text or the new, as with `os.replace`; but ext4 flushes
-    the data of a file renamed over another (auto_da_alloc) before it returns,
-    0.1 ms per file on an idle disk, about a millisecond on a busy one, and an
-    exchange is not such a rename. The caller unlinks `new`, which then holds
-    the old text. Nothing relies on that flush: topic files are redone from the
-    journal after a reboot (`_verify_since`), MEMORY.md files rewritten (`recover`).
-
-    Loading ctypes costs more than a dozen such flushes, so a process renames
-    its first `_LOAD_AFTER` files with `os.replace` (a CLI command or a hook
-    writes one or two) and exchanges from then on (a server, an import).
-    """
-    global _libc, _replaced
-    if _libc is None:
-        if _replaced < _LOAD_AFTER and "ctypes" not in sys.modules:
-            _replaced += 1
-            return False
-        try:
-            import ctypes
-
-            lib = ctypes.CDLL(None, use_errno=True)
-            _libc = lib if hasattr(lib, "renameat2") else False
-        except OSError:
-            _libc = False
-    if _libc is False:
-        return False
-    import ctypes
-
-    if _libc.renameat2(-100, os.fsencode(new), -100, os.fsencode(old), _RENAME_EXCHANGE) == 0:  # -100: AT_FDCWD
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # the kernel or this file system cannot: never again
-        _libc = False
-    elif err not in (errno.ENOENT,):  # ENOENT: nothing to swap with yet; any other error, os.replace says it well
-        log.debug("memdir: renameat2 exchange failed (%s); renaming instead", os.strerror(err))
-    return False
 
 
 def _boot_id() -> str:
@@ -495,10 +449,7 @@ class FileStore:
                 self._unlink(op_path)
             target = self._full(dest or op_path)
             _mkdirs(target.parent)
-            if dest is None and _exchange(staged, target):  # over an existing file: no ext4 flush (see `_exchange`)
-                staged.unlink()  # it holds the old text now; recovery never applies it (`_recover_staged`)
-            else:
-                os.replace(staged, target)
+            os.replace(staged, target)
         else:
             marker = self.tmp / f"{seq}.del"
             if not marker.exists():
@@ -648,10 +599,7 @@ class FileStore:
                 _mkdirs(full.parent)
                 staged = self.tmp / f"derived-{os.getpid()}-{threading.get_ident()}"
                 _write_private(staged, data)
-                if _exchange(staged, full):
-                    staged.unlink()  # it holds the old text now
-                else:
-                    os.replace(staged, full)
+                os.replace(staged, full)
             self._set_state("derived_seq", str(seq), durable=False)
 
     @_translated("read the index state")
@@ -705,7 +653,7 @@ class FileStore:
                 notes.extend(self._recover_staged(name))
             if boot and self._state("boot_id") != boot:
                 notes.extend(self._verify_since(int(self._state("verified_seq") or 0)))
-                # MEMORY.md files are swapped in without a flush: after a power loss one may be empty, so rewrite them all.
+                # MEMORY.md files are written without a flush: after a power loss one may be empty, so rewrite them all.
                 self._set_state("derived_seq", "0")
                 top = self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
                 self._set_state("verified_seq", str(top))
@@ -724,9 +672,6 @@ class FileStore:
             staged.unlink(missing_ok=True)
             return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
         if suffix == "md" and row[2] is not None and staged.read_bytes() != row[2]:
-            if row[1] is None and self._stat_version(row[0]) == row[3]:
-                staged.unlink()  # the old text an exchange swapped out just before a crash: the change is in place
-                return [f"completed interrupted change #{seq} to {row[0]} from the journal"]
             _write_private(staged, row[2])  # torn by a power loss: the journal's copy is the durable one
         try:
             self._apply(seq, row[0], row[1], suffix == "md")
