@@ -106,7 +106,7 @@ FRESH = textwrap.dedent("""
     t0 = time.perf_counter()
     import memdir
     if sys.argv[4:]:  # the modules a write loads where used, loaded now: the first write without them
-        import yaml, memdir.guard, memdir.outline, memdir.dates
+        import yaml, memdir.guard, memdir.dates
         memdir.model._yaml()
     t1 = time.perf_counter()
     md = memdir.open(sys.argv[1])
@@ -166,7 +166,7 @@ def bench(shape: str, n: int, workdir: Path, quick: bool) -> list[Row]:
             "modules load where used, so imports move between these")
     runs = [fresh(root, "write", rng.choice(paths), preload=True) for _ in range(5 // scale + 1)]
     add("fresh process: first write, its modules loaded before", [r["first"] for r in runs],
-        "PyYAML, the guard, the outline, dates: loaded with the import, not timed")
+        "PyYAML, the guard, dates: loaded with the import, not timed")
     calls: dict[str, list[float]] = {"read": [], "read --json": [], "write": []}
     for _ in range(7):  # interleaved, so the machine's drift over a run weighs on each the same
         calls["read"].append(cli(root, "read", rng.choice(paths)))
@@ -236,17 +236,6 @@ def bench(shape: str, n: int, workdir: Path, quick: bool) -> list[Row]:
                  f"caps {limits.index_max_lines} | {limits.index_max_bytes:,}"))
     rows.append(("build (not timed above)", shape, n, built * 1000, 0.0, "committed in batches + reconcile"))
     md.close()
-    # As the servers run (auth.Memories): derived files follow on the flusher thread; the mean counts them in.
-    with memdir.open(root).defer_derived() as server:
-        def update() -> None:
-            counter[0] += 1
-            server.write(rng.choice(paths), f"Served body {counter[0]}.\n" * 8, description=f"served fact {counter[0]}")
-
-        start = time.perf_counter()
-        samples = timed(update, 500 // scale)
-        server.flush()
-        mean = (time.perf_counter() - start) * 1000 / len(samples)
-        add("write (update, a server deferring derived files)", samples, f"mean with the derived work: {mean:.3f}")
     return rows
 
 

@@ -122,16 +122,6 @@ def main() -> None:
     with memdir.open(work / "memdir", writes_per_minute=0) as md:
         rows.append(("memdir write (create)", timed(lambda i: md.write(f"notes/n{i}.md", TEXT), n)))
         rows.append(("memdir write (update)", timed(lambda i: md.write(f"notes/n{i}.md", TEXT + f"Round {i}.\n"), n)))
-    with memdir.open(work / "deferring", writes_per_minute=0) as md:
-        md.defer_derived()  # as the servers run: MEMORY.md and search follow on a thread
-        for label, write in (("create", lambda i: md.write(f"notes/n{i}.md", TEXT)),
-                             ("update", lambda i: md.write(f"notes/n{i}.md", TEXT + f"Round {i}.\n"))):
-            start = time.perf_counter()
-            median, p95 = timed(write, n)
-            md.flush()  # what the thread had left: counted in the mean below
-            mean = (time.perf_counter() - start) * 1000 / n
-            rows.append((f"memdir write ({label}), derived files deferred (servers)", (median, p95)))
-            rows.append((f"memdir write ({label}), deferred: mean per write with the derived work", (mean, mean)))
 
     print(f"What one write costs on this disk ({work}), {n} rounds; median / p95 in ms\n")
     print("| operation | median | p95 |")
@@ -145,9 +135,6 @@ def main() -> None:
         print(f"that floor / the SDK tool's create: {floor / by['Anthropic SDK memory tool: create']:.2f}x")
         print(f"memdir create / the SDK tool's create: "
               f"{by['memdir write (create)'] / by['Anthropic SDK memory tool: create']:.2f}x")
-        print(f"memdir create, derived files deferred / the SDK tool's create: "
-              f"{by['memdir write (create), derived files deferred (servers)'] / by['Anthropic SDK memory tool: create']:.2f}x")
-
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from memdir import index, model
+from memdir import model
 from memdir.catalog import Catalog, gc_paused
 
 
@@ -24,7 +24,7 @@ def _state(cat: Catalog) -> dict[str, tuple[object, ...]]:
 @pytest.mark.parametrize("seed", range(4))
 def test_loading_at_once_gives_the_totals_of_one_change_at_a_time(seed: int) -> None:
     entries = _entries(seed, 800)  # repeated paths too: the last entry wins
-    one_by_one, at_once = Catalog(index.label), Catalog(index.label)
+    one_by_one, at_once = Catalog(), Catalog()
     for entry in entries:
         one_by_one.put(entry)
     at_once.load(entries)
@@ -37,7 +37,7 @@ def test_loading_at_once_gives_the_totals_of_one_change_at_a_time(seed: int) -> 
 
 
 def test_subfolders_are_ranked_largest_first_as_counts_change() -> None:
-    cat = Catalog(index.label)
+    cat = Catalog()
     for folder, n in (("a/", 3), ("b/", 5), ("c/", 1)):
         for i in range(n):
             cat.put(model.Entry(f"{folder}{i}.md", "n", "d", None, (), None, None, 1, 1, "v"))

@@ -2,10 +2,9 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import memdir
@@ -296,7 +295,7 @@ def _reference_render(cat: Catalog, folder: str, max_lines: int, max_bytes: int)
 @pytest.mark.parametrize("seed", range(6))
 def test_render_follows_the_rule_at_every_size_and_shape(seed: int) -> None:
     rng = random.Random(seed)
-    cat = Catalog(index_mod.label)
+    cat = Catalog()
     folders = ["", "a/", "a/b/", "c/", "c/d/e/", "archive/", "archive/x/"] + [f"w{i}/" for i in range(rng.randrange(1, 40))]
     for step in range(rng.randrange(50, 400)):
         path = f"{rng.choice(folders)}n{rng.randrange(60)}.md"
@@ -324,75 +323,15 @@ def test_descriptions_keep_their_brackets_unless_they_would_make_a_link(md: memd
     assert skipped == []
 
 
-SHAPES = {
-    "flat": [""],
-    "wide": [""] + [f"w{i}/" for i in range(12)],
-    "deep": ["", "a/", "a/b/", "a/b/c/", "a/b/c/d/", "e/", "e/f/"],
-    "archive": ["", "notes/", "archive/", "archive/old/"],
-}
-_change = st.tuples(
-    st.sampled_from(["put", "put", "put", "remove", "rename"]),
-    st.integers(0, 30),  # which folder of the shape (modulo its length)
-    st.integers(0, 11),  # which name
-    st.sampled_from(["project", "user", "feedback", None]),
-    st.integers(0, 60),  # description length
-    st.one_of(st.none(), st.integers(1, 6)),  # updated: few days, so ties and older-than-shown files are common
-    st.integers(0, 30),  # where a rename goes
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(shape=st.sampled_from(sorted(SHAPES)), caps=st.sampled_from([(8, 400), (14, 900), (30, 1500), (200, 25 * 1024)]),
-       changes=st.lists(_change, min_size=1, max_size=60), skip=st.lists(st.booleans(), min_size=60, max_size=60))
-def test_patched_renders_equal_a_render_from_scratch(shape: str, caps: tuple[int, int],
-                                                     changes: list[tuple[Any, ...]], skip: list[bool]) -> None:
-    """A folder's index patched change by change (as a long-lived process renders it) is the text a render
-    from scratch gives, after every change: flat, wide, deep, near the caps, with renames, deletes,
-    type changes and the archive; a folder left unrendered for a while catches up from all its changes."""
-    folders = SHAPES[shape]
-    cat = Catalog(index_mod.label)
-    drawn: dict[str, index_mod.Drawn] = {}
-    pending: dict[str, set[str]] = {}  # folder -> paths changed since it was last rendered
-    for step, (action, where, name, kind, desc, day, dest) in enumerate(changes):
-        path = f"{folders[where % len(folders)]}n{name}.md"
-        moved = []
-        if action == "remove":
-            cat.remove(path)
-            moved = [path]
-        elif action == "rename" and cat.get(path) is not None:
-            old = cat.entries[path]
-            target = f"{folders[dest % len(folders)]}m{name}.md"
-            if cat.get(target) is None:
-                cat.remove(path)
-                cat.put(model.Entry(target, old.name, old.description, old.type, (), None, old.updated, 10, 1, "v"))
-                moved = [path, target]
-        else:
-            updated = None if day is None else f"2026-01-0{day}"
-            cat.put(model.Entry(path, f"note {name}", "x" * desc, kind, (), None, updated, 10, 1, "v"))
-            moved = [path]
-        for folder in list(cat.folders) + list(drawn):
-            pending.setdefault(folder, set()).update(moved)
-        for folder in sorted(cat.folders):
-            if skip[step] and (folder or step % 2):
-                continue  # not rendered this time: its changes pile up
-            patched, links = index_mod.render(cat, folder, *caps, drawn, pending.pop(folder, set()))
-            assert (patched, links) == index_mod.render(cat, folder, *caps), (folder, step)
-        for folder in set(drawn) - cat.folders.keys():
-            del drawn[folder]
-            pending.pop(folder, None)
-
-
-def test_a_patched_list_of_newest_files_never_skips_files_it_did_not_show() -> None:
+def test_a_list_of_newest_files_never_skips_files_it_did_not_show() -> None:
     """A folder showing its newest files: old files that change but stay old must not jump the
     files between them and the ones shown, however many of those go later."""
-    cat = Catalog(index_mod.label)
-    drawn: dict[str, index_mod.Drawn] = {}
+    cat = Catalog()
     for name, day in (("a", 6), ("b", 5), ("c", 4), ("d", 3), ("e", 2), ("g", 1), ("h", 0)):
         cat.put(model.Entry(f"{name}.md", name, "", "project", (), None, f"2026-01-0{day}", 10, 1, "v"))
     for name in ("x", "y"):  # the oldest: never shown
         cat.put(model.Entry(f"{name}.md", name, "", "project", (), None, "2025-12-01", 10, 1, "v"))
     caps = (8, 25 * 1024)  # room for three files
-    index_mod.render(cat, "", *caps, drawn, set())
     for change in (["a.md", "g.md"], ["b.md", "h.md"], ["c.md"]):
         for path in change:
             old = cat.entries[path]
@@ -400,8 +339,8 @@ def test_a_patched_list_of_newest_files_never_skips_files_it_did_not_show() -> N
                 cat.put(model.Entry(path, f"{path[0]} changed", "", "project", (), None, old.updated, 10, 1, "v"))
             else:
                 cat.remove(path)
-        text, _ = index_mod.render(cat, "", *caps, drawn, set(change))
-        assert text == index_mod.render(cat, "", *caps)[0] == _reference_render(cat, "", *caps)
+        text, _ = index_mod.render(cat, "", *caps)
+        assert text == _reference_render(cat, "", *caps)
     assert [line[3] for line in text.splitlines() if line.startswith("- [")] == ["d", "e", "g"]
 
 

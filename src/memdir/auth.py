@@ -248,7 +248,6 @@ class Memories:
         from . import open as open_memdir
 
         md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
-        md.defer_derived()  # a server answers a write once it is committed; MEMORY.md and search follow
         self._parents.append(md)
         if self.watch:
             from .watch import Watcher, folder_of

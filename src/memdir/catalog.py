@@ -14,8 +14,11 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from .model import Entry
+from .model import Entry, label
 from .paths import ancestors, parent
+from .stores.totals import FolderTotals, Totals
+
+ARCHIVE = "archive/"
 
 
 @contextlib.contextmanager
@@ -53,7 +56,7 @@ class Folder:
 
 
 class Catalog:
-    def __init__(self, label: Callable[[Entry], tuple[str, str]]) -> None:
+    def __init__(self, label: Callable[[Entry], tuple[str, str]] = label) -> None:
         self.entries: dict[str, Entry] = {}
         self.folders: dict[str, Folder] = {"": Folder("")}
         self.seq = 0
@@ -229,3 +232,98 @@ class Catalog:
                 best = max(best, self.newest(sub))
             node.newest = best
         return node.newest
+
+
+class Partial(Catalog):
+    """The catalog as far as rendering and checking a few folders needs it, read from a store's totals.
+
+    A folder is read when first rendered (`prepare`): its totals and its largest
+    subfolders, at most `rows`; its newest files (as many) when a render lists
+    them (`recent`), and one file when asked for it (`get`). Its `files` and
+    `subs` are the full counts. Read-only: a change goes to the store, which
+    moves the totals in its commit, and the next write reads a new `Partial`.
+    """
+
+    def __init__(self, totals: Totals, seq: int, rows: int) -> None:
+        super().__init__()
+        self.totals = totals
+        self.seq = seq
+        self.rows = rows
+        self.folders = {}
+        self._prepared: set[str] = set()
+        self._recent: set[str] = set()  # folders whose newest files were read
+        self._node("")
+
+    def _folder(self, row: FolderTotals) -> Folder:
+        node = self.folders.get(row.path)
+        if node is None:
+            node = self.folders[row.path] = Folder(row.path)
+            node.count, node.bytes, node.direct_bytes, node.files, node.subs, node.newest = (
+                row.count, row.bytes, row.direct_bytes, row.files, row.subs, row.newest)
+            node.types, node.direct_types = row.types, row.direct_types
+        return node
+
+    def _node(self, folder: str) -> Folder | None:
+        node = self.folders.get(folder)
+        if node is None:
+            row = self.totals.folder(folder)
+            node = None if row is None else self._folder(row)
+        return node
+
+    def _known(self, entries: Iterable[Entry]) -> list[Entry]:
+        out = []
+        for entry in entries:
+            if entry.path not in self.entries:
+                self.entries[entry.path] = entry
+                name, tail = self.labels[entry.path] = self._label(entry)
+                self._bytes[entry.path] = len(name.encode()) + len(tail.encode()) + len(entry.path.encode()) + 9
+            out.append(self.entries[entry.path])
+        return out
+
+    def prepare(self, folder: str) -> None:
+        if folder in self._prepared:
+            return
+        self._prepared.add(folder)
+        node = self._node(folder)
+        if node is None:
+            return
+        kids = [self._folder(r) for r in self.totals.largest(folder, self.rows)]
+        node.ranked = [(-k.count, k.path) for k in kids]  # the order of Catalog's ranking: count down, then path
+        node.subfolders = {k.path for k in kids}
+        if not folder and self._node(ARCHIVE) is not None:
+            node.subfolders.add(ARCHIVE)  # the top index always links it, however small
+
+    def recent(self, node: Folder) -> list[tuple[str, str]]:
+        if node.path not in self._recent:
+            self._recent.add(node.path)
+            newest = self._known(self.totals.newest(node.path, self.rows))
+            node.recent = [(e.updated or "", e.path) for e in reversed(newest)]
+        return node.recent
+
+    def get(self, path: str) -> Entry | None:
+        found = self.entries.get(path)
+        if found is None:
+            entry = self.totals.entry(path)
+            found = None if entry is None else self._known([entry])[0]
+        return found
+
+    def walk(self, folder: str = "") -> Iterator[Entry]:
+        yield from self._known(self.totals.under(folder))
+
+    def is_file(self, path: str) -> bool:
+        return self.get(path) is not None
+
+    def is_folder(self, folder: str) -> bool:
+        return self._node(folder) is not None
+
+    def clash(self, folder: str, name: str) -> str | None:
+        return self.totals.clash(folder, name)
+
+    def load(self, entries: Iterable[Entry]) -> None:
+        raise TypeError("a Partial catalog is read from the store's totals")
+
+    def put(self, entry: Entry) -> None:
+        raise TypeError("a Partial catalog is read-only: commit to the store and read a new one")
+
+    def remove(self, path: str) -> None:
+        raise TypeError("a Partial catalog is read-only: commit to the store and read a new one")

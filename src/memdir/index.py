@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .catalog import Catalog, Folder
-from .model import Entry, clip
+from .model import Entry, label
 from .paths import INDEX_NAME, lines
 
 TYPE_ORDER = ("feedback", "user", "project", "reference")
@@ -24,33 +24,12 @@ FOLDERS = "Folders"
 ARCHIVE = "archive/"
 
 
-def _escape(text: str) -> str:
-    """Link text: every bracket escaped, so the link around it still parses."""
-    text = " ".join(text.split())
-    return text.replace("[", "\\[").replace("]", "\\]") if "[" in text or "]" in text else text
-
-
-_LINK_START = re.compile(r"\](?=[(\[])")
-
-
-def _escape_tail(text: str) -> str:
-    """A description: only a bracket that would start a link target is escaped (`[2026-11-30 10:40] note` stays)."""
-    text = " ".join(text.split())
-    return _LINK_START.sub(r"\\]", text) if "]" in text else text
-
-
 _ANGLED = re.compile(r"[ ()<>]")
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _target(path: str) -> str:
     return f"<{path}>" if _ANGLED.search(path) else path
-
-
-def label(entry: Entry) -> tuple[str, str]:
-    """The parts of an index line that do not depend on where the index is: (name, " — description")."""
-    desc = clip(entry.description)
-    return _escape(entry.name), f" — {_escape_tail(desc)}" if desc else ""
 
 
 def line(entry: Entry, base: str = "") -> str:
@@ -109,36 +88,21 @@ def _more_line(folder: str, files: int, folders: int) -> str:
     return f"… and {' and '.join(parts)} in {where} not shown here; list them with {call} or `{command}`"
 
 
-def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int, drawn: dict[str, Drawn] | None = None,
-           changed: Collection[str] | None = None) -> tuple[str, list[str]]:
+def render(cat: Catalog, folder: str, max_lines: int, max_bytes: int) -> tuple[str, list[str]]:
     """(index text for `folder`, the subfolders it collapses into links).
 
     Works from the catalog's running totals, so its cost grows with the lines
     the index shows (bounded by the caps), not with the files in the folder.
-    With `drawn` (folder -> the index as last rendered, kept by the caller) and
-    `changed` (exactly the paths changed in the catalog since then), a render
-    that keeps the same plan (the same collapsed folders, or the same newest
-    files) patches the changed lines instead of listing everything again.
     """
     cat.prepare(folder)
     node = cat.folders.get(folder)
     if node is None or node.count == 0:
-        if drawn is not None:
-            drawn.pop(folder, None)
         return f"{_title(folder)}\n\nNo memories yet.\n", []
-    before = None if drawn is None or changed is None else drawn.get(folder)
-    plan, hidden_files, hidden_folders = _decide(cat, folder, node, max_lines, max_bytes, before, changed or ())
-    if before is not None and before.everything == (plan.everything is not None) and before.links == plan.links:
-        now = before.patch(cat, folder, plan, changed or ())
-    else:
-        now = Drawn.of(cat, folder, plan)
-    if drawn is not None:
-        drawn[folder] = now
-    return now.text(folder, hidden_files, hidden_folders), sorted(plan.links)
+    plan, hidden_files, hidden_folders = _decide(cat, folder, node, max_lines, max_bytes)
+    return _text(cat, folder, plan, hidden_files, hidden_folders), sorted(plan.links)
 
 
-def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: int, before: Drawn | None = None,
-            changed: Collection[str] = ()) -> tuple[_Plan, int, int]:
+def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: int) -> tuple[_Plan, int, int]:
     """What the index of `folder` lists: (the plan, files and folders left out)."""
     ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
@@ -165,121 +129,31 @@ def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: 
                 break
         hidden_folders = node.subs - len(plan.links)
         if not hidden_folders:
-            plan.add_newest(node, before if before is not None and not before.everything else None, changed)
+            plan.add_newest(node)
         hidden_files = node.files - len(plan.files)
     return plan, hidden_files, hidden_folders
 
 
+def _text(cat: Catalog, folder: str, plan: _Plan, hidden_files: int, hidden_folders: int) -> str:
+    """The index lines of a plan: a section per type, newest first (ties by path), then the folder links."""
+    groups: dict[str | None, list[Entry]] = {}
+    for entry in plan.listed():
+        groups.setdefault(entry.type, []).append(entry)
+    out = [_title(folder)]
+    for kind in sorted(groups, key=_section_order):
+        items = sorted(groups[kind], key=lambda e: e.path)
+        items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
+        out += ["", f"## {_section_title(kind)}"]
+        out += [_line(cat, e.path, folder) for e in items]
+    if plan.links:
+        out += ["", f"## {FOLDERS}"]
+        out += [plan.links[s] for s in sorted(plan.links)]
+    if hidden_files or hidden_folders:
+        out += ["", _more_line(folder, hidden_files, hidden_folders)]
+    return "\n".join(out) + "\n"
+
+
 Candidate = tuple[str, str, "str | None", int]  # a file for the newest-files list: (updated, path, type, line bytes)
-
-
-def _place(keys: list[tuple[str, str]], updated: str, path: str) -> int:
-    """Where (updated, path) goes in a section's keys: newest first, ties by path."""
-    lo, hi = 0, len(keys)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        u, p = keys[mid]
-        if u > updated or (u == updated and p < path):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-class Drawn:
-    """One folder's index as last rendered: its plan and its lines by section, so that a change
-    which keeps the plan costs the changed lines (a bisect and an insert each), not a new listing."""
-
-    __slots__ = ("everything", "links", "listed", "sections", "shown", "refused")
-
-    def __init__(self, everything: bool, links: dict[str, str], shown: list[Candidate] | None,
-                 refused: Candidate | None) -> None:
-        self.everything = everything  # all of the folder but the collapsed links (else: the newest files)
-        self.links = links  # collapsed subfolder -> its line
-        self.shown, self.refused = shown, refused  # the newest files listed, and the next one (it did not fit)
-        self.listed: dict[str, tuple[str | None, str]] = {}  # path -> (type, updated) of each file line
-        self.sections: dict[str | None, tuple[list[tuple[str, str]], list[str]]] = {}  # type -> keys, lines
-
-    @classmethod
-    def of(cls, cat: Catalog, folder: str, plan: _Plan) -> Drawn:
-        drawn = cls(plan.everything is not None, plan.links, plan.shown, plan.refused)
-        groups: dict[str | None, list[Entry]] = {}
-        for entry in plan.listed():
-            groups.setdefault(entry.type, []).append(entry)
-        labels, cut = cat.labels, len(folder)
-        for kind, items in groups.items():
-            items.sort(key=lambda e: e.path)
-            items.sort(key=lambda e: e.updated or "", reverse=True)  # stable: ties stay by path
-            keys = [(e.updated or "", e.path) for e in items]
-            out = []
-            for e in items:
-                name, tail = labels[e.path]
-                out.append(f"- [{name}]({_target(e.path[cut:])}){tail}")
-            drawn.sections[kind] = (keys, out)
-            drawn.listed.update((p, (kind, u)) for u, p in keys)
-        return drawn
-
-    def candidates(self, cat: Catalog, folder: str, changed: Collection[str]) -> list[Candidate] | None:
-        """The folder's newest files after `changed`, newest first, as far as this rendering knows them
-        exactly: those it showed and the first it refused, with the changed files newer than that one
-        put in their place (None: it did not list newest files)."""
-        if self.shown is None:
-            return None
-        gone = {p for p in changed if p.startswith(folder) and "/" not in p[len(folder):]}
-        known = [c for c in self.shown if c[1] not in gone]
-        edge = self.refused  # every file it did not show was older than this one (None: it showed them all)
-        if edge is not None and edge[1] not in gone:
-            known.append(edge)
-        for path in gone:
-            entry = cat.get(path)
-            if entry is not None and (edge is None or (entry.updated or "", path) > edge[:2]):
-                known.append((entry.updated or "", path, entry.type, cat.line_bytes(path)))
-        known.sort(reverse=True)
-        return known  # all the files newer than `edge`: exact as far as it goes
-
-    def patch(self, cat: Catalog, folder: str, plan: _Plan, changed: Collection[str]) -> Drawn:
-        """Bring the lines up to date with `changed` (the plan's collapsed folders are the same)."""
-        listed = self.listed
-        if plan.everything is not None:
-            cut = tuple(plan.links)
-            gone = [p for p in changed if p in listed]
-            new = [p for p in changed if p.startswith(folder) and not p.startswith(cut) and cat.get(p) is not None]
-        else:
-            shown = set(plan.files)
-            gone = [p for p in listed if p not in shown or p in changed]
-            new = [p for p in plan.files if p not in listed or p in changed]
-        for path in gone:
-            kind, updated = listed.pop(path)
-            keys, out = self.sections[kind]
-            i = _place(keys, updated, path)
-            del keys[i], out[i]
-            if not keys:
-                del self.sections[kind]
-        cut_at = len(folder)
-        for path in new:
-            entry = cat.get(path)
-            assert entry is not None, path
-            updated = entry.updated or ""
-            keys, out = self.sections.setdefault(entry.type, ([], []))
-            i = _place(keys, updated, path)
-            name, tail = cat.labels[path]
-            keys.insert(i, (updated, path))
-            out.insert(i, f"- [{name}]({_target(path[cut_at:])}){tail}")
-            listed[path] = (entry.type, updated)
-        self.shown, self.refused = plan.shown, plan.refused
-        return self
-
-    def text(self, folder: str, hidden_files: int, hidden_folders: int) -> str:
-        out = [_title(folder)]
-        for kind in sorted(self.sections, key=_section_order):
-            out += ["", f"## {_section_title(kind)}"]
-            out += self.sections[kind][1]
-        if self.links:
-            out += ["", f"## {FOLDERS}"]
-            out += [self.links[s] for s in sorted(self.links)]
-        if hidden_files or hidden_folders:
-            out += ["", _more_line(folder, hidden_files, hidden_folders)]
-        return "\n".join(out) + "\n"
 
 
 class _Plan:
@@ -291,8 +165,6 @@ class _Plan:
         self.files: list[str] = []
         self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
-        self.shown: list[Candidate] | None = None  # the newest files taken, newest first, and the first left out
-        self.refused: Candidate | None = None
         self.kinds: Counter[str | None] = Counter()
         self.sections = 0  # type sections listed, and the bytes of their headings
         self.section_bytes = 0
@@ -321,24 +193,17 @@ class _Plan:
         self.lines += 1
         self.bytes += self.cat.line_bytes(path)
 
-    def add_newest(self, node: Folder, known: Drawn | None = None, changed: Collection[str] = ()) -> None:
-        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick).
-
-        With `known` (the folder's last rendering, also of its newest files) and
-        `changed`, the files it showed stand in for reading the folder's newest
-        files whenever they settle the answer."""
-        if known is not None:
-            candidates = known.candidates(self.cat, self.folder, changed)
-            if candidates is not None:
-                taken, refused = self._fill(candidates)
-                if refused is not None or len(taken) == node.files:
-                    self._take(taken, refused)
-                    return
+    def add_newest(self, node: Folder) -> None:
+        """The folder's own files, newest first, as many as fit (what `add_file` and `fits` would pick)."""
         cat = self.cat
         recent = cat.recent(node)  # before `entries`: a Partial reads them here
         entries, sizes = cat.entries, cat._bytes
-        taken, refused = self._fill((u, p, entries[p].type, sizes[p]) for u, p in reversed(recent))
-        self._take(taken, refused)
+        taken, _ = self._fill((u, p, entries[p].type, sizes[p]) for u, p in reversed(recent))
+        self.files += [c[1] for c in taken]
+        for kind, n in Counter(c[2] for c in taken).items():
+            self._count(kind, n)
+        self.lines += len(taken)
+        self.bytes += sum(c[3] for c in taken)
 
     def _fill(self, candidates: Iterable[Candidate]) -> tuple[list[Candidate], Candidate | None]:
         """The candidates (newest first) that fit, and the first that did not."""
@@ -361,14 +226,6 @@ class _Plan:
                 sections += 1
             taken.append(candidate)
         return taken, None
-
-    def _take(self, taken: list[Candidate], refused: Candidate | None) -> None:
-        self.shown, self.refused = taken, refused
-        self.files += [c[1] for c in taken]
-        for kind, n in Counter(c[2] for c in taken).items():
-            self._count(kind, n)
-        self.lines += len(taken)
-        self.bytes += sum(c[3] for c in taken)
 
     def collapse(self, sub: str) -> None:
         node = self.cat.folders[sub]
@@ -397,8 +254,6 @@ class _Plan:
 
     def listed(self) -> list[Entry]:
         cat, entries = self.cat, self.cat.entries
-        if any(p not in entries for p in self.files):  # a Partial that took them from the last rendering
-            cat.recent(cat.folders[self.folder])  # reads the newest at once
         listed = []
         for path in self.files:
             entry = cat.get(path)

@@ -44,10 +44,9 @@ import re
 import sys
 import threading
 from collections.abc import Callable
+from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from .digests import blake2b
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from . import deferred, index, model, paths
+from . import index, model, paths
 from . import limits as limits_mod
-from .catalog import Catalog, gc_paused
+from .catalog import Catalog, Partial, gc_paused
 from .errors import Conflict, Forbidden, InvalidArgument, InvalidMemory, InvalidPath, MemdirError, NotFound, RateLimited
 from .limits import Limits
 from .model import Entry, Memory
@@ -35,8 +35,6 @@ if TYPE_CHECKING:  # loaded where used: a CLI read or write does not import sear
     from . import context as context_mod
     from . import links as links_mod
     from .capture import Captured
-    from .outline import Outline
-    from .search import lexical
     from .search.lexical import Filter, LexicalIndex, SearchHit
 
 log = logging.getLogger(__name__)
@@ -51,8 +49,6 @@ ANY: Any = _Any()
 """`expect=ANY` (the default): write whatever version is there."""
 
 _CLEARS: tuple[object, ...] = ("", None, [])
-OUTLINE_EVERY = 64  # changes a process with the catalog loaded lets the outline lag behind
-LOAD_AT_MOST = 2_000  # files a process writing again loads the whole catalog for (~15 µs a file, once)
 
 
 @dataclass(frozen=True)
@@ -126,7 +122,6 @@ class _State:
     def __init__(self) -> None:
         self.catalog: Catalog | None = None
         self.written: dict[str, tuple[str, list[str]]] = {}  # folder -> index text and links on disk (as far as known)
-        self.drawn: dict[str, index.Drawn] = {}  # folder -> its index as rendered at seq `derived`, line by line
         self.derived = -1  # the catalog seq this process last wrote index files for
         self.mine = 0  # changes this process committed since then
         self.search: LexicalIndex | None = None  # the persistent lexical index, opened on first use
@@ -135,12 +130,6 @@ class _State:
         self.commits = 0  # changes committed through this memory
         self.generation = 0  # bumped when the caches above are dropped
         self.stale = False  # writing MEMORY.md failed after a commit: rebuild it all next time
-        self.outline: Outline | None = None  # the catalog's outline on disk (folder store), opened on first use
-        self.outline_tried = False
-        self.outline_seq = 0  # the seq this process last brought the outline to
-        self.flusher: deferred.Flusher | None = None  # set: writes leave the derived files to it (`Memdir.defer_derived`)
-        self.pending = 0  # commits whose MEMORY.md update waits for the flusher
-        self.pending_docs: _Docs | None = None  # the search rows those commits wait for
 
     def keep(self, mem: Memory) -> None:
         old = self.parsed.pop(mem.path, None)
@@ -156,9 +145,7 @@ class _State:
         if self.search is not None:
             self.search.close()
         self.catalog, self.written, self.search = None, {}, None
-        self.drawn = {}
         self.parsed, self.parsed_bytes = {}, 0
-        self.pending_docs = None  # the next search catches up from the journal
         self.generation += 1
 
 
@@ -186,17 +173,12 @@ class Memdir:
     def close(self) -> None:
         """Close the store (a view leaves it open for the memory it came from)."""
         if self._owner:
-            if self._state.flusher is not None:
-                self._state.flusher.close()
-                self.flush()
-                self._state.flusher = None
             if self._state.search is not None:
                 self._state.search.close()
                 self._state.search = None
             searching = sys.modules.get(f"{__package__}.search")
             if searching is not None:  # semantic layers exist only where search was imported
                 searching.close_layers(self)
-            self._close_outline()
             self._store.close()
 
     def scope(self, read: Iterable[str] | str = (), write: Iterable[str] | str = ()) -> Memdir:
@@ -326,7 +308,6 @@ class Memdir:
         """The MEMORY.md text of the root or of one folder (collapsed or not)."""
         f = paths.folder(folder)
         with self._lock:
-            self.flush()  # what a deferring process left: the file on disk is what this returns
             if self._state.catalog is None and self._scope is None:
                 stored = self._stored_index(f)
                 if stored is not None:
@@ -425,8 +406,6 @@ class Memdir:
         """The lexical index, caught up with the store (only changed files are read)."""
         from . import search as searching
 
-        if self._state.pending_docs is not None:
-            self.flush()
         return searching.current(self)
 
     def _open_search(self) -> LexicalIndex:
@@ -907,19 +886,12 @@ class Memdir:
         placed = [c for c in changes if self._places(c)]
         if placed:  # an update in place needs no catalog here
             partial = self._partial()
-            try:
-                for change in placed:
-                    self._check_place(change, self._sync_catalog() if partial is None else partial)
-            except sqlite3.Error as e:  # the outline cannot be read: check against the whole catalog
-                self._lose_outline(e)
-                for change in placed:
-                    self._check_place(change, self._sync_catalog())
+            cat = self._sync_catalog() if partial is None else partial
+            for change in placed:
+                self._check_place(change, cat)
         self._state.commits += 1
         records = self._store.commit(changes)
         self._state.mine += len(records)
-        if self._state.flusher is not None and records:
-            self._defer(changes, records)
-            return records
         self._derive()
         if records and self._searching():
             self._index_commit(changes, records)
@@ -930,77 +902,6 @@ class Memdir:
         transaction, or where this process has searched. Elsewhere (a CLI write, a hook) the next search
         catches up from the journal, once for all the writes since."""
         return self._state.search is not None or in_store_transaction(self._store)
-
-    # ------------------------------------------------------------ derived work after the write (servers)
-
-    def defer_derived(self, *, quiet: float = deferred.QUIET, most: float = deferred.MOST) -> Memdir:
-        """Let writes return once committed, and bring MEMORY.md and the search index along on a thread.
-
-        For long-lived processes (the servers use it): a burst of writes costs one
-        index update, `quiet` seconds after the last write or `most` after the first
-        unflushed one. What this process reads is current anyway (`index`, `search`
-        and `close` flush first); another process finds the files at most that far
-        behind, or brings them along itself. A crash loses nothing: the journal is
-        the durable record and the derived files catch up from it.
-        """
-        with self._lock:
-            if self._state.flusher is None:
-                self._state.flusher = deferred.Flusher(self._owned().flush, quiet=quiet, most=most)
-        return self
-
-    def flush(self) -> None:
-        """Bring MEMORY.md files and the search index up to the latest write now (see `defer_derived`)."""
-        if self._state.pending or self._state.pending_docs is not None:
-            with self._lock, self._store.lock():
-                self._catch_up()
-
-    def _owned(self) -> Memdir:
-        """This memory without its view's scope: the flusher renders what the store holds."""
-        whole = copy.copy(self)
-        whole._scope, whole._scoped, whole._views, whole._agent = None, None, {}, False
-        return whole
-
-    def _defer(self, changes: builtins.list[Change], records: builtins.list[Record]) -> None:
-        """Leave this commit's derived work to the flusher (store lock held)."""
-        state = self._state
-        state.pending += 1
-        if in_store_transaction(self._store):
-            self._index_commit(changes, records)  # part of the store's own transaction there
-        elif state.search is not None:
-            from .search import lexical
-
-            removed, docs = lexical.commit_docs(changes, records, self.limits.types)
-            since = records[0].seq - 1
-            if state.pending_docs is None:
-                state.pending_docs = _Docs(since, since, {}, set())
-            state.pending_docs.add(since, records[-1].seq, removed, docs)
-        assert state.flusher is not None
-        state.flusher.poke()
-
-    def _catch_up(self) -> None:
-        """Write what deferred commits left (both locks held)."""
-        state = self._state
-        if state.flusher is not None:
-            state.flusher.done()
-        if state.pending:
-            state.pending = 0
-            derived = self._store.derived()
-            if derived != state.derived:  # another process brought the files along meanwhile: learn them from disk
-                state.written, state.drawn = {}, {}
-            if state.catalog is None:
-                self._derive()
-            elif not derived:
-                self._derive(full=True)
-            else:
-                self._derive(since={p for p, _ in self._store.changes(derived)[1]})
-        docs, state.pending_docs = state.pending_docs, None
-        if docs is not None and docs.seq > docs.since:
-            try:  # refused when another writer came in between: the next search catches up from the journal
-                self._open_search().apply(docs.since, docs.seq, docs.removed, docs.docs.values())
-            except Exception:
-                if state.search is not None:
-                    state.search.close()
-                state.search = None
 
     def _derive(self, full: bool = False, since: set[str] | None = None) -> None:
         """Rewrite MEMORY.md files; on failure mark them stale (the next write, open or reconcile rebuilds them).
@@ -1015,7 +916,7 @@ class Memdir:
                 self._refresh(full=full or self._state.stale)
             self._state.stale = False
         except (OSError, MemdirError, sqlite3.Error) as e:
-            self._state.written, self._state.drawn = {}, {}
+            self._state.written = {}
             self._state.stale = True
             log.warning("memdir: the change is committed but MEMORY.md could not be updated (%s); it is rebuilt later", e)
 
@@ -1055,7 +956,7 @@ class Memdir:
             return cat
         key = (self._state.generation, cat.seq)
         if self._scoped is None or self._scoped[0] != key:
-            view = Catalog(index.label)
+            view = Catalog()
             for prefix in self._scope.read:
                 for entry in cat.walk(prefix):
                     view.put(entry)
@@ -1067,7 +968,7 @@ class Memdir:
         """Load or catch up the catalog; returns it and the paths changed since the last call."""
         cat = self._state.catalog
         if cat is None:
-            cat = Catalog(index.label)
+            cat = Catalog()
             with gc_paused():
                 seq, changes = self._store.changes(0)
                 cat.load(entry for _, entry in changes if entry is not None)
@@ -1088,79 +989,18 @@ class Memdir:
         cat.seq = seq
         return cat, {p for p, _ in changes}
 
-    # ------------------------------------------------------------ the outline: a new process reads only what it touches
-
-    def _outline(self) -> Outline | None:
-        state = self._state
-        if not state.outline_tried:
-            state.outline_tried = True
-            from . import outline as outline_mod
-
-            where = outline_mod.location(self._store)
-            state.outline = None if where is None else outline_mod.Outline.open(where, index.label)
-        return state.outline
-
     def _partial(self) -> Catalog | None:
-        """Where this process has not loaded the catalog: the outline's view of it at the latest change
-        (store lock held). None: load the catalog instead."""
+        """Where this process has not loaded the catalog: the store's folder totals, read as far as a
+        check or a render needs them (store lock held). None: load the catalog instead."""
         state = self._state
-        if state.catalog is not None or state.stale or self.recovered:
-            return None
-        outline = self._outline()
-        if outline is None:
-            return None
-        try:
-            if state.commits > 1 and outline.size() <= LOAD_AT_MOST:
-                return None  # writing again (a server), and small: the loaded catalog costs less per write
-            seq, _ = outline.catch_up(self._store)
-        except sqlite3.Error as e:
-            self._lose_outline(e)
-            return None
-        state.outline_seq = seq
-        if seq and not self._store.derived():
-            return None  # no index file was ever written: render them all from the loaded catalog
-        return outline.catalog(seq, self.limits.index_max_lines + 2)
+        totals = getattr(self._store, "totals", None)
+        if state.catalog is not None or state.stale or self.recovered or totals is None or not self._store.derived():
+            return None  # loaded already, a store without totals, or index files to render from scratch
+        return Partial(totals, 0, self.limits.index_max_lines + 2)
 
-    def _lose_outline(self, e: sqlite3.Error) -> None:
-        """An outline that fails is removed (a new process rebuilds it); this one loads the catalog."""
-        log.warning("memdir: the catalog outline is unusable (%s); loading the whole catalog", e)
-        outline = self._outline()
-        if outline is not None and getattr(e, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-            outline.discard()  # broken, not merely busy
-        self._close_outline(flush=False)
-        self._state.outline_tried = True  # not again in this process
-
-    def _keep_outline(self, cat: Catalog) -> None:
-        """With the catalog loaded: bring the outline along every few changes (store lock held), so
-        a new process finds it nearly current; `close` brings it to the end."""
-        if cat.seq - self._state.outline_seq >= OUTLINE_EVERY:
-            self._flush_outline()
-
-    def _flush_outline(self) -> None:
-        outline = self._outline()
-        if outline is None:
-            return
-        try:
-            self._state.outline_seq, _ = outline.catch_up(self._store)
-        except sqlite3.Error as e:
-            self._lose_outline(e)
-
-    def _close_outline(self, flush: bool = True) -> None:
-        state = self._state
-        if flush and state.outline is not None and state.catalog is not None and state.commits:
-            try:
-                with self._store.lock():
-                    self._flush_outline()
-            except (OSError, MemdirError) as e:
-                log.warning("memdir: the catalog outline could not be updated (%s); a new process catches it up", e)
-        if state.outline is not None:
-            state.outline.close()
-        state.outline, state.outline_tried = None, False
-
-    def _render(self, cat: Catalog, folder: str, changed: set[str] | None = None) -> tuple[str, builtins.list[str]]:
-        """Render one folder's index; with `changed` (the paths changed since `derived`), from its last rendering."""
-        drawn = None if changed is None else self._state.drawn
-        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes, drawn, changed)
+    def _render(self, cat: Catalog, folder: str) -> tuple[str, builtins.list[str]]:
+        """Render one folder's index."""
+        text, links = index.render(cat, folder, self.limits.index_max_lines, self.limits.index_max_bytes)
         if self._scope is None:
             self._views[folder] = (self._state.generation, cat.seq, text)
         return text, links
@@ -1175,27 +1015,22 @@ class Memdir:
         partial = None if full else self._partial()
         if partial is not None:  # a process that has not loaded the catalog: the changes since the index files
             derived = self._store.derived()
-            if derived < partial.seq:
-                try:
-                    self._reindex(partial, {p for p, _ in self._store.changes(derived)[1]})
-                except sqlite3.Error as e:
-                    self._lose_outline(e)
-                    raise
+            partial.seq, since = self._store.changes(derived)
+            if since:
+                self._reindex(partial, {p for p, _ in since})
             return
         cat, changed = self._sync()
         if full:
             self._refresh_all(cat)
         elif changed:
             self._reindex(cat, changed)
-        self._keep_outline(cat)
 
     def _reindex(self, cat: Catalog, changed: set[str]) -> None:
         touched = {a for p in changed for a in paths.ancestors(p)}
         if cat.seq - self._state.derived != self._state.mine:
             self._state.written = {}  # another writer came in between: learn the index files from disk again
-            self._state.drawn = {}
         self._state.mine = 0
-        written, drawn = self._state.written, self._state.drawn
+        written = self._state.written
         rendered: set[str] = set()
         files: dict[str, bytes | None] = {}
 
@@ -1211,7 +1046,6 @@ class Memdir:
         def drop(f: str) -> None:  # no longer linked: its index goes, and those it linked
             prev = known(f)
             written.pop(f, None)
-            drawn.pop(f, None)
             if prev is not None:
                 files[f + INDEX_NAME] = None
                 for sub in prev[1]:
@@ -1221,7 +1055,7 @@ class Memdir:
         while stack:
             f = stack.pop()
             old = known(f)
-            text, links = written[f] = self._render(cat, f, changed)
+            text, links = written[f] = self._render(cat, f)
             rendered.add(f)
             if old is None or old[0] != text:
                 files[f + INDEX_NAME] = text.encode()
@@ -1229,8 +1063,6 @@ class Memdir:
             stack.extend(sub for sub in links if sub in touched or sub not in before)
             for sub in before.difference(links):
                 drop(sub)
-        for f in touched.intersection(drawn).difference(rendered):
-            del drawn[f]  # changed below and not rendered: no longer what the catalog says
         self._store.derive(files, cat.seq)
         self._state.derived = cat.seq
 
@@ -1246,10 +1078,9 @@ class Memdir:
         for f in (cat.folders.keys() | self._state.written.keys()) - rendered.keys():
             if self._store.get(f + INDEX_NAME) is not None:
                 files[f + INDEX_NAME] = None
-        self._state.written, self._state.drawn = rendered, {}
+        self._state.written = rendered
         self._store.derive(files, cat.seq)
         self._state.derived, self._state.mine = cat.seq, 0
-        self._flush_outline()  # the outline too (an import, a reboot), so the next process need not build it
 
     # ------------------------------------------------------------ reconcile
 
@@ -1333,7 +1164,6 @@ class Memdir:
             raise Forbidden("reconcile works on the whole memory; run it without a scope")
         report = Report(fixed=fix)
         with self._writing():
-            self._catch_up()
             if fix:
                 report.findings += [Finding("repaired", "", n) for n in self._store.recover()]
             report.findings += [Finding("quarantined", "", n) for n in self._store.problems()]
@@ -1371,26 +1201,6 @@ class Memdir:
             return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
         text, _ = index.render(cat, "", self.limits.index_max_lines, self.limits.index_max_bytes)
         return blob.data != text.encode()
-
-
-@dataclass
-class _Docs:
-    """Search rows deferred commits left, merged: they apply as one change from seq `since` to `seq`."""
-
-    since: int
-    seq: int
-    docs: dict[str, lexical.Doc]
-    removed: set[str]
-
-    def add(self, since: int, seq: int, removed: Iterable[str], docs: Iterable[lexical.Doc]) -> None:
-        if since != self.seq:  # another writer in between: the index refuses the whole, and catches up later
-            self.since = -1
-        for path in removed:
-            self.docs.pop(path, None)
-            self.removed.add(path)
-        for doc in docs:
-            self.docs[doc.path] = doc
-        self.seq = seq
 
 
 def type_name(value: object) -> str:

@@ -482,6 +482,34 @@ def clip(text: str, limit: int = INDEX_DESCRIPTION_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _escape(text: str) -> str:
+    """Link text: every bracket escaped, so the link around it still parses."""
+    text = " ".join(text.split())
+    return text.replace("[", "\\[").replace("]", "\\]") if "[" in text or "]" in text else text
+
+
+_LINK_START = re.compile(r"\](?=[(\[])")
+
+
+def _escape_tail(text: str) -> str:
+    """A description: only a bracket that would start a link target is escaped (`[2026-11-30 10:40] note` stays)."""
+    text = " ".join(text.split())
+    return _LINK_START.sub(r"\\]", text) if "]" in text else text
+
+
+def label(entry: Entry) -> tuple[str, str]:
+    """The parts of an index line that do not depend on where the index is: (name, " — description")."""
+    desc = clip(entry.description)
+    return _escape(entry.name), f" — {_escape_tail(desc)}" if desc else ""
+
+
+
+def line_bytes(entry: Entry) -> int:
+    """The bytes of `entry`'s index line seen from the root (`- [name](path) — description` and its newline)."""
+    name, tail = label(entry)
+    return len(name.encode()) + len(tail.encode()) + len(entry.path.encode()) + 9
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None

@@ -17,7 +17,6 @@ import random
 import re
 import signal
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,7 +64,6 @@ class Points:
         self.action = action
         self.armed = True
         self.fired = False
-        self.on_kill: Callable[[], None] | None = None  # told just before the kill (which thread dies in what)
 
     def hit(self, before: bool, fail: Callable[[str], BaseException]) -> None:
         if not self.armed or self.left <= 0 or (self.action != "kill" and not before):
@@ -74,8 +72,6 @@ class Points:
         if self.left:
             return
         if self.action == "kill":
-            if self.on_kill is not None:
-                self.on_kill()
             os.kill(os.getpid(), signal.SIGKILL)
         self.fired = True
         raise fail(self.action)
@@ -287,19 +283,15 @@ def check_consistent(md: memdir.Memdir, files: dict[str, bytes]) -> None:
         assert last.new == files[path]
 
 
-def child(location: str, tenant: str | None, env: dict[str, str], ops: list[Op], at: int, lease: float, conn: Any,
-          defer: bool = False) -> None:
+def child(location: str, tenant: str | None, env: dict[str, str], ops: list[Op], at: int, lease: float, conn: Any) -> None:
     """In a child process: run `ops`, reporting each start and outcome on `conn`, until the at-th boundary call
-    kills it. `defer`: as a server runs, the derived files follow on the flusher thread (whose calls count too)."""
+    kills it."""
     os.environ.update(env)
     from memdir.stores.s3 import S3Store
 
     S3Store.lease_seconds = lease
     md = memdir.open(location, tenant=tenant)
-    if defer:
-        md.defer_derived(quiet=0.001, most=0.005)
     points = Points(at, "kill")
-    points.on_kill = lambda: conn.send_bytes(f"k {threading.current_thread().name}".encode())
     with boundary(md, points):
         for i, op in enumerate(ops):
             conn.send_bytes(f"s {i}".encode())

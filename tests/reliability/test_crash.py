@@ -68,27 +68,21 @@ def verify(backend: Backend, tenant: str, candidates: list[dict[str, str]]) -> d
 
 
 def test_sigkill_at_random_points_loses_nothing(backend: Backend) -> None:
-    kill_at_random(backend, KILLS, defer=False)
+    kill_at_random(backend, KILLS)
 
 
-def test_sigkill_while_a_server_defers_derived_work_loses_nothing(backend: Backend) -> None:
-    """As the servers run: MEMORY.md and search follow on the flusher thread (a 1 ms pause here), so kills
-    also land inside a derive running beside the next change."""
-    kill_at_random(backend, KILLS // 2, defer=True)
-
-
-def kill_at_random(backend: Backend, wanted: int, *, defer: bool) -> None:
+def kill_at_random(backend: Backend, wanted: int) -> None:
     from memdir.stores.s3 import S3Store
 
     S3Store.lease_seconds = LEASE
     ctx = _context()
-    rng = random.Random(f"crash-{backend.name}-{defer}")
+    rng = random.Random(f"crash-{backend.name}")
     env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
-    kills = cycles = inflight = in_flusher = 0
+    kills = cycles = inflight = 0
     state: dict[str, str] = {}
     while kills < wanted:
         cycles += 1
-        tenant = f"{'d' if defer else 'k'}{cycles // BLOCK}"
+        tenant = f"k{cycles // BLOCK}"
         if cycles % BLOCK == 0 or cycles == 1:
             state = {}
         assert cycles < wanted * 3, f"only {kills} kills in {cycles} runs: the kill points are out of reach"
@@ -96,7 +90,7 @@ def kill_at_random(backend: Backend, wanted: int, *, defer: bool) -> None:
         at = rng.randint(1, 70 if backend.name == "s3" else 160)
         recv, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=sf.child,
-                           args=(backend.location, backend.tenant(tenant), env, ops, at, LEASE, send, defer))
+                           args=(backend.location, backend.tenant(tenant), env, ops, at, LEASE, send))
         proc.start()
         send.close()
         messages = []
@@ -109,18 +103,14 @@ def kill_at_random(backend: Backend, wanted: int, *, defer: bool) -> None:
         assert proc.exitcode is not None, "a child hung"
         if proc.exitcode == -9:
             kills += 1
-            in_flusher += "k memdir-derive" in messages
         else:
             assert proc.exitcode == 0 and messages[-1] == "done", (proc.exitcode, messages[-3:])
-        state, pending = outcome([m for m in messages if m != "done" and not m.startswith("k ")], ops, state)
+        state, pending = outcome([m for m in messages if m != "done"], ops, state)
         inflight += pending is not None
         if backend.name == "s3" and proc.exitcode == -9:
             time.sleep(LEASE)  # the dead writer's lease must expire before recovery may take it over
         state = verify(backend, tenant, [state] + ([sf.apply(state, pending)] if pending else []))
-    print(f"\n{backend.name}{' (deferring)' if defer else ''}: {kills} kills survived in {cycles} runs "
-          f"({inflight} with a change in flight, {in_flusher} in the flusher's derive)")
-    if defer:
-        assert in_flusher > 0  # some kills land in the thread's derive, not only in the changes
+    print(f"\n{backend.name}: {kills} kills survived in {cycles} runs ({inflight} with a change in flight)")
     assert inflight > kills // 4  # most kills land inside a change, not between them
 
 

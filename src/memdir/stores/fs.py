@@ -39,12 +39,14 @@ from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
+from . import totals
 from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
+from .totals import Totals
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the catalog's listing columns and folder totals (`totals`)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal(
     seq INTEGER PRIMARY KEY,
@@ -233,10 +235,32 @@ class FileStore:
         self.db = sqlite3.connect(self.internal / "memdir.db", isolation_level=None, check_same_thread=False, timeout=30)
         use_wal(self.db)  # several processes may open a new folder at once
         self.db.execute("PRAGMA synchronous=FULL")
+        self.totals = Totals(self.db)
         if self.db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             with self.lock():
-                self.db.executescript(_SCHEMA)
-                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self._migrate()
+
+    def _migrate(self) -> None:
+        """Create the tables, or bring an older folder's up to this version (in one transaction)."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version >= SCHEMA_VERSION:
+            return  # another process did it while this one waited for the lock
+        self.db.executescript(_SCHEMA)
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(catalog)")}
+            for column in totals.COLUMNS:
+                if column.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE catalog ADD COLUMN {column}")
+            for statement in totals.SCHEMA.split(";"):
+                self.db.execute(statement)
+            self.totals.rebuild()
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        (self.internal / "outline.db").unlink(missing_ok=True)  # what kept these rows before version 3
 
     # ------------------------------------------------------------ paths
 
@@ -503,6 +527,7 @@ class FileStore:
 
     def _record(self, staged: builtins.list[tuple[int, Change, str | None]]) -> builtins.list[Record]:
         records = []
+        listed: builtins.list[tuple[str, Entry | None, int]] = []
         try:
             self.db.execute("BEGIN IMMEDIATE")
             for seq, change, version in staged:
@@ -525,10 +550,11 @@ class FileStore:
                      rec.new_version, rec.old, rec.new, rec.undoes),
                 )
                 if change.dest is not None:
-                    self._catalog(change.path, None, seq)
+                    listed.append((change.path, None, seq))
                 entry = None if change.entry is None else replace(change.entry, version=version or "")
-                self._catalog(change.target, entry, seq)
+                listed.append((change.target, entry, seq))
                 records.append(rec)
+            self.totals.apply(listed)
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
             if self.db.in_transaction:
@@ -539,14 +565,6 @@ class FileStore:
                 self.db.execute("ROLLBACK")
             raise
         return records
-
-    def _catalog(self, path: str, entry: Entry | None, seq: int) -> None:
-        text = None if entry is None else json.dumps(entry.to_dict(), ensure_ascii=False)
-        self.db.execute(
-            "INSERT INTO catalog(path, entry, seq) VALUES (?,?,?) "
-            "ON CONFLICT(path) DO UPDATE SET entry=excluded.entry, seq=excluded.seq",
-            (path, text, seq),
-        )
 
     # ------------------------------------------------------------ catalog and journal
 
