@@ -26,8 +26,8 @@ HEAD = {"isSidechain": False, "userType": "external", "cwd": "/home/dana/src/ter
 
 def flow_json() -> str:
     """The flow tree as JSON text, built as text: json.dumps itself cannot encode something this deep."""
-    opening = "".join('{"id":"q%d","say":"Question %d","next":[' % (i, i) for i in range(1, DEPTH))
-    leaf = '{"id":"q%d","say":"Thanks, a colleague will email you within one working day.","next":[]}' % DEPTH
+    opening = "".join(f'{{"id":"q{i}","say":"Question {i}","next":[' for i in range(1, DEPTH))
+    leaf = f'{{"id":"q{DEPTH}","say":"Thanks, a colleague will email you within one working day.","next":[]}}'
     return opening + leaf + "]}" * (DEPTH - 1)
 
 
