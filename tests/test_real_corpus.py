@@ -229,6 +229,16 @@ def test_summaries_point_into_this_conversation_another_one_and_one_not_here() -
     assert kinds == {"here", "elsewhere", "missing"}
 
 
+def test_every_parent_uuid_points_into_its_own_file() -> None:
+    for path, recs in transcript_records().items():
+        raw = path.read_bytes().decode("utf-8", errors="ignore")
+        uuids = set(re.findall(r'"uuid":"([0-9a-f-]{36})"', raw))  # also those on lines too deep to parse
+        for r in recs:
+            assert r.get("parentUuid") is None or r["parentUuid"] in uuids, f"{path.name}: {r['uuid']}"
+        stamps = [r["timestamp"] for r in recs if "timestamp" in r]
+        assert stamps == sorted(stamps), f"{path.name}: timestamps go backwards"
+
+
 def test_subagent_transcripts_belong_to_their_parent_sessions() -> None:
     subagents = files(TRANSCRIPTS, "agent-*.jsonl")
     assert len(subagents) == 4
