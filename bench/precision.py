@@ -725,6 +725,16 @@ def report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts: 
                           "handler ms (median)"], rows))
         out.append("\nA memory smaller than a labelled one is a piece of it; a larger one is padded with distractor files. "
                    "No-answer prompts may legitimately match a distractor at the padded sizes.")
+        out.append("\n### Per memory: relevant file added / small talk with anything added\n")
+        rows = []
+        for mem in mems:
+            cells = [mem.name]
+            for run in sizes.values():
+                got = [1.0 if set(added) & rel else 0.0 for m, _, rel, added in run.answerable if m == mem.name]
+                talk = [1.0 if added else 0.0 for m, _, added in run.small_talk if m == mem.name]
+                cells.append(f"{pct(mean(got))} / {pct(mean(talk))}")
+            rows.append(cells)
+        out.append(table(["memory", *(f"{size:,} files" for size in sizes)], rows))
         out.append("\n### Answerable prompts whose relevant file was not added, per size\n")
         rows = []
         for size, run in sizes.items():
@@ -767,6 +777,17 @@ def as_json(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts:
     }
 
 
+def plain(value: Any) -> Any:
+    """`value` with NaN (a mean over nothing) as null, so that any JSON parser reads it."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
@@ -803,7 +824,8 @@ def main() -> None:
             took[f"prompt recall {size}"] = time.perf_counter() - t
     took["total"] = time.perf_counter() - started
     if args.json:
-        print(json.dumps(as_json(mems, runs, contexts, size_runs, semantic, took, args.search_pad), indent=2, ensure_ascii=False))
+        doc = plain(as_json(mems, runs, contexts, size_runs, semantic, took, args.search_pad))
+        print(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print(report(mems, runs, contexts, size_runs, semantic, args.search_pad))
         print(f"\n(total {took['total']:.0f}s)")
