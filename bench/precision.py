@@ -4,6 +4,7 @@
     python bench/precision.py --full                 # prompt recall at 100,000 files too (slow)
     python bench/precision.py --modes lexical,hybrid --sizes 5,500
     python bench/precision.py --json                 # the same figures as one JSON document
+    python bench/precision.py --search-pad 500       # search and context on memories padded to ~500 files
 
 The labelled data is `bench/data/precision/`: four small memories written for
 this benchmark (a developer's preferences and projects, a support bot's notes
