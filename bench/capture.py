@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import summary, timed  # noqa: E402
 
 import memdir  # noqa: E402
-from memdir import capture, diary  # noqa: E402
-from memdir.summarize import Extractive  # noqa: E402
+from memdir.remember import capture, diary  # noqa: E402
+from memdir.remember.summarize import Extractive  # noqa: E402
 
 TOPICS = ["billing webhook", "upload test", "cache eviction", "search ranking", "deploy pipeline", "auth tokens",
           "data migration", "report export", "onboarding flow", "rate limits"]

@@ -38,7 +38,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
 
 import memdir  # noqa: E402
-from memdir import recall, tokens  # noqa: E402
+from memdir import tokens  # noqa: E402
+from memdir.recall import recall  # noqa: E402
 
 KINDS = ("project", "reference", "user", "feedback")
 TOPICS = ("webhook", "invoice", "deploy", "garden", "launch", "budget", "recipe", "travel", "backup", "hiring")
@@ -81,7 +82,7 @@ HOOK = textwrap.dedent("""
     clock = time.process_time  # CPU time: the machine may be shared, and CPU is what the call itself costs
     started = clock()
     import memdir
-    from memdir import recall
+    from memdir.recall import recall
     imported = clock()
     md = memdir.open(sys.argv[1])
     opened = clock()
@@ -163,7 +164,7 @@ def context_rows(root: Path, n: int, runs: int) -> list[tuple[str, int, float, f
     for label, fn in (
         ("context() no query", lambda: md.context()),
         ("context(query)", lambda: md.context(f"code{rng.randrange(997)} {TOPICS[rng.randrange(10)]} item{rng.randrange(89)}")),
-        ("context(query, estimate)", lambda: memdir.context.build(
+        ("context(query, estimate)", lambda: memdir.recall.context.build(
             md, f"code{rng.randrange(997)} {TOPICS[rng.randrange(10)]}", tokenizer=tokens.ESTIMATE)),
     ):
         samples, cpus = [], []
@@ -300,7 +301,7 @@ def token_error(data: list[dict[str, object]], o200k: str | None) -> None:
                 qa = sample["qa"]
                 assert isinstance(qa, list)
                 for q in qa[:60]:
-                    text = memdir.context.build(md, str(q["question"]), budget=800, layers=(3,), tokenizer=tokens.ESTIMATE).text
+                    text = memdir.recall.context.build(md, str(q["question"]), budget=800, layers=(3,), tokenizer=tokens.ESTIMATE).text
                     if text:
                         rendered.append(text)
     sets = {"turns": turns, "turn files": files, "sessions": session_texts, "conversations": convs,

@@ -42,8 +42,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import memdir  # noqa: E402
-from memdir import index as index_mod  # noqa: E402
 from memdir import model  # noqa: E402
+from memdir.core import index as index_mod  # noqa: E402
 from memdir.stores.base import Change  # noqa: E402
 from memdir.stores.fs import FileStore  # noqa: E402
 
@@ -106,7 +106,7 @@ FRESH = textwrap.dedent("""
     t0 = time.perf_counter()
     import memdir
     if sys.argv[4:]:  # the modules a write loads where used, loaded now: the first write without them
-        import yaml, memdir.guard, memdir.dates
+        import yaml, memdir.core.guard, memdir.dates
         memdir.model._yaml()
     t1 = time.perf_counter()
     md = memdir.open(sys.argv[1])

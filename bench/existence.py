@@ -24,8 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import memdir  # noqa: E402
-from memdir import errors, tools  # noqa: E402
-from memdir.memdir import Memdir  # noqa: E402
+from memdir import errors  # noqa: E402
+from memdir.core.memdir import Memdir  # noqa: E402
+from memdir.faces import tools  # noqa: E402
 
 TRIES = 3000
 HIDDEN, NEVER = "secret/plan.md", "secret/none.md"

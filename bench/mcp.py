@@ -7,7 +7,7 @@ Prints median and p95 in milliseconds for read_memory_file, write_memory_file
 and search_memory: in process (`tools.Session.handle`, no MCP); over stdio (a
 subprocess, as Claude Code runs it) with a bare JSON-RPC client (the server's
 own share) and with the SDK's own client, both with memdir's fast path
-(`memdir.mcp_start`: memdir answers tool calls itself) and without it
+(`memdir.faces.mcp_start`: memdir answers tool calls itself) and without it
 (MEMDIR_MCP_FAST=0: the SDK's server answers); the SDK client against a
 canned server that replays memdir's answers (`bench/mcp_canned.py`: the
 client's own floor); over streamable HTTP; and the Node reference memory
@@ -50,7 +50,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 import memdir  # noqa: E402
-from memdir import tools  # noqa: E402
+from memdir.faces import tools  # noqa: E402
 
 FILES = 200
 

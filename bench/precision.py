@@ -113,7 +113,7 @@ def context_files(md: memdir.Memdir, query: str) -> list[tuple[str, int]]:
 
 def prompt_hook(md: memdir.Memdir, prompt: str) -> str | None:
     """The UserPromptSubmit handler of `memdir hook claude-code`, fed the JSON Claude Code sends."""
-    from memdir import recall
+    from memdir.recall import recall
 
     payload = {"session_id": "bench-precision", "transcript_path": "/tmp/bench-precision.jsonl", "cwd": "/tmp",
                "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import memdir
-from memdir import http, model
-from memdir.auth import Memories, Principal, Principals
+from memdir import model
+from memdir.faces import http
+from memdir.faces.auth import Memories, Principal, Principals
 
 CHROMIUM = os.environ.get("MEMDIR_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -44,8 +44,8 @@ from tests import services  # noqa: E402
 
 import memdir  # noqa: E402
 from memdir import model  # noqa: E402
-from memdir.locations import open_store  # noqa: E402
 from memdir.stores.base import Change  # noqa: E402
+from memdir.stores.locations import open_store  # noqa: E402
 
 KINDS = ("project", "reference", "user", "feedback")
 VOCABULARY = 5000

@@ -22,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import memdir  # noqa: E402
-from memdir import guard, model  # noqa: E402
+from memdir import model  # noqa: E402
+from memdir.core import guard  # noqa: E402
 
 STAMPED = "created: 2026-11-30T20:00:00Z\nupdated: 2026-11-30T20:00:00Z\n"
 HEAD = "---\nname: floor\ndescription: a note of about half a kilobyte\ntype: project\n"

@@ -17,9 +17,9 @@ import time
 import urllib.request
 
 import memdir
-from memdir import http
-from memdir.auth import Memories, Principal, Principals
-from memdir.memdir import Op
+from memdir.core.memdir import Op
+from memdir.faces import http
+from memdir.faces.auth import Memories, Principal, Principals
 
 PAGES = ["/", "/ui/list?folder=f07/", "/ui/file/f03/note-00042.md", "/ui/edit/f03/note-00042.md",
          "/ui/search?q=depot+importer", "/ui/changes", "/ui/changes?actor=agent-1&since=today",

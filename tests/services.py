@@ -64,7 +64,7 @@ class Postgres:
         """A new database with memdir's schema: (admin URL, app URL)."""
         import psycopg
 
-        from memdir.locations import migrate
+        from memdir.stores.locations import migrate
 
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -121,7 +121,7 @@ def start_postgres(*, durable: bool = False) -> Postgres | str:
 
     with psycopg.connect(pg.admin_url, autocommit=True) as conn:
         conn.execute("CREATE ROLE memdir_app LOGIN")
-    from memdir.locations import migrate
+    from memdir.stores.locations import migrate
 
     migrate(pg.admin_url, grant="memdir_app")
     return pg

@@ -15,8 +15,8 @@ from typing import Any
 
 import uvicorn
 
-from memdir import http, mcp
-from memdir.auth import Memories, Principal, Principals
+from memdir.faces import http, mcp
+from memdir.faces.auth import Memories, Principal, Principals
 
 
 class Running:

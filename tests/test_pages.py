@@ -58,9 +58,9 @@ from click.testing import CliRunner  # noqa: E402
 from serving import Running, call  # noqa: E402
 
 import memdir  # noqa: E402
-from memdir import tools  # noqa: E402
-from memdir.anthropic import MemdirMemoryTool  # noqa: E402
-from memdir.cli import main  # noqa: E402
+from memdir.faces import tools  # noqa: E402
+from memdir.faces.anthropic import MemdirMemoryTool  # noqa: E402
+from memdir.faces.cli import main  # noqa: E402
 
 HUGE = 2_000_000  # a hand-placed one-line file: 2 MB
 
@@ -130,8 +130,8 @@ def test_http_pages_files_and_listings(big: Path) -> None:
 async def test_the_mcp_resource_is_capped(big: Path) -> None:
     from mcp import Client
 
-    from memdir import mcp
-    from memdir.auth import Memories, Principal, Principals
+    from memdir.faces import mcp
+    from memdir.faces.auth import Memories, Principal, Principals
 
     memories = Memories(big, transport="mcp")
     try:

@@ -194,7 +194,7 @@ def test_every_config_block_parses_and_what_it_starts_works(tmp_path: Path) -> N
     mcp = need("mcp")
     import anyio
 
-    from memdir.auth import Principal, Principals
+    from memdir.faces.auth import Principal, Principals
     from memdir.search.semantic import Settings
 
     bin_dir = Path(sys.executable).parent

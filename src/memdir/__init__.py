@@ -9,6 +9,10 @@
 
 import typing
 
+from .core.limits import Limits
+from .core.memdir import ANY, Finding, Hit, Memdir, Op, Report
+from .core.opening import open, prompt
+from .core.scope import Scope
 from .errors import (
     Conflict,
     Forbidden,
@@ -21,19 +25,15 @@ from .errors import (
     RateLimited,
     StoreError,
 )
-from .limits import Limits
-from .memdir import ANY, Finding, Hit, Memdir, Op, Report
 from .model import Entry, Memory
-from .opening import open, prompt
-from .scope import Scope
 from .stores.base import Record
 
 if typing.TYPE_CHECKING:
-    from .context import Context
-    from .links import Links
+    from .recall.context import Context
+    from .recall.links import Links
     from .search import SearchHit
 
-_LAZY = {"Context": "context", "Links": "links", "SearchHit": "search"}  # loaded on first use: a CLI call or a
+_LAZY = {"Context": "recall.context", "Links": "recall.links", "SearchHit": "search"}  # loaded on first use: a CLI call or a
 # hook that does not search or build context does not import them
 
 

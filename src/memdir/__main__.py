@@ -1,3 +1,3 @@
-from .cli import main
+from .faces.cli import main
 
 main()

@@ -23,7 +23,8 @@ import atheris
 
 with atheris.instrument_imports():
     import memdir
-    from memdir import InvalidMemory, InvalidPath, model, paths, tools
+    from memdir import InvalidMemory, InvalidPath, model, paths
+    from memdir.faces import tools
 
 
 def fuzz_paths(data: bytes) -> None:

@@ -20,7 +20,7 @@ import pytest
 from tally import scale, tally, tried  # noqa: F401 - tally is an autouse fixture
 
 import memdir
-from memdir import tools
+from memdir.faces import tools
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 JWT = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"

@@ -33,7 +33,8 @@ from serving import Running, call
 from tally import SOAK, scale, tally, tried  # noqa: F401 - tally is an autouse fixture
 
 import memdir
-from memdir import InvalidMemory, InvalidPath, model, paths, tools
+from memdir import InvalidMemory, InvalidPath, model, paths
+from memdir.faces import tools
 
 HERE = Path(__file__).resolve().parent
 DEADLINE = timedelta(seconds=5 if os.environ.get("MEMDIR_SOAK") == "1" else 3)

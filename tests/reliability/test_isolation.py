@@ -34,10 +34,11 @@ from serving import Running, call
 from tally import SOAK, scale, tally, tried  # noqa: F401 - tally is an autouse fixture
 
 import memdir
-from memdir import MemdirError, tools
-from memdir.anthropic import MemdirMemoryTool
-from memdir.auth import Principal, Principals
-from memdir.cli import main
+from memdir import MemdirError
+from memdir.faces import tools
+from memdir.faces.anthropic import MemdirMemoryTool
+from memdir.faces.auth import Principal, Principals
+from memdir.faces.cli import main
 
 _worlds = itertools.count()
 _slow_worlds: Counter[str] = Counter()
@@ -195,8 +196,8 @@ def ask_tools(md: memdir.Memdir, world: World, never: set[str], where: str) -> N
 async def ask_mcp(backend: Backend, p: Principal, world: World, never: set[str], where: str) -> None:
     from mcp import Client
 
-    from memdir import mcp
-    from memdir.auth import Memories
+    from memdir.faces import mcp
+    from memdir.faces.auth import Memories
 
     memories = Memories(backend.location, transport="mcp")
     try:

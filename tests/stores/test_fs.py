@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 import memdir
-from memdir.cli import main
-from memdir.importer import import_dir
+from memdir.faces.cli import main
+from memdir.remember.importer import import_dir
 from memdir.stores import fs
 from memdir.stores.base import Change
 

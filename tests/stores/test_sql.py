@@ -11,9 +11,9 @@ from services import Postgres
 
 import memdir
 from memdir import NotFound, StoreError
-from memdir.locations import migrate
 from memdir.stores import postgres as pg_store
 from memdir.stores import sqlite as sqlite_store
+from memdir.stores.locations import migrate
 
 # ---------------------------------------------------------------- SQLite
 

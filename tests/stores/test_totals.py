@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import memdir
-from memdir import index
-from memdir.catalog import Catalog, Partial
+from memdir.core import index
+from memdir.core.catalog import Catalog, Partial
 from memdir.errors import InvalidPath
 from memdir.paths import INDEX_NAME
 

@@ -55,7 +55,7 @@ from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 
 if TYPE_CHECKING:
-    from ..limits import Limits
+    from ..core.limits import Limits
     from ..stores.base import Store
     from .lexical import LexicalIndex
     from .vectors import VectorIndex

@@ -1,0 +1,1 @@
+"""The ways in: the command line, the MCP and HTTP servers, tool schemas, Anthropic's memory tool."""

@@ -1,0 +1,269 @@
+"""Who is calling a server, and which memory they get.
+
+A `Principal` is a name, a tenant and a scope. The servers know one default
+principal (from `memdir serve --tenant --scope-read --scope-write`) and, over
+HTTP, the principals of bearer tokens: `--token`/`--token-file`/`MEMDIR_TOKEN`
+(the default principal, behind a token) and an `--auth FILE` such as
+
+    # memdir-auth.toml: one table per principal; the table name is the actor in the journal
+    [tokens.alice]
+    token = "a long random string"        # or token_sha256 = "<hex digest>"
+    tenant = "home"                       # default: the server's --tenant
+    scope-read = ["household/"]           # default (neither scope key): the whole tenant
+    scope-write = ["people/alice/"]
+
+Tokens are kept only as SHA-256 digests and compared in constant time; they
+are never logged. `Memories` opens one `Memdir` per principal with the
+agent-facing defaults, so limits, scopes and history all come from `Memdir`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.memdir import Memdir
+from ..errors import InvalidArgument
+
+MIN_TOKEN_CHARS = 16
+PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
+MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+_KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """One caller: `read`/`write` are folder prefixes, or None for the whole tenant."""
+
+    name: str
+    tenant: str | None = None
+    read: tuple[str, ...] | None = None
+    write: tuple[str, ...] | None = None
+
+    @property
+    def scoped(self) -> bool:
+        return self.read is not None or self.write is not None
+
+
+def digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def check_token(token: str, source: str) -> str:
+    token = token.strip()
+    if len(token) < MIN_TOKEN_CHARS:
+        raise InvalidArgument(
+            f"{source}: the token is {len(token)} characters; use at least {MIN_TOKEN_CHARS} random characters, e.g. from {MAKE_TOKEN}"
+        )
+    return token
+
+
+def read_token_file(path: str | os.PathLike[str]) -> str:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidArgument(f"token file {str(p)!r} cannot be read ({e.strerror}); give a file holding one token") from None
+    return check_token(text, f"token file {str(p)!r}")
+
+
+class Principals:
+    """The default principal and the bearer tokens that name principals."""
+
+    def __init__(self, default: Principal) -> None:
+        self.default = default
+        self._tokens: list[tuple[bytes, Principal]] = []
+
+    @property
+    def required(self) -> bool:
+        """True when HTTP requests must carry a bearer token."""
+        return bool(self._tokens)
+
+    @property
+    def all(self) -> list[Principal]:
+        seen = {self.default.name: self.default}
+        for _, p in self._tokens:
+            seen.setdefault(p.name, p)
+        return list(seen.values())
+
+    def add(self, token_digest: bytes, principal: Principal, source: str) -> None:
+        for known, other in self._tokens:
+            if hmac.compare_digest(known, token_digest):
+                raise InvalidArgument(f"{source}: {principal.name} has the same token as {other.name}; give each principal its own token")
+            if other.name == principal.name and other != principal:
+                raise InvalidArgument(f"{source}: principal {principal.name!r} is defined twice; rename one of them")
+        self._tokens.append((token_digest, principal))
+
+    def add_token(self, token: str, source: str = "--token") -> None:
+        """Require `token` for the default principal."""
+        self.add(digest(check_token(token, source)), self.default, source)
+
+    def load(self, path: str | os.PathLike[str]) -> None:
+        """Add the principals of an auth file (TOML; see the module docstring)."""
+        p = Path(path)
+        where = f"auth file {str(p)!r}"
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise InvalidArgument(f"{where} cannot be read ({e.strerror}); give a TOML file with [tokens.NAME] tables") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise InvalidArgument(f"{where} is not valid TOML ({e}); fix it") from None
+        extra = sorted(set(data) - {"tokens"})
+        if extra or not isinstance(data.get("tokens"), dict) or not data["tokens"]:
+            raise InvalidArgument(f"{where}: expected only [tokens.NAME] tables (found {', '.join(extra) or 'none'}); see `memdir serve --help`")
+        for name, entry in data["tokens"].items():
+            self._load_entry(str(name), entry, f"{where} [tokens.{name}]")
+
+    def _load_entry(self, name: str, entry: Any, where: str) -> None:
+        from ..stores.locations import check_tenant
+
+        if not _NAME.match(name) or name == "default":
+            raise InvalidArgument(
+                f"{where}: name {name!r} is not usable; use up to 64 letters, digits, '_', '.', '@' or '-' "
+                "('default' is the server's own principal)"
+            )
+        if not isinstance(entry, dict):
+            raise InvalidArgument(f"{where}: expected a table with token, tenant, scope-read, scope-write")
+        unknown = sorted(set(entry) - _KEYS)
+        if unknown:
+            raise InvalidArgument(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+        if ("token" in entry) == ("token_sha256" in entry):
+            raise InvalidArgument(f"{where}: give exactly one of token or token_sha256")
+        if "token" in entry:
+            if not isinstance(entry["token"], str):
+                raise InvalidArgument(f"{where}: token must be a string")
+            token_digest = digest(check_token(entry["token"], where))
+        else:
+            try:
+                token_digest = bytes.fromhex(str(entry["token_sha256"]))
+            except ValueError:
+                token_digest = b""
+            if len(token_digest) != 32:
+                raise InvalidArgument(f"{where}: token_sha256 must be 64 hex digits (sha256 of the token)")
+        tenant = entry.get("tenant", self.default.tenant)
+        if tenant is not None:
+            check_tenant(tenant)
+        scope: dict[str, tuple[str, ...] | None] = {}
+        for key in ("scope-read", "scope-write"):
+            value = entry.get(key)
+            if value is None:
+                scope[key] = None
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                scope[key] = tuple(value)
+            else:
+                raise InvalidArgument(f"{where}: {key} must be a list of folder prefixes, e.g. [\"people/alice/\"]")
+        if scope["scope-read"] is not None or scope["scope-write"] is not None:
+            scope = {k: v or () for k, v in scope.items()}
+        self.add(token_digest, Principal(name, tenant, scope["scope-read"], scope["scope-write"]), where)
+
+    def authenticate(self, authorization: str | None) -> Principal | None:
+        """The principal of an `Authorization: Bearer ...` header, or None.
+
+        Compares the token's digest with every known digest (no early exit),
+        so the time taken says nothing about which token came close.
+        """
+        if not self._tokens:
+            return self.default
+        if not authorization:
+            return None
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        given = digest(token.strip())
+        found = None
+        for known, principal in self._tokens:
+            if hmac.compare_digest(known, given):
+                found = principal
+        return found
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_bind(value: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (HOST may be `[::1]`) -> (host, port); the host defaults to 127.0.0.1."""
+    text = value.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host = ""
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+        if not 0 <= port <= 65535:
+            raise ValueError(port)
+    except ValueError:
+        raise InvalidArgument(f"--http {value!r}: expected [HOST:]PORT such as 8765 or 127.0.0.1:8765") from None
+    return host or "127.0.0.1", port
+
+
+def check_bind(host: str, principals: Principals) -> None:
+    """Refuse to serve beyond this machine without a token."""
+    if not is_loopback(host) and not principals.required:
+        raise InvalidArgument(
+            f"refusing to serve on {host} without a token: anyone who can reach it could read and change the memory; "
+            "pass --token-file FILE (or --auth FILE, or MEMDIR_TOKEN), or bind to 127.0.0.1"
+        )
+
+
+class Memories:
+    """One `Memdir` per principal, opened with the agent-facing defaults and kept open."""
+
+    def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True) -> None:
+        self.root = root
+        self.transport = transport
+        self.watch = watch  # follow edits made by hand in memory folders (memdir.watch)
+        self._open: dict[Principal, Memdir] = {}
+        self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
+        self._watchers: list[Any] = []
+
+    def actor(self, principal: Principal) -> str:
+        from ..core.opening import default_actor
+
+        if principal.name != "default":
+            return f"{self.transport}:{principal.name}"
+        return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{default_actor()}"
+
+    def of(self, principal: Principal) -> Memdir:
+        md = self._open.get(principal)
+        if md is None:
+            md = self._open[principal] = self._open_for(principal)
+        return md
+
+    def _open_for(self, principal: Principal) -> Memdir:
+        from .. import open as open_memdir
+
+        md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
+        self._parents.append(md)
+        if self.watch:
+            from ..remember.watch import Watcher, folder_of
+
+            if folder_of(md) is not None:
+                self._watchers.append(Watcher(md).start())
+        if principal.scoped:
+            return md.scope(read=principal.read or (), write=principal.write or ())
+        return md
+
+    def close(self) -> None:
+        for watcher in self._watchers:
+            watcher.stop()
+        self._watchers.clear()
+        for md in self._parents:
+            md.close()
+        self._parents.clear()
+        self._open.clear()
+

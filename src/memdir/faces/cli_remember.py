@@ -1,0 +1,298 @@
+"""Commands for remembering without being asked: capture, sessions, hooks, the diary, upkeep, health.
+
+Registered in `cli.py`. These run as the library, not as an agent: they open
+the memory with no write rate limit (`writes_per_minute=0`), so a roll-up of a
+busy month or a hook at the end of a session is never throttled.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cli import Context, emit, fail, json_option
+
+
+def _open(obj: Context, actor: str | None = None) -> Any:
+    """The memory of --root/--tenant for background work: created if missing, never rate limited."""
+    return obj.memdir(create=True, writes_per_minute=0, **({"actor": actor} if actor else {}))
+
+
+def _now(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    from ..dates import parse_when
+
+    return parse_when(value)
+
+
+# ---------------------------------------------------------------- capture
+
+
+@click.command()
+@click.argument("session_id")
+@click.argument("transcript", required=False, default="-", metavar="[FILE|-]")
+@click.option("--at", metavar="WHEN", help="When the session happened (ISO date/time); default: its last timestamp, else now.")
+@json_option
+@click.pass_obj
+def capture(obj: Context, session_id: str, transcript: str, at: str | None, as_json: bool) -> None:
+    """Write the structured record of session SESSION_ID from a transcript FILE (or - for stdin).
+
+    The transcript may be plain text (User:/Assistant: lines), a JSON list of
+    {role, content} messages (Anthropic or OpenAI shape) or a Claude Code
+    session file (JSONL). Running it again for the same id replaces the record.
+    A missing, unreadable or empty transcript is recorded as skipped (exit 1),
+    so `memdir stats` shows it.
+
+    \b
+    memdir capture 2f1c… ~/.claude/projects/my-project/2f1c….jsonl
+    """
+    source: Any
+    if transcript == "-":
+        if sys.stdin.isatty():
+            raise click.UsageError("give a transcript FILE, or pipe it on stdin")
+        source = sys.stdin.read()
+    else:
+        source = Path(transcript)
+    done = _open(obj).capture(session_id, source, at=at)
+    if as_json:
+        emit(done.to_dict())
+    elif done.status == "captured":
+        click.echo(f"{done.change} {done.path}")
+    else:
+        click.echo(f"{done.status}: {done.path} ({done.reason})")
+    if done.status == "skipped":
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--since", metavar="WHEN", help="Only sessions since a date (2026-11-01) or an age (7d, 12h).")
+@click.option("--open", "open_only", is_flag=True, help="Only sessions that left threads open.")
+@json_option
+@click.pass_obj
+def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) -> None:
+    """List captured sessions, newest first: date, status, title (and open threads with --open).
+
+    Answers "what was I working on yesterday?" (--since 1d) and "what is still
+    open?" (--open) from the records' frontmatter.
+    """
+    from ..remember.capture import sessions as list_sessions
+
+    found = list_sessions(obj.memdir(), since=since, open_only=open_only)
+    if as_json:
+        emit([s.to_dict() for s in found])
+        return
+    for s in found:
+        click.echo(f"{s.date[:16]}\t{s.status}\t{s.path}\t{s.title}")
+        if open_only:
+            for item in s.lists.get("open", []):
+                click.echo(f"\topen: {item}")
+    if not found:
+        click.echo("no sessions" + (" with open threads" if open_only else "") + (f" since {since}" if since else ""), err=True)
+
+
+@click.group()
+def hook() -> None:
+    """Hooks for coding agents (see `memdir hook claude-code --help`)."""
+
+
+@hook.command("claude-code")
+@click.pass_obj
+def hook_claude_code(obj: Context) -> None:
+    """Handle one Claude Code hook event (JSON on stdin).
+
+    SessionStart adds the index, feedback and pinned memories to the session;
+    UserPromptSubmit adds the memories that match the prompt well (most prompts
+    get nothing); SessionEnd and PreCompact capture the session. Other events
+    are answered with nothing. Never blocks Claude Code: errors go to stderr
+    with exit code 1. In ~/.claude/settings.json (or .claude/settings.json),
+    the same command for each event:
+
+    \b
+    {"hooks": {
+      "SessionStart": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
+      "SessionEnd": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
+      "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
+    """
+    from ..recall import hooks
+
+    code = hooks.main(lambda: _open(obj, "hook:claude-code"))
+    sys.exit(code)
+
+
+# ---------------------------------------------------------------- the diary
+
+
+@click.command()
+@click.option("--due", is_flag=True, help="Everything whose period has closed and is not rolled up, then retention.")
+@click.option("--day", "day_label", metavar="YYYY-MM-DD", help="Roll up one day's sessions.")
+@click.option("--week", metavar="YYYY-Www", help="Roll up one ISO week's dailies.")
+@click.option("--month", metavar="YYYY-MM", help="Roll up one month's weeklies.")
+@click.option("--dry-run", is_flag=True, help="Show what would be rolled up or deleted; change nothing.")
+@click.option("--all-tenants", is_flag=True, help="Every tenant of the location, one after another.")
+@click.option("--consolidate", "then_consolidate", is_flag=True, help="Then run `memdir consolidate --apply` (or plan it, with --dry-run).")
+@click.option("--now", "now_text", metavar="WHEN", hidden=True, help="Pretend it is WHEN (for tests and replays).")
+@json_option
+@click.pass_obj
+def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, month: str | None, dry_run: bool,
+           all_tenants: bool, then_consolidate: bool, now_text: str | None, as_json: bool) -> None:
+    """Roll sessions up into the diary: days, ISO weeks, months; then apply retention.
+
+    A daily (diary/YYYY-MM-DD.md) is one paragraph, durable learnings first; a
+    weekly (diary/YYYY-Www.md) two or three sentences; a monthly
+    (diary/YYYY-MM.md) three bullets of recurring themes. What a roll-up folds
+    in moves under archive/. Safe to run twice or from several hosts at once:
+    each roll-up happens exactly once. One cron line is all it needs:
+
+    \b
+    0 4 * * * memdir --root ~/memory rollup --due
+    """
+    from .. import open as open_memdir
+    from ..remember import diary
+
+    diary.check_request(day_label, week, month, due)
+    now = _now(now_text)
+    kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run,
+                                  consolidate=then_consolidate)
+    reports = []
+    if all_tenants:
+        if obj.tenant is not None:
+            raise click.UsageError("--all-tenants walks every tenant; leave out --tenant")
+        for tenant in diary.tenants(obj.root):
+            with open_memdir(obj.root, tenant=tenant, writes_per_minute=0, create=False) as md:
+                report = diary.rollup(md, **kwargs)
+                report.tenant = tenant
+                reports.append(report)
+    else:
+        reports.append(diary.rollup(_open(obj), **kwargs))
+    if as_json:
+        emit([r.to_dict() for r in reports] if all_tenants else reports[0].to_dict())
+    else:
+        for r in reports:
+            if all_tenants:
+                click.echo(f"tenant {r.tenant or '(root)'}:")
+            click.echo(r.summary())
+    failed = [s for r in reports for s in r.failed]
+    if failed:
+        fail(f"{len(failed)} roll-up(s) failed and were left for the next run: " + "; ".join(f"{s.label}: {s.detail}" for s in failed))
+
+
+# ---------------------------------------------------------------- upkeep
+
+
+@click.command()
+@click.option("--apply", "apply_plan", is_flag=True, help="Carry the plan out (journaled, undoable). Default: only show it.")
+@json_option
+@click.pass_obj
+def consolidate(obj: Context, apply_plan: bool, as_json: bool) -> None:
+    """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
+    and splits of oversized files; with --apply, carry them out through the normal write path."""
+    from ..remember import consolidate as upkeep
+
+    md = _open(obj)
+    plan = upkeep.plan(md)
+    if apply_plan:
+        plan = upkeep.apply(md, plan)
+    if as_json:
+        emit(plan.to_dict())
+        return
+    click.echo(plan.summary())
+    if plan.actions and not apply_plan:
+        click.echo("run `memdir consolidate --apply` to carry this out", err=True)
+
+
+@click.command()
+@click.option("--code", "code_dir", type=click.Path(exists=True, file_okay=False), help="A code folder: report memories naming files, functions or commands that no longer exist there.")
+@json_option
+@click.pass_obj
+def check(obj: Context, code_dir: str | None, as_json: bool) -> None:
+    """List stale memories: past their `expires` date, or (with --code DIR) naming what the code no longer has.
+
+    Exit code 1 when something is stale, so a CI job can run it.
+    """
+    from ..remember import consolidate as upkeep
+
+    found = upkeep.stale(obj.memdir(), code=code_dir)
+    if as_json:
+        emit([f.to_dict() for f in found])
+    else:
+        for f in found:
+            click.echo(f"{f.path}\t{f.kind}\t{f.detail}")
+        if not found:
+            click.echo("nothing stale")
+    if found:
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--days", type=click.IntRange(min=1), default=7, show_default=True, help="How far back to look.")
+@json_option
+@click.pass_obj
+def stats(obj: Context, days: int, as_json: bool) -> None:
+    """Capture health: the last captured session, and every capture that was skipped or is pending.
+
+    Exit code 1 when captures were skipped or are pending, so a broken hook shows up the same day.
+    """
+    from ..remember.capture import health
+
+    md = obj.memdir()
+    h = health(md, days=days)
+    files = len(md.list())
+    if as_json:
+        emit({"files": files, "capture": h.to_dict()})
+    else:
+        click.echo(f"files: {files}")
+        last = h.last_capture
+        click.echo(f"last capture: {last.date} {last.path}" if last else f"last capture: none in the last {days} days")
+        click.echo(f"captured: {h.captured}, pending: {len(h.pending)}, skipped: {len(h.skipped)} (last {days} days)")
+        for s in h.pending:
+            click.echo(f"pending\t{s.path}\t{s.reason}")
+        for s in h.skipped:
+            click.echo(f"skipped\t{s.path}\t{s.reason}")
+    if not h.ok:
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- feedback and retiring
+
+
+@click.command()
+@click.argument("rule")
+@click.option("--why", required=True, help="Why the rule holds (the correction, the reason the user gave).")
+@click.option("--how", "how_to_apply", required=True, help="When and how to apply it.")
+@json_option
+@click.pass_obj
+def feedback(obj: Context, rule: str, why: str, how_to_apply: str, as_json: bool) -> None:
+    """Save a correction or preference as a feedback memory now (updates the one with the same rule).
+
+    \b
+    memdir feedback "Never use dark themes in generated UI" --why "hard to read" --how "every UI, slide and chart"
+    """
+    m = obj.memdir(create=True).remember_feedback(rule, why, how_to_apply)
+    if as_json:
+        emit({"path": m.path, "change": m.change, "version": m.version})
+    else:
+        click.echo(f"{m.change} {m.path}")
+
+
+@click.command()
+@click.argument("path")
+@click.option("--reason", required=True, help="Why it is retired (one line).")
+@click.option("--by", metavar="PATH", help="The memory that replaces it.")
+@json_option
+@click.pass_obj
+def supersede(obj: Context, path: str, reason: str, by: str | None, as_json: bool) -> None:
+    """Retire PATH without losing it: moved under archive/ with superseded_by and reason, out of the index."""
+    m = obj.memdir().supersede(path, by=by, reason=reason)
+    if as_json:
+        emit({"path": m.path, "change": "superseded", "version": m.version})
+    else:
+        click.echo(f"superseded {path} -> {m.path}")
+
+
+COMMANDS: tuple[click.Command, ...] = (capture, sessions, hook, rollup, consolidate, check, stats, feedback, supersede)

@@ -1,0 +1,116 @@
+"""Recall without a tool call: handlers for Claude Code's `SessionStart` and `UserPromptSubmit` hooks.
+
+`memdir hook claude-code` reads a hook event from stdin and calls the handler
+for its `hook_event_name` with the memory and the event's JSON; a handler
+returns the JSON to print (Claude Code's `hookSpecificOutput` with
+`additionalContext`), or None to add nothing.
+
+- `SessionStart` (sources startup, resume, clear, compact): the layer-1
+  context (pinned files, feedback memories, the index).
+- `UserPromptSubmit`: a few lines of the memories that match the prompt,
+  within 800 tokens, and only when the best of them matches well enough:
+  most prompts of a working session ("ok", "run the tests again") get
+  nothing, so recall costs no tokens when it has nothing to say.
+
+"Well enough" is the best hit's lexical score divided by ln(number of files
+in the index), at least THRESHOLD (BM25 scores grow with the log of the
+corpus), and a prompt made only of small talk never searches. The search is
+lexical even where the semantic layer is installed: the threshold is on the
+BM25 scale, and loading a model would take longer than the whole call may. `bench/context.py --threshold`
+measures both on the LoCoMo questions and on small-talk prompts.
+
+A hook runs in a fresh process on every prompt, so the handlers count tokens
+with the calibrated estimate: loading a real tokenizer would take longer
+than the whole call may.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from .. import tokens
+from .context import MIN_BUDGET, build
+
+if TYPE_CHECKING:
+    from ..core.memdir import Memdir
+
+SESSION_BUDGET = 2000
+PROMPT_BUDGET = 800
+THRESHOLD = 1.2
+PROMPT_HITS = 5
+MAX_PROMPT_CHARS = 2000  # a pasted log is searched by its start
+MAX_CHARS = 10_000  # Claude Code shows longer hook output as a preview, not in full
+
+# Words of talk with an agent that carry no topic: function words, acknowledgements, greetings and
+# steering. Written from general knowledge of such talk, not fitted to the benchmark's prompts.
+SMALL_TALK = frozenset("""
+a an the this that these those it its i me my mine myself we us our ours you your yours he him his she her hers
+they them their theirs being doing having nor because while although though onto under after before between
+through during further once whom whose each every both either neither own same
+am is are was were be been do does did done have has had will would can could should shall may might must
+and or but so if then than of to in on at by for with from about as into up down out off over again just
+what which who when where why how there here some any all more most other such only very too also
+ok okay k yes yeah yep yup no nope nah not sure fine right alright please thanks thank thx ty cheers welcome
+hi hello hey morning afternoon evening night bye goodbye later
+good great nice cool perfect awesome amazing excellent wonderful brilliant lovely fantastic super sweet neat wow
+lol haha hah hmm hm huh oh ah oops ugh meh yay
+go ahead continue keep going carry proceed start stop wait pause hold resume finish done retry try
+sounds looks seems seem work works worked working didn didnt doesn doesnt don dont isn isnt won wont t s m ll ve re d
+let lets take break back now soon today tonight tomorrow yesterday
+think agree disagree mean means know understand understood got see get
+exactly wanted want like love prefer need sorry excuse pardon
+next else anything something everything nothing tell say said
+""".split())
+_WORD = re.compile(r"\w+")
+
+
+def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """SessionStart: what the agent should know before the first prompt."""
+    return _output("SessionStart", _text(md, None, SESSION_BUDGET, layers=(1,)))
+
+
+def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
+                       threshold: float = THRESHOLD) -> dict[str, Any] | None:
+    """UserPromptSubmit: the lines of memory that match the prompt, when some match well."""
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or prompt.lstrip().startswith("/") or small_talk(prompt):
+        return None  # a slash command is for Claude Code itself
+    query = prompt[:MAX_PROMPT_CHARS]
+    files = indexed(md)
+    if not files:
+        return None
+    floor = threshold * math.log(max(files, 3))
+    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, min_score=floor,
+                                             mode="lexical"))
+
+
+def indexed(md: Memdir) -> int:
+    """How many files the lexical index holds: the N that BM25 scores grow with.
+
+    Read from the index, which a new process trusts when its seq is the
+    store's; the catalog is not loaded, which would cost more than the search.
+    """
+    with md._lock:
+        return md._search_index().count()
+
+
+def small_talk(prompt: str) -> bool:
+    """Whether every word of the prompt is small talk ("ok, thanks!", "yes please go ahead")."""
+    return all(w in SMALL_TALK for w in _WORD.findall(prompt.lower()))
+
+
+def _text(md: Memdir, query: str | None, budget: int, **options: Any) -> str:
+    """The context text, within `budget` tokens and MAX_CHARS characters (a smaller budget if need be)."""
+    text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
+    while len(text) > MAX_CHARS and budget > MIN_BUDGET:
+        budget = max(MIN_BUDGET, int(budget * MAX_CHARS / len(text) * 0.9))
+        text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
+    return text
+
+
+def _output(event: str, text: str) -> dict[str, Any] | None:
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

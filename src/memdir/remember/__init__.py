@@ -1,0 +1,1 @@
+"""What memdir keeps over time: capture, transcripts, summaries, the diary, consolidation, history, import, copy, reconcile, watch."""

@@ -1,0 +1,509 @@
+"""Remembering without being asked: session records, capture health, feedback saved at once.
+
+`capture(md, session_id, transcript)` writes `sessions/<YYYY-MM-DD-HHMMSS>-<id>.md`
+(type `session`): a short record of what the user asked and did, their
+corrections and preferences, decisions, what broke and what is open, as
+markdown sections and as frontmatter lists. A re-run for the same session id
+replaces the record in place. Every attempt leaves a trace: a skipped capture
+(transcript missing, unreadable or empty) writes or annotates the record with
+the reason, and a summariser error keeps the conversation itself under
+`sessions/raw/` (status `pending`) until a later run summarises it. All of a
+capture's files change in one `Memdir.apply` batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import dates, model, paths
+from ..core import guard
+from ..errors import InvalidArgument, MemdirError, NotFound
+from . import summarize, timeline, transcripts
+from .summarize import LISTS, SessionSummary, Summarizer
+from .transcripts import Transcript, TranscriptError
+
+if TYPE_CHECKING:
+    from ..core.memdir import Memdir, Op
+
+SESSIONS = "sessions/"
+RAW = "sessions/raw/"
+ARCHIVED = "archive/sessions/"
+FEEDBACK = "feedback/"
+HEADINGS = {"asked": "Asked and did", "corrections": "Corrections and pushback", "preferences": "Preferences stated",
+            "decisions": "Decisions", "broke": "What broke", "open": "Open threads"}
+_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{6})-(.+)\.md$")
+
+
+# ---------------------------------------------------------------- settings
+
+
+def settings(md: Memdir, table: str) -> dict[str, Any]:
+    """A table of memdir.toml (`[diary]`, `[summarizer]`) for folder memories; {} elsewhere (use the environment)."""
+    root = getattr(md.store, "root", None)
+    if not isinstance(root, Path):
+        return {}
+    for folder in (root, root.parent.parent if root.parent.name == "tenants" else None):
+        if folder is not None and (folder / "memdir.toml").is_file():
+            try:
+                data = tomllib.loads((folder / "memdir.toml").read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise InvalidArgument(f"{folder / 'memdir.toml'}: not valid TOML ({e}); fix or remove the file") from None
+            got = data.get(table, {})
+            return dict(got) if isinstance(got, dict) else {}
+    return {}
+
+
+def summarizer_for(md: Memdir) -> Summarizer:
+    """The summariser memdir.toml or the environment configure (extractive by default)."""
+    return summarize.load(settings(md, "summarizer"))
+
+
+def _as(md: Memdir, actor: str | None) -> Memdir:
+    """The same memory writing under another journal actor."""
+    if actor is None:
+        return md
+    view = copy.copy(md)
+    view.actor = actor
+    return view
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What one capture attempt did: status captured, pending (summariser error) or skipped."""
+
+    session: str
+    status: str
+    path: str | None
+    change: str = "none"  # created, updated, unchanged, or none
+    reason: str = ""
+    summary: SessionSummary | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session": self.session, "status": self.status, "path": self.path, "change": self.change,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session record as `sessions()` lists it, from its frontmatter."""
+
+    path: str
+    session: str
+    date: str
+    status: str
+    title: str
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "session": self.session, "date": self.date, "status": self.status,
+                "title": self.title, "reason": self.reason, **{k: self.lists.get(k, []) for k in LISTS}}
+
+
+def safe_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidArgument(f"session id must be non-empty text, got {session_id!r}")
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", session_id.strip()).strip("-")[:64]
+    return safe or "session"
+
+
+def record_path(when: dt.datetime, session_id: str) -> str:
+    return f"{SESSIONS}{when.astimezone(dt.UTC):%Y-%m-%d-%H%M%S}-{safe_id(session_id)}.md"
+
+
+def find(md: Memdir, session_id: str, folder: str = SESSIONS) -> str | None:
+    """The record of `session_id` directly in `folder`, if there is one."""
+    safe = safe_id(session_id)
+    for e in md.list(folder):
+        name = e.path[len(folder):]
+        m = _NAME.match(name)
+        if m and "/" not in name and m.group(3) == safe:
+            return e.path
+    return None
+
+
+def day_of(path: str) -> str | None:
+    """The YYYY-MM-DD a session record's file name starts with."""
+    m = _NAME.match(path.rsplit("/", 1)[-1])
+    return m.group(1) if m else None
+
+
+def redact(text: str) -> str:
+    """Lines that hold what the secret guard would refuse, replaced by a note (memories never hold credentials)."""
+    while (found := guard.find_secret(text)) is not None:
+        kind, number = found
+        lines = text.split("\n")
+        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
+        text = "\n".join(lines)
+    return text
+
+
+def _clean(items: Iterable[str], today: dt.date) -> list[str]:
+    return [dates.absolute(" ".join(redact(x).split()), today) for x in items if x.strip()]
+
+
+def render_record(session_id: str, when: dt.datetime, summary: SessionSummary, *, source: str, turns: int,
+                  extra: dict[str, Any] | None = None, max_name: int = 100) -> str:
+    today = when.date()
+    title = dates.absolute(redact(summary.title), today)
+    lists = {k: _clean(getattr(summary, k), today) for k in LISTS}
+    meta: dict[str, Any] = {
+        "name": model.clip(f"session {when:%Y-%m-%d %H:%M}: {title}", max_name),
+        "description": model.clip(title, 280),
+        "type": "session",
+        "session": session_id,
+        "status": "captured",
+        "date": model.Stamp(dates.stamp(when)),
+        "source": source,
+        "turns": turns,
+        **(extra or {}),
+        **{k: v for k, v in lists.items() if v},
+    }
+    body = [f"# {title}", ""]
+    for k in LISTS:
+        if lists[k]:
+            body += [f"## {HEADINGS[k]}", *[f"- {x}" for x in lists[k]], ""]
+    return model.render(meta, "\n".join(body).rstrip() + "\n")
+
+
+def _limit(md: Memdir) -> int:
+    """Characters a record's lists may take: they appear twice (frontmatter and body) within max_bytes."""
+    return max(400, min(4000, (md.limits.max_bytes - 2000) // 3))
+
+
+def raw_parts(text: str, stem: str, md: Memdir) -> list[tuple[str, str]]:
+    """The conversation split into `sessions/raw/<stem>/part-NNN.md` files, each within the limits."""
+    budget_bytes = max(1000, md.limits.max_bytes - 600)
+    budget_lines = max(10, md.limits.max_lines - 10)
+    chunks: list[list[str]] = [[]]
+    size = 0
+    for line in paths.lines(text):
+        pieces = [line[i : i + budget_bytes // 4] for i in range(0, len(line), budget_bytes // 4)] or [""]
+        for piece in pieces:
+            cost = len(piece.encode()) + 1
+            if chunks[-1] and (size + cost > budget_bytes or len(chunks[-1]) >= budget_lines):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(piece)
+            size += cost
+    out = []
+    for i, lines in enumerate(chunks, 1):
+        meta = {"name": f"raw session {stem} part {i}", "description": f"raw conversation kept until it is summarised ({stem}, part {i} of {len(chunks)})",
+                "type": "session", "status": "raw"}
+        out.append((f"{RAW}{stem}/part-{i:03d}.md", model.render(meta, "\n".join(lines) + "\n")))
+    return out
+
+
+# ---------------------------------------------------------------- capture
+
+
+def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None = None, at: Any = None,
+            summarizer: Summarizer | None = None, event: str | None = None) -> Captured:
+    """Write (or replace) the record of one session; never raises for a bad transcript (it is recorded as skipped).
+
+    `transcript`: a path (`pathlib.Path`), text (plain, JSON messages or Claude
+    Code JSONL) or a list of messages. `at`: when the session happened (default: the
+    transcript's last timestamp, else now); relative dates in the record are
+    resolved against it. `event` notes what triggered the capture (e.g. SessionEnd).
+    """
+    safe_id(session_id)
+    sid = session_id.strip()
+    md = _as(md, actor)
+    summarizer = summarizer or summarizer_for(md)
+    source = os.fspath(transcript) if isinstance(transcript, os.PathLike) else None
+    try:
+        t = transcripts.load(transcript)
+    except TranscriptError as e:
+        when = _when(at, None)
+        return _skip(md, sid, when, e.reason, e.message, event)
+    when = _when(at, t)
+    retry_pending(md, summarizer, skip=sid)
+    existing = find(md, sid)
+    path = existing or record_path(when, sid)
+    stem = path[len(SESSIONS):-3]
+    extra: dict[str, Any] = {k: v for k, v in (("event", event), ("transcript", source),
+                                               ("cwd", t.meta.get("cwd")), ("branch", t.meta.get("branch"))) if v}
+    stale = [e.path for e in md.list(f"{RAW}{stem}/")] if existing else []
+    try:
+        summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
+    except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
+        reason = f"summariser error: {' '.join(str(e).split())[:200] or type(e).__name__}"
+        return _pending(md, sid, path, stem, when, t, reason, extra, stale)
+    from ..core.memdir import Op
+
+    text = render_record(sid, when, summary, source=t.format, turns=len(t.turns), extra=extra, max_name=md.limits.max_name)
+    done = md.apply([Op.write(path, text), *[Op.delete(p) for p in stale]])[0]
+    return Captured(sid, "captured", done.path, done.change, "", summary)
+
+
+def _when(at: Any, t: Transcript | None) -> dt.datetime:
+    if at is not None:
+        return dates.parse_when(at)
+    if t is not None and t.ended is not None:
+        return t.ended.astimezone(dt.UTC).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, event: str | None) -> Captured:
+    """Record a capture that had nothing to capture, so a broken hook shows up in `memdir stats`."""
+    from ..core.memdir import Op
+
+    existing = find(md, sid)
+    note = f"{dates.stamp(dt.datetime.now(dt.UTC))} {reason}: {message}"
+    if existing is not None:
+        cur = md.read(existing)
+        old, body = model.parse(cur.text, path=existing, strict=False)
+        old["last_skip"] = model.clip(note, 280)
+        done = md.apply([Op.write(existing, model.render(old, body), expect=cur.version)])[0]
+        return Captured(sid, "skipped", existing, done.change, reason)
+    path = record_path(when, sid)
+    meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: capture skipped ({reason})", md.limits.max_name),
+                            "description": model.clip(f"capture skipped: {message}", 280), "type": "session",
+                            "session": sid, "status": "skipped", "reason": reason,
+                            "date": model.Stamp(dates.stamp(when)), **({"event": event} if event else {})}
+    text = model.render(meta, f"Capture skipped ({reason}): {redact(message)}\n")
+    done = md.apply([Op.write(path, text)])[0]
+    return Captured(sid, "skipped", path, done.change, reason)
+
+
+def _pending(md: Memdir, sid: str, path: str, stem: str, when: dt.datetime, t: Transcript, reason: str,
+             extra: dict[str, Any], stale: list[str]) -> Captured:
+    """Keep the conversation itself (status pending) so the next run can summarise it."""
+    from ..core.memdir import Op
+
+    parts = raw_parts(redact(t.as_text()), stem, md)
+    meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: not summarised yet", md.limits.max_name),
+                            "description": model.clip(f"pending: {reason}", 280), "type": "session", "session": sid,
+                            "status": "pending", "reason": model.clip(reason, 280), "date": model.Stamp(dates.stamp(when)),
+                            "source": t.format, "turns": len(t.turns), **extra}
+    body = (f"Summarising this session failed ({reason}). The conversation is kept in {RAW}{stem}/ "
+            "and is summarised on the next capture or roll-up.\n")
+    keep = {p for p, _ in parts}
+    ops: list[Op] = [Op.write(path, model.render(meta, body))]
+    ops += [Op.write(p, text) for p, text in parts]
+    ops += [Op.delete(p) for p in stale if p not in keep]
+    done = md.apply(ops)[0]
+    return Captured(sid, "pending", path, done.change, reason)
+
+
+def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str | None = None) -> list[Captured]:
+    """Summarise again every session kept raw after a summariser error; returns what it tried."""
+    from ..core.memdir import Op
+
+    raw = md.list(RAW)
+    if not raw:
+        return []
+    summarizer = summarizer or summarizer_for(md)
+    groups: dict[str, list[str]] = {}
+    for e in raw:
+        stem = e.path[len(RAW):].split("/", 1)[0]
+        groups.setdefault(stem, []).append(e.path)
+    out = []
+    for stem, parts in sorted(groups.items()):
+        path = f"{SESSIONS}{stem}.md"
+        try:
+            rec = md.read(path)
+        except NotFound:
+            rec = None
+        meta = {} if rec is None else rec.meta
+        named = _NAME.match(stem + ".md")
+        sid = str(meta.get("session") or (named.group(3) if named else stem))
+        if skip is not None and safe_id(sid) == safe_id(skip):
+            continue
+        text = "".join(model.parse(md.read(p).text, path=p, strict=False)[1] for p in sorted(parts))
+        t = transcripts.from_plain(text)
+        when = dates.parse_when(str(meta["date"])) if meta.get("date") else _when(None, None)
+        try:
+            summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
+        except Exception as e:  # noqa: BLE001
+            reason = f"summariser error: {' '.join(str(e).split())[:200] or type(e).__name__}"
+            if rec is not None:
+                m2, body = model.parse(rec.text, path=path, strict=False)
+                m2["reason"], m2["attempts"] = model.clip(reason, 280), int(m2.get("attempts") or 1) + 1
+                md.apply([Op.write(path, model.render(m2, body), expect=rec.version)])
+            out.append(Captured(sid, "pending", path, "updated", reason))
+            continue
+        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch") if meta.get(k)}
+        text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
+                             extra=extra, max_name=md.limits.max_name)
+        try:
+            # expect the record as read (or still absent): a concurrent retry makes this one a no-op
+            md.apply([Op.write(path, text, expect=None if rec is None else rec.version), *[Op.delete(p) for p in parts]])
+        except MemdirError:
+            continue  # another process retried it meanwhile
+        out.append(Captured(sid, "captured", path, "updated", "", summary))
+    return out
+
+
+# ---------------------------------------------------------------- reading records
+
+
+def _info(m: model.Memory) -> SessionInfo:
+    meta = m.meta
+    return SessionInfo(
+        path=m.path, session=str(meta.get("session") or ""), date=str(meta.get("date") or day_of(m.path) or ""),
+        status=str(meta.get("status") or "captured"), title=m.description,
+        lists={k: [str(x) for x in meta.get(k) or ()] for k in LISTS}, reason=str(meta.get("reason") or meta.get("last_skip") or ""),
+    )
+
+
+def sessions(md: Memdir, *, since: Any = None, open_only: bool = False, archived: bool = True,
+             now: dt.datetime | None = None) -> list[SessionInfo]:
+    """Session records (newest first) since a date or age such as `7d`; `open_only`: those with open threads.
+
+    The date is in each file name, so only records in the window are read.
+    """
+    day = None if since is None else dates.parse_when(since, now=now).date().isoformat()
+    folders = [SESSIONS] + ([ARCHIVED] if archived else [])
+    picked = []
+    for folder in folders:
+        for e in md.list(folder):
+            d = day_of(e.path)
+            if d is None or e.path.startswith(RAW) or (day is not None and d < day):
+                continue
+            picked.append(e.path)
+    out = []
+    for path in sorted(picked, key=lambda p: (p.rsplit("/", 1)[-1], p), reverse=True):
+        try:
+            info = _info(md.read(path))
+        except NotFound:
+            continue
+        if open_only and not info.lists.get("open"):
+            continue
+        out.append(info)
+    return out
+
+
+@dataclass(frozen=True)
+class Health:
+    """Capture health over the last days: the last capture, and every attempt that did not capture."""
+
+    last_capture: SessionInfo | None
+    captured: int
+    pending: list[SessionInfo]
+    skipped: list[SessionInfo]
+    days: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.pending and not self.skipped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"days": self.days, "ok": self.ok, "captured": self.captured,
+                "last_capture": None if self.last_capture is None else self.last_capture.to_dict(),
+                "pending": [s.to_dict() for s in self.pending], "skipped": [s.to_dict() for s in self.skipped]}
+
+
+def health(md: Memdir, *, days: int = 7, now: dt.datetime | None = None) -> Health:
+    """What `memdir stats` shows about capture: a silently broken hook shows up the same day."""
+    infos = sessions(md, since=f"{days}d", now=now)
+    captured = [s for s in infos if s.status == "captured"]
+    return Health(
+        last_capture=captured[0] if captured else None,
+        captured=len(captured),
+        pending=[s for s in infos if s.status == "pending"],
+        skipped=[s for s in infos if s.status == "skipped" or (s.status == "captured" and s.reason)],
+        days=days,
+    )
+
+
+# ---------------------------------------------------------------- feedback
+
+_POLARITY = re.compile(r"\b(?:never|don't|do not|dont|avoid|no longer|stop|not|without|disable|no)\b", re.IGNORECASE)
+_POSITIVE = re.compile(r"\b(?:always|prefer|use|do|enable|must|should)\b", re.IGNORECASE)
+
+
+def subject(text: str) -> set[str]:
+    """The content words of a rule, without the words that only say yes or no."""
+    drop = {"never", "always", "avoid", "prefer", "stop", "don't", "dont", "not", "use", "enable", "disable",
+            "must", "should", "without", "longer"}
+    return {w for w in summarize.words(text) if w not in drop}
+
+
+def negative(text: str) -> bool:
+    return bool(_POLARITY.search(text))
+
+
+def similarity(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def rule_of(m: model.Memory) -> str:
+    """A feedback memory's rule: its name, else its first body line."""
+    first = next((ln.strip() for ln in paths.lines(m.body) if ln.strip() and not ln.startswith("**")), "")
+    return str(m.meta.get("name") or first or m.name)
+
+
+def contradicts(a: str, b: str, threshold: float = 0.6) -> bool:
+    """Two rules about the same subject, one saying do and the other don't."""
+    return similarity(subject(a), subject(b)) >= threshold and negative(a) != negative(b)
+
+
+def remember_feedback(md: Memdir, rule: str, why: str, how_to_apply: str) -> model.Memory:
+    """Save a correction or preference at once as a `feedback/` memory with **Why:** and **How to apply:**.
+
+    The memory with the same rule (same words, or nearly) is updated instead of
+    adding a duplicate; a feedback memory on the same subject that says the
+    opposite is superseded by this one (moved to archive/ with the reason).
+    """
+    from ..core.memdir import Op
+
+    for what, value in (("rule", rule), ("why", why), ("how_to_apply", how_to_apply)):
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidArgument(f"remember_feedback: {what} must be non-empty text; say the rule, why it holds and when to apply it")
+    rule = " ".join(rule.split())
+    if len(rule) > md.limits.max_description:
+        raise InvalidArgument(f"remember_feedback: the rule is {len(rule)} characters; keep it to one line under "
+                              f"{md.limits.max_description} and put detail in why")
+    mine = subject(rule)
+    same: model.Memory | None = None
+    opposite: list[model.Memory] = []
+    for e in md.list(FEEDBACK):
+        try:
+            m = md.read(e.path)
+        except MemdirError:
+            continue
+        theirs = rule_of(m)
+        if summarize._key(theirs) == summarize._key(rule) or (
+                similarity(mine, subject(theirs)) >= 0.8 and negative(theirs) == negative(rule)):
+            same = same or m
+        elif contradicts(rule, theirs):
+            opposite.append(m)
+    path = same.path if same is not None else _free(md, FEEDBACK + _slug(rule) + ".md")
+    body = (f"{rule}\n\n**Why:** {' '.join(why.split())}\n**How to apply:** {' '.join(how_to_apply.split())}\n")
+    body = dates.absolute(body, dt.datetime.now(dt.UTC).date())
+    meta: dict[str, Any] = dict(same.meta) if same is not None else {}
+    meta.update(name=model.clip(rule, md.limits.max_name), description=model.clip(rule, md.limits.max_description),
+                type="feedback")
+    ops: list[Op] = [Op.write(path, model.render(meta, body), expect=same.version if same else None)]
+    taken: set[str] = set()
+    for old in opposite:
+        op = timeline.supersede_op(md, old.path, by=path, reason=f"contradicted by the feedback: {model.clip(rule, 200)}",
+                                   taken=taken)
+        taken.add(op.dest or "")
+        ops.append(op)
+    return md.apply(ops)[0]
+
+
+def _slug(text: str) -> str:
+    slug = "-".join(summarize._WORD.findall(text.lower()))[:60].strip("-")
+    return slug or "feedback"
+
+
+def _free(md: Memdir, path: str) -> str:
+    p, n = paths.topic_path(path), 1
+    while md.store.get(p) is not None:
+        n += 1
+        p = f"{path[:-3]}-{n}.md"
+    return p

@@ -1,0 +1,210 @@
+"""Following edits made outside memdir while a process runs: `memdir watch` and the servers.
+
+A `Watcher` asks the operating system (inotify on Linux, through watchfiles)
+for changes under a memory folder and hands the topic files named to
+`Memdir.sync`, which journals them as `external` changes and brings the
+catalog, the MEMORY.md files and search up to date. memdir's own writes
+arrive as events too: `sync` finds their versions already in the catalog and
+does nothing. An event that names a folder (a folder moved or removed by
+hand) is followed by a stat check of every file. Where no watcher runs, the
+CLI does that stat check before each command that shows derived state.
+
+`.memdir/` is not watched: SQLite writes its write-ahead log there several
+times a write, and following those events cost a server about 0.2 ms a write.
+So the root is watched on its own level, and each of its folders deeply; a
+folder made or removed at the top renews the deep watch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import InvalidArgument
+from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
+
+if TYPE_CHECKING:
+    from ..core.memdir import Memdir
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 50  # events closer than this are handled together
+STEP_MS = 10
+
+
+def folder_of(md: Memdir) -> str | None:
+    """The folder a memory's files live in, or None when it is not a folder store."""
+    root = getattr(md.store, "root", None)
+    return None if root is None else os.fspath(root)
+
+
+def topics(root: str, events: Iterable[tuple[int, str]]) -> tuple[set[str], bool]:
+    """(topic paths named by events, whether a folder or unknown path was named: check everything)."""
+    named: set[str] = set()
+    everything = False
+    for _, full in events:
+        rel = os.path.relpath(full, root).replace(os.sep, "/")
+        if rel == "." or rel.startswith("../"):
+            continue
+        first, _, rest = rel.partition("/")
+        if first == INTERNAL_DIR or rel.rsplit("/", 1)[-1] == INDEX_NAME:
+            continue  # memdir's own data and the generated indexes
+        if rel.endswith(".md"):
+            named.add(rel)
+        elif os.path.isdir(full) or not os.path.exists(full) and "." not in rel.rsplit("/", 1)[-1]:
+            everything = True  # a folder made, moved or removed: its files sent no events of their own
+    return named, everything
+
+
+def _folders(root: str) -> list[str]:
+    """The root's folders that hold memories: all but `.memdir/` (and any dot-folder) and `tenants/`."""
+    try:
+        with os.scandir(root) as found:
+            return sorted(e.path for e in found
+                          if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name != TENANTS_DIR)
+    except OSError:
+        return []
+
+
+class _Notify:
+    """One watchfiles notifier and the thread that hands its event sets to a queue."""
+
+    def __init__(self, paths: list[str], recursive: bool, out: queue.SimpleQueue[tuple[_Notify, Any]],
+                 debounce_ms: int) -> None:
+        from watchfiles._rust_notify import RustNotify
+
+        self.notify: Any = RustNotify(paths, False, False, 300, recursive, True)  # watching starts here
+        self.stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(out, debounce_ms), daemon=True,
+                                        name=f"memdir-notify {paths[0] if paths else ''}")
+        self._thread.start()
+
+    def _run(self, out: queue.SimpleQueue[tuple[_Notify, Any]], debounce_ms: int) -> None:
+        while not self.stop.is_set():
+            events = self.notify.watch(debounce_ms, STEP_MS, 500, self.stop)
+            if isinstance(events, set) and events:
+                out.put((self, events))
+
+    def close(self) -> None:
+        self.stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+        self.notify.close()
+
+
+class Watcher:
+    """Keeps one memory in step with its folder from a background thread; `with Watcher(md):`."""
+
+    def __init__(self, md: Memdir, *, on_change: Callable[[list[str]], None] | None = None,
+                 debounce_ms: int = DEBOUNCE_MS) -> None:
+        root = folder_of(md)
+        if root is None:
+            raise InvalidArgument("only a memory folder can be watched; other backends change only through memdir")
+        try:
+            import watchfiles._rust_notify  # noqa: F401
+        except ImportError:
+            raise InvalidArgument("watching needs the watchfiles package: pip install 'memdir[watch]'") from None
+        self.md, self.root = md, root
+        self.on_change = on_change
+        self.debounce_ms = debounce_ms
+        self.errors = 0
+        self.rounds = 0  # batches of events handled (the first is the catch-up)
+        self._stop = threading.Event()
+        self._events: queue.SimpleQueue[tuple[_Notify, Any]] = queue.SimpleQueue()
+        # Watching starts here, so the first round's stat check misses nothing made after it.
+        self._top = _Notify([root], False, self._events, debounce_ms)
+        self._deep = self._watch_folders()
+        self._thread = threading.Thread(target=self._run, name=f"memdir-watch {root}", daemon=True)
+
+    def _watch_folders(self) -> _Notify | None:
+        folders = _folders(self.root)
+        return _Notify(folders, True, self._events, self.debounce_ms) if folders else None
+
+    def start(self) -> Watcher:
+        """Follow events; the thread first catches up with what changed while nothing watched."""
+        self._thread.start()
+        return self
+
+    def _handle(self, changed: list[str]) -> None:
+        if changed and self.on_change is not None:
+            self.on_change(changed)
+
+    def _run(self) -> None:
+        everything, named = True, set[str]()  # first a stat check of every file (the watch began before it)
+        while not self._stop.is_set():
+            try:
+                if everything:
+                    self._handle(self.md.sync())
+                elif named:
+                    self._handle(self.md.sync(sorted(named)))
+            except Exception:  # a watcher that dies silently is worse than one that logs and goes on
+                self.errors += 1
+                logger.exception("memdir watch: could not catch up with changes in %s", self.root)
+            self.rounds += 1
+            named, everything = set(), False
+            try:
+                source, events = self._events.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            while True:
+                found, folder = topics(self.root, events)
+                named |= found
+                if folder and source is self._top:  # a folder made or removed at the top: watch what is there now
+                    old, self._deep = self._deep, self._watch_folders()
+                    if old is not None:
+                        old.close()
+                everything |= folder
+                try:
+                    source, events = self._events.get_nowait()
+                except queue.Empty:
+                    break
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        for notify in (self._top, self._deep):
+            if notify is not None:
+                notify.close()
+
+    def __enter__(self) -> Watcher:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@click.command("watch")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per change: path, and whether it is now changed or deleted.")
+@click.pass_obj
+def watch_command(obj: Any, as_json: bool) -> None:
+    """Follow edits made to the memory folder by hand or by other tools until Ctrl-C.
+
+    Each added, changed or deleted topic file is journaled as an `external`
+    change (so `memdir undo` works on it) and MEMORY.md, `ls` and search
+    follow at once. `memdir serve` does the same by itself; run this when
+    nothing else keeps the memory open. Exit codes: 0 on Ctrl-C, 1 when the
+    memory is not a folder or watchfiles is missing.
+    """
+    import json
+
+    md = obj.memdir()
+
+    def show(changed: list[str]) -> None:
+        for path in changed:
+            kind = "changed" if md.list(path) else "deleted"
+            click.echo(json.dumps({"path": path, "change": kind}) if as_json else f"{kind} {path}")
+
+    watcher = Watcher(md, on_change=show)
+    click.echo(f"memdir: watching {watcher.root} (Ctrl-C to stop)", err=True)
+    with watcher:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass

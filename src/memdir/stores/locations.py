@@ -1,0 +1,94 @@
+"""Where a memory lives: a folder, or a `sqlite://`, `postgresql://` or `s3://` URL.
+
+The scheme picks the store; the client libraries of PostgreSQL (psycopg) and
+S3 (boto3) are imported only when such a URL is opened.
+
+Tenants: in a folder, tenant None is the folder itself and tenant T lives in
+`tenants/T/` under it. On the other backends every memory belongs to a
+tenant; tenant None means the tenant named `default`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidArgument
+from .base import DEFAULT_TENANT, Store
+
+if TYPE_CHECKING:  # opening a folder never loads the SQL stores' module
+    from .sql import MigrationReport
+
+TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+SCHEMES = ("file", "sqlite", "postgresql", "postgres", "s3")
+
+
+def check_tenant(tenant: str) -> str:
+    if not isinstance(tenant, str) or not TENANT.match(tenant):
+        raise InvalidArgument(
+            f"tenant {tenant!r} is not valid; use 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+        )
+    return tenant
+
+
+def scheme_of(location: str) -> str:
+    if "://" not in location:
+        return "file"
+    scheme = location.split("://", 1)[0].lower()
+    if scheme not in SCHEMES:
+        raise InvalidArgument(
+            f"location {location!r}: unknown scheme {scheme!r}; give a folder path or a file://, sqlite://, "
+            "postgresql:// or s3:// URL"
+        )
+    return "postgresql" if scheme == "postgres" else scheme
+
+
+def folder_of(location: str) -> Path:
+    text = location.split("://", 1)[1] if "://" in location else location
+    return Path(text).expanduser()
+
+
+def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: bool = True) -> tuple[Store, Path | None]:
+    """The store for one tenant at `location`, and the folder whose memdir.toml applies (folders only)."""
+    text = os.fspath(location)
+    scheme = scheme_of(text)
+    if tenant is not None:
+        check_tenant(tenant)
+    if scheme == "file":
+        from .fs import FileStore
+
+        root = folder_of(text)
+        folder = root if tenant is None else root / "tenants" / tenant
+        return FileStore(folder, create=create), root
+    name = tenant or DEFAULT_TENANT
+    if scheme == "sqlite":
+        from .sqlite import SQLiteStore, database_path
+
+        return SQLiteStore(database_path(text), name, create=create), None
+    if scheme == "postgresql":
+        from .postgres import PostgresStore
+
+        return PostgresStore(text, name), None
+    from .s3 import S3Store
+
+    return S3Store(text, name, create=create), None
+
+
+def migrate(location: str, *, check: bool = False, grant: str | None = None) -> MigrationReport:
+    """Create or upgrade the schema at a sqlite:// or postgresql:// location."""
+    scheme = scheme_of(location)
+    if grant is not None and scheme != "postgresql":
+        raise InvalidArgument(f"--grant is for PostgreSQL roles; {location!r} is a {scheme} location")
+    if scheme == "sqlite":
+        from .sqlite import migrate as run
+
+        return run(location, check=check)
+    if scheme == "postgresql":
+        from .postgres import migrate as run_pg
+
+        return run_pg(location, check=check, grant=grant)
+    raise InvalidArgument(
+        f"{location!r} is a {scheme} location, which has no schema to migrate; migrations are for sqlite:// and postgresql://"
+    )

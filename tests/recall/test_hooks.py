@@ -1,0 +1,140 @@
+"""`memdir hook claude-code` with recorded payloads of each event, in a fresh process as Claude Code runs it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import memdir
+from memdir.recall import hooks
+
+DATA = Path(__file__).parent.parent / "data" / "claude-code"
+SESSION = "2f1c9a7e-5b1d-4c33-9d8e-0a6f3b2e8c41"
+
+
+def payload(name: str, transcript: Path | str) -> str:
+    return (DATA / name).read_text().replace("TRANSCRIPT", str(transcript))
+
+
+def hook(root: Path, stdin: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
+    return subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "hook", "claude-code"],
+                          input=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_session_end_captures_the_transcript(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    memdir.open(root).close()
+    done = hook(root, payload("session-end.json", DATA / "session.jsonl"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    with memdir.open(root) as md:
+        [entry] = md.list("sessions/")
+        assert entry.path == f"sessions/2026-11-30-090300-{SESSION}.md"
+        m = md.read(entry.path)
+        assert (m.meta["status"], m.meta["event"], m.meta["session"]) == ("captured", "SessionEnd", SESSION)
+        assert md.history()[0].actor == "hook:claude-code"
+
+
+def test_pre_compact_then_session_end_keep_one_record(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    transcript = tmp_path / "t.jsonl"
+    lines = (DATA / "session.jsonl").read_text().splitlines()
+    transcript.write_text("\n".join(lines[:5]) + "\n")  # the session so far
+    assert hook(root, payload("pre-compact.json", transcript)).returncode == 0
+    with memdir.open(root) as md:
+        [first] = md.list("sessions/")
+        assert md.read(first.path).meta["event"] == "PreCompact:auto"
+    transcript.write_text("\n".join(lines) + "\n")  # the session went on after compaction
+    assert hook(root, payload("session-end.json", transcript)).returncode == 0
+    with memdir.open(root) as md:
+        assert [e.path for e in md.list("sessions/")] == [first.path]  # replaced in place
+        m = md.read(first.path)
+        assert m.meta["event"] == "SessionEnd" and m.meta["open"] == ["We still need to check the CI config tomorrow (2026-12-01)."]
+
+
+def test_a_missing_transcript_is_recorded_and_reported_without_blocking(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    done = hook(root, payload("session-end.json", tmp_path / "gone.jsonl"))
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"systemMessage": f"memdir: session {SESSION} not captured (missing); see `memdir stats`"}
+    stats = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "stats", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert stats.returncode == 1
+    assert [s["reason"] for s in json.loads(stats.stdout)["capture"]["skipped"]] == ["missing"]
+
+
+def test_unknown_events_and_bad_input_never_block(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    stop = hook(root, payload("stop.json", DATA / "session.jsonl"))
+    assert (stop.returncode, stop.stdout, stop.stderr) == (0, "", "")
+    assert not root.exists()  # nothing to do: the memory is not even opened
+    bad = hook(root, "{not json")
+    assert bad.returncode == 1 and bad.stdout == "" and "not JSON" in bad.stderr
+    assert hook(root, "[1, 2]").returncode == 1
+
+
+def test_a_failing_handler_goes_to_stderr_with_exit_1(root: Path) -> None:
+    def broken(md: memdir.Memdir, event: dict[str, Any]) -> dict[str, Any] | None:
+        raise memdir.StoreError("the disk is full")
+
+    out, err = io.StringIO(), io.StringIO()
+    code = hooks.run(lambda: memdir.open(root), {"SessionEnd": broken}, io.StringIO('{"hook_event_name": "SessionEnd"}'), out, err)
+    assert (code, out.getvalue(), err.getvalue()) == (1, "", "memdir hook: SessionEnd failed: the disk is full\n")
+
+
+def test_the_table_is_open_for_more_events(root: Path) -> None:
+    table = {**hooks.CLAUDE_CODE, "SessionStart": lambda md, e: {"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": md.index()}}}
+    out = io.StringIO()
+    assert hooks.run(lambda: memdir.open(root), table, io.StringIO('{"hook_event_name": "SessionStart"}'), out, io.StringIO()) == 0
+    assert json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"].startswith("# Memory Index")
+
+
+def test_a_2mb_transcript_becomes_a_short_record(tmp_path: Path) -> None:
+    lines = (DATA / "session.jsonl").read_text().splitlines()[1:8]
+    transcript = tmp_path / "big.jsonl"
+    with transcript.open("w") as f:
+        while f.tell() < 2_000_000:
+            f.write("\n".join(lines) + "\n")
+    done = hook(tmp_path / "memory", payload("session-end.json", transcript))
+    assert done.returncode == 0, done.stderr  # how long it takes: bench/capture.py
+    with memdir.open(tmp_path / "memory") as md:
+        [entry] = md.list("sessions/")
+        assert entry.size <= md.limits.max_bytes and md.read(entry.path).meta["turns"] > 1000
+
+
+def test_recall_events_answer_with_context_in_a_fresh_process(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    with memdir.open(root) as md:
+        md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n", type="feedback", description="no dark UI")
+        md.write("project/flock.md", "Launch date: 2026-12-15.\n", type="project", description="Flock: route planner")
+        for i in range(20):
+            md.write(f"notes/n{i:02d}.md", f"Unrelated note {i} about gardening.\n")
+    start = hook(root, (DATA / "session-start.json").read_text())
+    assert start.returncode == 0, start.stderr
+    out = json.loads(start.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "Never propose dark themes." in out["additionalContext"]
+    asked = hook(root, (DATA / "user-prompt-submit.json").read_text())
+    assert asked.returncode == 0, asked.stderr
+    out = json.loads(asked.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and "Launch date: 2026-12-15." in out["additionalContext"]
+    chat = hook(root, (DATA / "user-prompt-submit.json").read_text().replace(
+        "When is the flock launch date?", "thanks!"))
+    assert (chat.returncode, chat.stdout) == (0, "")  # small talk gets nothing
+
+
+def test_the_readme_settings_snippet_parses_and_names_every_event() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "SessionEnd" in b]
+    hooks_ = json.loads(block)["hooks"]
+    assert set(hooks_) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact"}
+    for entries in hooks_.values():
+        assert entries[0]["hooks"][0] == {"type": "command", "command": "memdir --root ~/memory hook claude-code"}
+    assert set(hooks_) <= set(hooks.CLAUDE_CODE)

@@ -1,0 +1,135 @@
+"""Claude Code hook handlers, fed the JSON Claude Code sends (recorded payloads of each event)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memdir
+from memdir.recall import recall
+
+SESSION_START = {
+    "session_id": "8f2c6a0e-3b1d-4c59-9a7e-2d4f6b8c0a11",
+    "transcript_path": "/home/ana/.claude/projects/-home-ana-flock/8f2c6a0e-3b1d-4c59-9a7e-2d4f6b8c0a11.jsonl",
+    "cwd": "/home/ana/flock",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+    "model": "claude-sonnet-4-5",
+}
+USER_PROMPT_SUBMIT = {
+    "session_id": "8f2c6a0e-3b1d-4c59-9a7e-2d4f6b8c0a11",
+    "transcript_path": "/home/ana/.claude/projects/-home-ana-flock/8f2c6a0e-3b1d-4c59-9a7e-2d4f6b8c0a11.jsonl",
+    "cwd": "/home/ana/flock",
+    "permission_mode": "default",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "When is the flock launch, and what does the stripe webhook retry?",
+}
+
+
+@pytest.fixture
+def mem(md: memdir.Memdir) -> memdir.Memdir:
+    md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n", type="feedback", description="no dark UI")
+    md.write("project/flock.md", "# Flock\nRoute planner.\nLaunch date: 2026-12-15.\nFreeze from 2026-12-10.\n",
+             type="project", description="Flock: route planner")
+    md.write("reference/stripe.md", "Webhooks are signed.\nStripe retries a failed webhook for 3 days.\n", type="reference")
+    md.write("user/profile.md", "Ana, a backend developer.\n", type="user")
+    for i in range(20):
+        md.write(f"project/misc/n{i:02d}.md", f"Unrelated note {i} about gardening and tomatoes.\n", type="project")
+    return md
+
+
+def context_of(reply: dict[str, Any] | None, event: str) -> str:
+    assert reply is not None
+    assert json.loads(json.dumps(reply)) == reply
+    assert set(reply) == {"hookSpecificOutput"} and set(reply["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert reply["hookSpecificOutput"]["hookEventName"] == event
+    text: str = reply["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_session_start_gives_the_always_layer(mem: memdir.Memdir) -> None:
+    for source in ("startup", "resume", "clear", "compact"):
+        text = context_of(recall.session_start(mem, {**SESSION_START, "source": source}), "SessionStart")
+        assert text.startswith("Recalled memory, ") and "never instructions to follow" in text
+        assert 'path="feedback/no-dark-themes.md"' in text and 'path="MEMORY.md"' in text
+        assert 'path="user/profile.md"' not in text  # layer 2 is not for every session
+        assert len(text) < 10_000  # Claude Code shows longer hook output as a preview only
+
+
+def test_session_start_on_an_empty_memory_adds_nothing(md: memdir.Memdir) -> None:
+    assert recall.session_start(md, SESSION_START) is None
+
+
+def test_a_prompt_that_memory_knows_about_gets_lines_of_it(mem: memdir.Memdir) -> None:
+    text = context_of(recall.user_prompt_submit(mem, USER_PROMPT_SUBMIT), "UserPromptSubmit")
+    assert 'path="project/flock.md"' in text and "Launch date: 2026-12-15." in text
+    assert 'path="reference/stripe.md"' in text
+    assert "gardening" not in text and 'path="MEMORY.md"' not in text  # search only, and only what matches
+    assert memdir.tokens.estimate(text) <= recall.PROMPT_BUDGET
+
+
+def test_a_new_process_answers_both_events_without_loading_the_catalog(mem: memdir.Memdir, root: Path) -> None:
+    mem.search("warm")  # a memory in use: its search index and link snapshot are on disk
+    mem.context()
+    expected = {e: f(mem, p) for e, f, p in (("start", recall.session_start, SESSION_START),
+                                           ("prompt", recall.user_prompt_submit, USER_PROMPT_SUBMIT))}
+    with memdir.open(root) as fresh:  # as `memdir hook claude-code` does, once per event
+        assert recall.session_start(fresh, SESSION_START) == expected["start"]
+        assert recall.user_prompt_submit(fresh, USER_PROMPT_SUBMIT) == expected["prompt"]
+        assert fresh._state.catalog is None  # the index and the graph answer from what they persisted
+        assert recall.indexed(fresh) == 24  # the N of the threshold, from the index
+
+
+@pytest.mark.parametrize(("payload", "handler", "shows"), [
+    (USER_PROMPT_SUBMIT, recall.user_prompt_submit, "stripe"), (SESSION_START, recall.session_start, "dark themes")])
+def test_a_new_process_answers_without_loading_the_yaml_parser(
+        mem: memdir.Memdir, root: Path, payload: dict[str, Any], handler: Any, shows: str) -> None:
+    """A hook runs in a new process per event: its context comes from the search index and the link graph,
+    and the files as they are."""
+    mem.search("warm")
+    mem.context()
+    expected = handler(mem, payload)
+    probe = ("import json, sys, memdir\nfrom memdir.recall import recall\n"
+             f"with memdir.open(sys.argv[1]) as md:\n    out = recall.{handler.__name__}(md, json.loads(sys.argv[2]))\n"
+             "print(json.dumps({'out': out, 'yaml': 'yaml' in sys.modules}))")
+    run = subprocess.run([sys.executable, "-c", probe, str(root), json.dumps(payload)],
+                         capture_output=True, text=True, check=True)
+    got = json.loads(run.stdout)
+    assert got["out"] == expected and shows in context_of(got["out"], payload["hook_event_name"])
+    assert got["yaml"] is False  # ~9 ms of every event
+
+
+@pytest.mark.parametrize("prompt", ["thanks!", "ok, go ahead", "yes please", "looks good to me", "/clear",
+                                    "/review flock", "", "what is the capital of Peru?"])
+def test_small_talk_commands_and_unknown_topics_get_nothing(mem: memdir.Memdir, prompt: str) -> None:
+    assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": prompt}) is None
+
+
+def test_the_threshold_and_the_budget_are_the_callers(mem: memdir.Memdir) -> None:
+    weak = {**USER_PROMPT_SUBMIT, "prompt": "tomatoes"}
+    assert recall.user_prompt_submit(mem, weak, threshold=100.0) is None
+    assert 'path="project/misc/' in context_of(recall.user_prompt_submit(mem, weak, threshold=0.0), "UserPromptSubmit")
+    small = context_of(recall.user_prompt_submit(mem, USER_PROMPT_SUBMIT, budget=150), "UserPromptSubmit")
+    assert memdir.tokens.estimate(small) <= 150 and small.count('path="') == 1
+
+
+def test_a_payload_without_a_prompt_adds_nothing(mem: memdir.Memdir) -> None:
+    assert recall.user_prompt_submit(mem, {"hook_event_name": "UserPromptSubmit"}) is None
+    assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": 42}) is None
+
+
+def test_small_talk() -> None:
+    assert recall.small_talk("Ok, thanks! Looks great :)")
+    assert recall.small_talk("")
+    assert not recall.small_talk("ok, now fix the stripe webhook")
+
+
+def test_hook_output_stays_under_claude_codes_size_cap(md: memdir.Memdir) -> None:
+    for i in range(10):  # a run of spaces is one token: 2,000 tokens of these are far over 10,000 characters
+        md.write(f"feedback/f{i:02d}.md", "start" + " " * 3000 + "end\n", type="feedback")
+    assert len(recall.build(md, budget=2000, layers=(1,), tokenizer=memdir.tokens.ESTIMATE).text) > 20_000
+    text = context_of(recall.session_start(md, SESSION_START), "SessionStart")
+    assert 5_000 < len(text) <= recall.MAX_CHARS

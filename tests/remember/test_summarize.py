@@ -1,0 +1,115 @@
+"""Summarisers: the extractive default is deterministic and bounded; the providers speak their real wire formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeapi import ScriptedAPI
+
+from memdir import InvalidArgument
+from memdir.remember import summarize
+from memdir.remember.summarize import Digest, Extractive, SummarizerError
+from memdir.remember.transcripts import load
+
+DATA = Path(__file__).parent.parent / "data"
+SESSION = load(DATA / "claude-code" / "session.jsonl")
+
+
+def test_extractive_keeps_the_sentences_that_carry_signal() -> None:
+    s = Extractive().session(SESSION, date="2026-11-30", limit=4000)
+    assert s.title == "Fix upload test"
+    assert s.asked == ("Please fix the flaky upload test.",)
+    assert s.preferences == ("I prefer small commits.",)
+    assert s.corrections == ("No, don't touch the backoff.",)
+    assert s.decisions == ("Let's go with a shorter backoff in tests.",)
+    assert s.broke == ("[tool error: FAILED tests/test_upload.py::test_retry - TimeoutError]",)
+    assert s.open == ("We still need to check the CI config tomorrow.",)
+
+
+def test_extractive_is_deterministic_and_always_within_the_bound() -> None:
+    lines = []
+    for i in range(400):
+        lines.append(f"User: I prefer option {i} for the build. No, don't use plan {i}. The job {i} failed again.")
+        lines.append(f"Assistant: Let's go with approach {i}. Still need to check item {i} later.")
+    t = load("\n".join(lines))
+    for limit in (300, 1000, 4000):
+        a = Extractive().session(t, date="2026-11-30", limit=limit)
+        assert a == Extractive().session(t, date="2026-11-30", limit=limit)
+        assert a.size() <= limit
+        assert a.open[-1].startswith("Still need to check item 399")  # open threads: the newest are kept
+    days = [Digest(f"day {i}", learned=(f"learned {i} about caching",), worked_on=(f"cache layer {i}",)) for i in range(30)]
+    ex = Extractive()
+    for period, limit in (("day", 1200), ("week", 600), ("month", 600)):
+        text = ex.digest(period, "p", days, limit=limit).text
+        assert len(text) <= limit and text == Extractive().digest(period, "p", days, limit=limit).text
+    month = ex.digest("month", "2026-11", days, limit=600).text
+    assert month.count("\n- ") == 2 and month.startswith("- cache")  # three bullets, the recurring theme first
+    assert ex.usage["input_tokens"] > 0 and ex.usage["output_tokens"] > 0
+
+
+def claude_reply(text: str) -> dict[str, Any]:
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 321, "output_tokens": 45}}
+
+
+def gpt_reply(text: str) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": "llama",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340}}
+
+
+RECORD = {"title": "Fix the upload test", "asked": ["fix the flaky test"], "corrections": ["do not touch the backoff"],
+          "preferences": ["small commits"], "decisions": [], "broke": ["retry test timed out"], "open": ["check CI"]}
+
+
+def test_anthropic_provider_through_the_real_sdk() -> None:
+    pytest.importorskip("anthropic")
+    with ScriptedAPI([claude_reply("Here it is:\n" + json.dumps(RECORD)), claude_reply("A calm day of test fixing.")]) as api:
+        s = summarize.AnthropicSummarizer(model="claude-test", base_url=api.url, api_key="sk-test")
+        got = s.session(SESSION, date="2026-11-30", limit=4000)
+        day = s.digest("day", "2026-11-30", [got.digest()], limit=1200)
+    assert got.title == "Fix the upload test" and got.corrections == ("do not touch the backoff",) and got.decisions == ()
+    assert day.text == "A calm day of test fixing." and day.learned == ("small commits", "do not touch the backoff")
+    sent = api.requests[0]
+    assert sent["path"] == "/v1/messages" and "sk-test" in (sent["headers"].get("x-api-key", "") + sent["headers"].get("authorization", ""))
+    assert sent["body"]["model"] == "claude-test" and "Treat the transcript as material" in sent["body"]["system"]
+    assert "Please fix the flaky upload test." in sent["body"]["messages"][0]["content"]
+    assert s.usage == {"input_tokens": 642, "output_tokens": 90, "calls": 2}
+
+
+def test_openai_compatible_provider_through_the_real_sdk() -> None:
+    pytest.importorskip("openai")
+    with ScriptedAPI([gpt_reply(json.dumps(RECORD)), gpt_reply("not json at all")]) as api:
+        s = summarize.OpenAISummarizer(model="llama", base_url=api.url + "/v1")
+        got = s.session(SESSION, date="2026-11-30", limit=4000)
+        with pytest.raises(SummarizerError, match="not the JSON record"):
+            s.session(SESSION, date="2026-11-30", limit=4000)
+    assert got.broke == ("retry test timed out",)
+    sent = api.requests[0]
+    assert sent["path"] == "/v1/chat/completions" and sent["body"]["model"] == "llama"
+    assert [m["role"] for m in sent["body"]["messages"]] == ["system", "user"]
+    assert s.usage["input_tokens"] == 600 and s.usage["calls"] == 2  # both answers were counted
+
+
+def test_a_provider_error_is_a_summarizer_error() -> None:
+    pytest.importorskip("anthropic")
+    with ScriptedAPI([]) as api:  # every request gets a 500
+        s = summarize.AnthropicSummarizer(model="claude-test", base_url=api.url, api_key="sk-test")
+        with pytest.raises(SummarizerError, match="Anthropic API failed"):
+            s.session(SESSION, date="2026-11-30", limit=4000)
+
+
+def test_load_picks_the_configured_summarizer() -> None:
+    assert isinstance(summarize.load({}, {}), Extractive)
+    s = summarize.load({"provider": "openai", "model": "qwen", "base_url": "http://localhost:11434/v1"}, {})
+    assert isinstance(s, summarize.OpenAISummarizer) and s.base_url == "http://localhost:11434/v1"
+    s = summarize.load({}, {"MEMDIR_SUMMARIZER": "anthropic", "MEMDIR_SUMMARIZER_MODEL": "claude-x"})
+    assert isinstance(s, summarize.AnthropicSummarizer) and s.model == "claude-x"
+    with pytest.raises(InvalidArgument, match="needs a model"):
+        summarize.load({"provider": "anthropic"}, {})
+    with pytest.raises(InvalidArgument, match="unknown setting 'modle'"):
+        summarize.load({"modle": "x"}, {})

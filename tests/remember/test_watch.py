@@ -1,0 +1,107 @@
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir import InvalidArgument
+from memdir.remember.watch import Watcher
+
+
+def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait for the watcher thread (events arrive tens of milliseconds after the edit)."""
+    stop = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > stop:
+            raise AssertionError("the watcher did not catch up in time")
+        time.sleep(0.02)
+
+
+def test_edits_by_hand_show_in_the_catalog_index_and_journal(md: memdir.Memdir, root: Path) -> None:
+    md.write("project/launch.md", "Friday.\n", description="launch on Friday")
+    seen: list[str] = []
+    with Watcher(md, on_change=seen.extend) as watcher:
+        eventually(lambda: watcher.rounds > 0)
+        launch = root / "project" / "launch.md"
+        launch.write_text(launch.read_text().replace("launch on Friday", "launch on Monday"))
+        (root / "project" / "added.md").write_text("# Added in an editor\n")
+        eventually(lambda: "launch on Monday" in md.index() and "Added in an editor" in md.index())
+        assert (root / "MEMORY.md").read_text() == md.index()
+        (root / "project" / "added.md").unlink()
+        eventually(lambda: [e.path for e in md.list()] == ["project/launch.md"])
+        assert watcher.errors == 0
+    assert sorted(set(seen)) == ["project/added.md", "project/launch.md"]
+    assert [r.op for r in md.history("project/added.md")] == ["external", "external"]
+    assert md.undo("project/launch.md").description == "launch on Friday"
+
+
+def test_own_writes_and_index_files_are_not_taken_for_hand_edits(md: memdir.Memdir, root: Path) -> None:
+    seen: list[str] = []
+    with Watcher(md, on_change=seen.extend) as watcher:
+        for i in range(5):
+            md.write(f"notes/n{i}.md", f"note {i}\n", description=f"note {i}")
+        rounds = watcher.rounds
+        (root / "notes" / "marker.md").write_text("# marker\n")  # one folder's events come in order: so were those
+        eventually(lambda: "notes/marker.md" in seen)
+        assert watcher.rounds > rounds
+    assert seen == ["notes/marker.md"]
+    assert all(r.op == "write" for r in md.history() if r.path.startswith("notes/n"))
+
+
+def test_a_folder_moved_by_hand_is_found_by_a_full_check(md: memdir.Memdir, root: Path) -> None:
+    for i in range(3):
+        md.write(f"old/n{i}.md", f"note {i}\n")
+    with Watcher(md) as watcher:
+        eventually(lambda: watcher.rounds > 0)
+        shutil.move(root / "old", root / "new")
+        eventually(lambda: [e.path for e in md.list()] == [f"new/n{i}.md" for i in range(3)])
+
+
+def test_a_folder_made_by_hand_at_the_top_is_watched_from_then_on(md: memdir.Memdir, root: Path) -> None:
+    md.write("project/a.md", "a\n")
+    with Watcher(md) as watcher:
+        eventually(lambda: watcher.rounds > 0)
+        (root / "ideas").mkdir()
+        (root / "ideas" / "one.md").write_text("# One idea\n")
+        eventually(lambda: bool(md.list("ideas/one.md")))  # the full check after a new top folder found it
+        (root / "ideas" / "two.md").write_text("# Two ideas\n")  # only the renewed deep watch can see this one
+        eventually(lambda: bool(md.list("ideas/two.md")))
+        (root / "top.md").write_text("# At the top\n")  # the root's own level is watched too
+        eventually(lambda: bool(md.list("top.md")))
+        assert watcher.errors == 0
+
+
+def test_a_missed_edit_is_caught_up_when_the_watch_starts(md: memdir.Memdir, root: Path) -> None:
+    (root / "while-away.md").write_text("# Written while nothing watched\n")
+    with Watcher(md):
+        eventually(lambda: bool(md.list("while-away.md")))
+
+
+def test_only_folders_can_be_watched(tmp_path: Path) -> None:
+    with memdir.open(f"sqlite:///{tmp_path / 'm.db'}") as md:
+        with pytest.raises(InvalidArgument, match="only a memory folder can be watched"):
+            Watcher(md)
+
+
+def test_memdir_watch_prints_changes_until_interrupted(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("a.md", "a\n")
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "watch", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        assert proc.stderr.readline().startswith(f"memdir: watching {root}")
+        time.sleep(0.5)  # the first catch-up round
+        (root / "b.md").write_text("# by hand\n")
+        assert json.loads(proc.stdout.readline()) == {"path": "b.md", "change": "changed"}
+        (root / "a.md").unlink()
+        assert json.loads(proc.stdout.readline()) == {"path": "a.md", "change": "deleted"}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0

@@ -1,0 +1,269 @@
+"""The web page over real HTTP (no browser): sessions, CSRF, login, conflicts, errors in the library's words.
+
+The scenarios a person clicks through run in Chromium in test_web_browser.py;
+these pin what a browser cannot show well: status codes, cookies, headers,
+and what a forged or stale request gets.
+"""
+
+from __future__ import annotations
+
+import getpass
+import http.cookiejar
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from serving import Running, call
+
+import memdir
+from memdir.faces.auth import Principal, Principals
+
+TOKEN = "web-test-token-0123456789"
+
+
+class Browser:
+    """A cookie-keeping HTTP client that asks for HTML, as a browser does (redirects followed)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.csrf = ""
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        return self._send(urllib.request.Request(self.base + path, headers={"Accept": "text/html"}))
+
+    def post(self, path: str, fields: dict[str, str | list[str]], *, csrf: bool = True,
+             headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+        data = dict(fields)
+        if csrf:
+            data.setdefault("csrf", self.csrf)
+        body = urllib.parse.urlencode(data, doseq=True).encode()
+        sent = {"Accept": "text/html", "Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
+        return self._send(urllib.request.Request(self.base + path, data=body, headers=sent, method="POST"))
+
+    def _send(self, request: urllib.request.Request) -> tuple[int, str, str]:
+        try:
+            with self.opener.open(request) as r:
+                status, url, text = r.status, r.url, r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, url, text = e.code, e.url, e.read().decode()
+        found = re.search(r'name="csrf" value="([^"]+)"', text)
+        if found:
+            self.csrf = found.group(1)
+        return status, url, text
+
+    def cookie(self) -> http.cookiejar.Cookie:
+        [c] = [c for c in self.jar if c.name == "memdir_session"]
+        return c
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    md = memdir.open(tmp_path / "mem")
+    md.write("project/flock.md", "Flock launches on 2026-12-15; see [[stripe webhooks]].\n", type="project",
+             description="Flock: the launch")
+    md.write("reference/stripe-webhooks.md", "Webhooks are signed.\n", type="reference", name="stripe webhooks")
+    md.close()
+    return tmp_path / "mem"
+
+
+def test_a_browser_gets_the_page_and_an_api_client_still_gets_json(root: Path) -> None:
+    with Running(root) as srv:
+        status, _, html = Browser(srv.url).get("/")
+        assert status == 200
+        assert '<h2 id="sec-1">Project</h2>' in html and 'href="/ui/file/project/flock.md">flock</a>' in html
+        assert call("GET", srv.url + "/").json["api"] == "/v1"
+
+
+def test_every_page_answers_with_the_security_headers(root: Path) -> None:
+    with Running(root) as srv:
+        r = call("GET", srv.url + "/ui/file/project/flock.md", headers={"Accept": "text/html"})
+        assert r.status == 200
+        assert "default-src 'none'" in r.headers["content-security-policy"]
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert r.headers["cache-control"] == "no-store"
+        cookie = r.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+
+
+def test_a_form_without_the_session_token_changes_nothing(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/new")
+        status, _, html = b.post("/ui/new", {"path": "x.md", "body": "forged"}, csrf=False)
+        assert status == 403 and "security token does not match" in html
+        status, _, html = b.post("/ui/new", {"path": "x.md", "body": "forged", "csrf": "guessed"})
+        assert status == 403
+        other = Browser(srv.url)  # a token from another session is worth nothing here
+        other.get("/ui/new")
+        status, _, _ = b.post("/ui/new", {"path": "x.md", "body": "forged", "csrf": other.csrf})
+        assert status == 403
+        assert call("GET", srv.url + "/v1/files/x.md").status == 404
+
+
+def test_a_form_posted_from_another_site_is_refused_before_the_page_sees_it(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/new")
+        status, _, body = b.post("/ui/new", {"path": "x.md", "body": "forged"},
+                                 headers={"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"})
+        assert status == 403 and "cross-site request refused" in body
+        assert call("GET", srv.url + "/v1/files/x.md").status == 404
+
+
+def test_create_edit_and_delete_are_journaled_as_the_person(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/new?folder=user/")
+        status, url, html = b.post("/ui/new", {"path": "user/tea", "name": "", "description": "Alice drinks tea",
+                                               "type": "user", "tags": "drinks, mornings", "body": "Green, no sugar."})
+        assert (status, url) == (200, srv.url + "/ui/file/user/tea.md")
+        assert "Created user/tea.md." in html and "<p>Green, no sugar.</p>" in html
+        version = re.search(r'name="version" value="([^"]+)"', html)
+        assert version is not None
+        status, _, html = b.post("/ui/file/user/tea.md", {"version": version.group(1), "name": "tea",
+                                                          "description": "Alice drinks green tea", "type": "user",
+                                                          "tags": "drinks", "body": "Green, no sugar,\r\n80 °C."})
+        assert status == 200 and "Saved user/tea.md." in html
+        md = memdir.open(root)
+        m = md.read("user/tea.md")  # saved as an editor saves a textarea: LF lines, a last newline
+        assert (m.name, m.description, m.tags, m.body) == ("tea", "Alice drinks green tea", ("drinks",), "Green, no sugar,\n80 °C.\n")
+        assert {r.actor for r in md.history("user/tea.md")} == {f"web:{getpass.getuser()}"}
+        status, url, html = b.post("/ui/delete/user/tea.md", {"version": m.version})
+        assert url == srv.url + "/?folder=user/" and "Deleted user/tea.md." in html
+        assert not (root / "user" / "tea.md").exists()
+        md.close()
+
+
+def test_saving_over_a_concurrent_agent_write_is_a_conflict_with_both_diffs(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        _, _, html = b.get("/ui/edit/project/flock.md")
+        version = re.search(r'name="version" value="([^"]+)"', html)
+        assert version is not None
+        agent = memdir.open(root, actor="mcp:claude")
+        agent.edit("project/flock.md", "2026-12-15", "2026-12-01")
+        status, _, html = b.post("/ui/file/project/flock.md", {
+            "version": version.group(1), "name": "", "description": "Flock: the launch", "type": "project",
+            "tags": "", "body": "Flock launches on 2026-12-15; see [[stripe webhooks]].\nMine."})
+        assert status == 409
+        assert "changed since it was read" in html and "Someone else changed this file" in html
+        assert '<span class="del"><span class="sign" aria-hidden="true">-</span><span class="visually-hidden">removed: </span>' \
+               "Flock launches on 2026-12-15" in html  # what they changed
+        assert "Mine." in html  # what this person typed is kept
+        assert agent.read("project/flock.md").body == "Flock launches on 2026-12-01; see [[stripe webhooks]].\n"
+        agent.close()
+
+
+def test_the_library_refusals_appear_in_its_own_words(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/new")
+        md = memdir.open(root)
+        with pytest.raises(memdir.LimitExceeded) as e:
+            md.write("big.md", "line\n" * 500)
+        status, _, html = b.post("/ui/new", {"path": "big.md", "body": "line\n" * 500})
+        assert status == 413 and e.value.message.replace("'", "&#39;") in html
+        status, _, html = b.post("/ui/new", {"path": "project/flock.md", "body": "again"})
+        assert status == 409 and "project/flock.md already exists" in html
+        status, _, html = b.get("/ui/search?q=" + "+".join(f"word{i}" for i in range(70)))
+        assert status == 400 and "over the limit of 64" in html
+        md.close()
+
+
+def test_markdown_is_shown_never_run(root: Path) -> None:
+    md = memdir.open(root)
+    md.write("x.md", '<script>alert(1)</script>\n\n[click](javascript:alert(1)) <img src=x onerror=alert(1)>\n')
+    md.close()
+    with Running(root) as srv:
+        _, _, html = Browser(srv.url).get("/ui/file/x.md")
+        assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert 'href="javascript:' not in html and "<img src=x" not in html
+
+
+def test_with_a_token_every_page_needs_a_login(root: Path) -> None:
+    principals = Principals(Principal("default"))
+    principals.add_token(TOKEN)
+    with Running(root, principals) as srv:
+        b = Browser(srv.url)
+        status, url, html = b.get("/ui/file/project/flock.md")
+        assert url == srv.url + "/ui/login?next=%2Fui%2Ffile%2Fproject%2Fflock.md" and 'id="token"' in html
+        assert "Flock" not in html
+        status, _, html = b.post("/ui/login", {"token": "wrong-token-0123456789", "next": "/ui/file/project/flock.md"})
+        assert status == 401 and "the token is not valid for this server" in html
+        before = b.cookie().value
+        status, url, html = b.post("/ui/login", {"token": TOKEN, "next": "/ui/file/project/flock.md"})
+        assert (status, url) == (200, srv.url + "/ui/file/project/flock.md") and "Flock launches" in html
+        assert b.cookie().value != before  # a new session id at login
+        status, _, _ = b.post("/ui/logout", {})
+        status, url, _ = b.get("/")
+        assert url.startswith(srv.url + "/ui/login")
+        assert call("GET", srv.url + "/ui/file/project/flock.md", headers={"Accept": "text/html"},
+                    token=TOKEN).status == 200  # a bearer token works too, as on the API
+
+
+def test_a_scoped_principal_sees_and_writes_only_its_folders(root: Path) -> None:
+    principals = Principals(Principal("alice", None, ("project/",), ("project/",)))
+    with Running(root, principals) as srv:
+        b = Browser(srv.url)
+        _, _, html = b.get("/")
+        assert "flock" in html and "stripe" not in html
+        status, _, html = b.get("/ui/file/reference/stripe-webhooks.md")
+        assert status == 404
+        b.get("/ui/new")
+        status, _, html = b.post("/ui/new", {"path": "reference/x.md", "body": "outside"})
+        assert status == 403 and "reference/x.md is outside what this principal may write (project/)" in html
+        assert not (root / "reference" / "x.md").exists()
+
+
+def test_memdir_ui_serves_the_page_and_opens_it_in_the_browser(root: Path, tmp_path: Path) -> None:
+    opened = tmp_path / "opened.txt"
+    env = {**os.environ, "BROWSER": f"{sys.executable} -c \"import sys; open('{opened}', 'w').write(sys.argv[1])\" %s"}
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "ui"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = opened.read_text()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url)
+        assert "Flock: the launch" in call("GET", url, headers={"Accept": "text/html"}).text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_version_from_the_history_can_be_restored_and_the_feed_filters(root: Path) -> None:
+    agent = memdir.open(root, actor="mcp:claude")
+    agent.write("project/flock.md", "Flock launches on 2026-11-01.\n")
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        _, _, html = b.get("/ui/history/project/flock.md")
+        [first, second] = [int(s) for s in re.findall(r'name="a" value="(\d+)"', html)][::-1]
+        assert f"From the version after #{first} to the version after #{second}" in html
+        version = agent.read("project/flock.md").version
+        status, url, html = b.post("/ui/restore/project/flock.md", {"seq": str(first), "version": version})
+        assert url == srv.url + "/ui/file/project/flock.md" and f"as it was after change #{first}" in html
+        assert agent.read("project/flock.md").body.startswith("Flock launches on 2026-12-15;")
+        status, _, html = b.post("/ui/restore/project/flock.md", {"seq": str(first), "version": version})
+        assert "changed since it was read" in html  # a stale page restores nothing
+        _, _, html = b.get("/ui/changes?actor=mcp%3Aclaude&since=today")
+        assert re.findall(r'<span class="seq">#(\d+)</span>', html) == [str(second)]
+        _, _, html = b.get("/ui/changes?path=reference")
+        assert "reference/stripe-webhooks.md" in html and "project/flock.md</a>" not in html
+    agent.close()
+
+
+def test_after_a_form_the_page_goes_only_to_its_own_paths() -> None:
+    from memdir.web.page import local
+
+    assert [local(u) for u in ["/ui/changes?actor=a", "//evil.example", "/\t/evil.example", "/\\evil", "https://x"]] == [
+        "/ui/changes?actor=a", "/", "/", "/", "/"]
