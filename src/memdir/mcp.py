@@ -336,7 +336,7 @@ class _Stdio:
         try:
             message, deep = json.loads(line), False
             surrogate = tools.not_text(message)
-        except RecursionError:  # too deep to read whole: the top of the line still says who waits for what
+        except RecursionError:  # too deep to read whole: its top (id, method, name, envelope) still says who waits for what
             message, deep, surrogate = _shallow(line), True, None
         except ValueError:
             return line  # no JSON: nobody can be told
@@ -350,9 +350,8 @@ class _Stdio:
                                  "(a JSON \\u escape needs both halves of a pair)")
         if problem and message["method"] == "tools/call" and isinstance(name, str) and not tools.not_text(name):
             keep = {"_meta": meta} if isinstance(meta, dict) and not tools.not_text(meta) else {}  # the stateless envelope
-            self.owed[coerce_request_id(ident)] += 1
-            return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                               "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}})
+            return await self.take(json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",  # (read, and owed)
+                                               "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}}))
         error = (types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {problem or 'not JSON-RPC'}") if problem
                  else types.ErrorData(code=types.INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 request"))
         await self.out.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)))
@@ -379,7 +378,7 @@ class _Stdio:
         await self.aclose()
 
 
-def _shallow(line: str, depth: int = 4) -> Any:
+def _shallow(line: str, depth: int = 6) -> Any:
     """The JSON line with each value nested deeper than `depth` cut to null, or None if that is no JSON either."""
     kept, level, start = [], 0, 0
     for token in _TOKEN.finditer(line):
