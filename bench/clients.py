@@ -9,9 +9,8 @@ read, found and undone, the index as a resource, the prompt. A request whose
 answer is wrong or missing prints the answer and the script exits non-zero,
 so the table cannot hide a failure. Then the start: whole Inspector runs of
 `tools/list` and of a first read over stdio (the handshake protocol: the
-Inspector sends `initialize` first), against memdir with the SDK's first
-answers kept from an earlier start, memdir with its fast path off, and the
-Node reference memory server (from bench/mcp.py's cache folder, if there).
+Inspector sends `initialize` first), against memdir and the Node reference
+memory server (from bench/peers.py's cache folder, if there).
 Not in `make test`: it needs the npm registry, which a test must not.
 """
 
@@ -149,14 +148,11 @@ def starts(runs: int = 7) -> bool:
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = str(Path(tmp) / "memory")
-        env = {**os.environ, "MEMDIR_WRITES_PER_MINUTE": "0", "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+        env = {**os.environ, "MEMDIR_WRITES_PER_MINUTE": "0"}
         memdir = [str(MEMDIR), "--root", root, "serve"]
         inspect(memdir, "tools/call", ["--tool-name", "write_memory_file", "--tool-arg", "path=user/tea.md",
-                                       "--tool-arg", f"content={CONTENT}"], env)  # and keeps the SDK's first answers
-        servers: list[tuple[str, list[str], dict[str, str], list[str]]] = [
-            ("memdir, answers kept from an earlier start", memdir, env, ["path=user/tea.md"]),
-            ("memdir, fast path off (MEMDIR_MCP_FAST=0)", memdir, {**env, "MEMDIR_MCP_FAST": "0"}, ["path=user/tea.md"]),
-        ]
+                                       "--tool-arg", f"content={CONTENT}"], env)  # the file the first read reads
+        servers: list[tuple[str, list[str], dict[str, str], list[str]]] = [("memdir", memdir, env, ["path=user/tea.md"])]
         if REFERENCE_BIN.exists():
             node_env = {**os.environ, "MEMORY_FILE_PATH": str(Path(tmp) / "memory.jsonl")}
             servers.append(("reference memory server (Node)", [str(REFERENCE_BIN)], node_env, []))

@@ -109,3 +109,12 @@ def stdio_answers(root: Path, lines: list[str], expected: int, env: dict[str, st
         proc.stdin.close()
         proc.wait(30)
     return answers
+
+
+def stdio_exchange(root: Path, lines: list[str], env: dict[str, str] | None = None,
+                   timeout: float = 60) -> tuple[list[Any], int]:
+    """Start `memdir serve`, write the lines, close stdin as a one-shot client does, and read every answer until the
+    server exits: the answers in the order they came, and the exit code."""
+    done = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "serve"], input="".join(f"{x}\n" for x in lines),
+                          capture_output=True, text=True, env=env or env_without_memdir(), timeout=timeout)
+    return [json.loads(line) for line in done.stdout.splitlines()], done.returncode

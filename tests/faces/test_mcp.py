@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from serving import Running, call, env_without_memdir, stdio_answers
+from serving import Running, call, env_without_memdir, stdio_answers, stdio_exchange
 
 import memdir
 from memdir.faces import mcp as memdir_mcp
@@ -428,6 +428,138 @@ def test_malformed_requests_over_stdio_are_answered_and_the_session_goes_on(root
         "write_memory_file: content holds a lone surrogate ('\\ud800' at character 2)")
     assert replies[3]["result"]["content"][0]["text"] == (
         "write_memory_file: arguments nest too deeply to be a tool call; send a flat JSON object")
-    assert replies["r"]["error"]["code"] == -32601
+    assert replies["r"]["error"]["code"] == -32700 and "lone surrogate" in replies["r"]["error"]["message"]  # as over HTTP
     assert replies[4]["result"]["content"][0]["text"] == "no memory files under the root"
+    assert not (root / "a.md").exists()
+
+
+# ---------------------------------------------------------------- stdio, line by line
+
+STATELESS = "2026-07-28"
+GENERATIONS = ["2025-06-18", STATELESS]  # the handshake protocol (initialize first) and the stateless one
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": STATELESS, "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+DEEP = "[" * 5_000 + "]" * 5_000  # deeper than any JSON parser here reads
+
+
+def hello(ident: Any, version: str = "2025-06-18") -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+
+
+def opening(generation: str) -> tuple[list[str], dict[str, Any]]:
+    """A client's first lines in a protocol generation, and the params each of its requests carries."""
+    if generation == STATELESS:
+        return [], {"_meta": ENVELOPE}
+    return [hello("init", generation), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})], {}
+
+
+def request(ident: Any, method: str, params: dict[str, Any], extra: dict[str, Any]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": {**params, **extra}})
+
+
+def tool_call(ident: Any, name: str, extra: dict[str, Any], **arguments: Any) -> str:
+    return request(ident, "tools/call", {"name": name, "arguments": arguments}, extra)
+
+
+def by_id(answers: list[Any]) -> dict[Any, Any]:
+    found = {a["id"]: a for a in answers}
+    assert len(found) == len(answers), answers  # each request answered once
+    return found
+
+
+def answer_text(answer: dict[str, Any]) -> str:
+    [content] = answer["result"]["content"]
+    return str(content["text"])
+
+
+def test_the_handshake_and_the_stateless_generation_over_stdio(root: Path) -> None:
+    """Each generation as a raw client sees it; a request of the other generation is refused, with its id."""
+    answers, code = stdio_exchange(root, [tool_call(1, "list_memory_files", {}), hello(2),
+                                          json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                                          request(3, "tools/list", {}, {}), tool_call(4, "list_memory_files", {"_meta": ENVELOPE})])
+    handshake = by_id(answers)
+    assert code == 0 and sorted(handshake) == [1, 2, 3, 4]
+    assert handshake[1]["error"]["code"] == -32602  # before initialize
+    assert handshake[2]["result"]["protocolVersion"] == "2025-06-18" and handshake[2]["result"]["serverInfo"]["name"] == "memdir"
+    assert [t["name"] for t in handshake[3]["result"]["tools"]] == [t.name for t in tools.TOOLS]
+    assert handshake[4]["error"]["code"] == -32600  # the stateless envelope on a handshake connection
+    meta = {"_meta": ENVELOPE}
+    answers, code = stdio_exchange(root, [request(1, "server/discover", {}, meta), request(2, "tools/list", {}, meta),
+                                          tool_call(3, "list_memory_files", meta), hello(4)])
+    stateless = by_id(answers)
+    assert code == 0 and sorted(stateless) == [1, 2, 3, 4]
+    assert STATELESS in stateless[1]["result"]["supportedVersions"]
+    assert [t["name"] for t in stateless[2]["result"]["tools"]] == [t.name for t in tools.TOOLS]
+    assert answer_text(stateless[3]) == "no memory files under the root"
+    assert stateless[4]["error"]["code"] == -32022  # initialize after a stateless request
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_a_client_that_closes_stdin_gets_every_answer_before_the_server_exits(root: Path, generation: str) -> None:
+    """Issue 20, item 11: requests written at once, then stdin closed: every one is answered, the committed write and
+    the reads after it too, before the process exits."""
+    lines, extra = opening(generation)
+    lines += [tool_call(1, "write_memory_file", extra, path="notes/a.md", content="Alpha.\n"),
+              tool_call(2, "read_memory_file", extra, path="notes/a.md"),
+              tool_call(3, "edit_memory_file", extra, path="notes/a.md", old="Alpha", new="Beta"),
+              tool_call(4, "search_memory", extra, query="beta"),
+              request(5, "resources/read", {"uri": "memdir://file/notes/a.md"}, extra)]
+    answers, code = stdio_exchange(root, lines)
+    found = by_id(answers)
+    assert code == 0 and sorted(map(str, found)) == sorted(["1", "2", "3", "4", "5", *(["init"] if generation != STATELESS else [])])
+    assert [found[i]["result"]["isError"] for i in (1, 2, 3, 4)] == [False] * 4
+    assert "Alpha." in found[2]["result"]["structuredContent"]["text"]
+    assert [h["path"] for h in found[4]["result"]["structuredContent"]["hits"]] == ["notes/a.md"]
+    assert "Beta." in found[5]["result"]["contents"][0]["text"] and "Beta." in (root / "notes/a.md").read_text()
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_pipelined_requests_are_served_in_the_order_they_came(root: Path, generation: str) -> None:
+    """Issue 20, item 12: a client that writes without waiting for answers (a write, an edit of the same file, then
+    reads, many times over) is served in its order: no edit answers NotFound, every read sees the edit."""
+    lines, extra = opening(generation)
+    n = 80
+    for i in range(n):
+        lines += [tool_call(f"w{i}", "write_memory_file", extra, path=f"notes/n{i}.md", content=f"Draft {i}.\n"),
+                  tool_call(f"e{i}", "edit_memory_file", extra, path=f"notes/n{i}.md", old="Draft", new="Final"),
+                  tool_call(f"r{i}", "read_memory_file", extra, path=f"notes/n{i}.md"),
+                  request(f"x{i}", "resources/read", {"uri": f"memdir://file/notes/n{i}.md"}, extra)]
+    env = {**env_without_memdir(), "MEMDIR_WRITES_PER_MINUTE": "1000000"}
+    found = stdio_answers(root, lines, 4 * n + (generation != STATELESS), env)
+    assert [answer_text(found[f"e{i}"]) for i in range(n) if found[f"e{i}"]["result"]["isError"]] == []
+    assert [i for i in range(n) if f"Final {i}." not in found[f"r{i}"]["result"]["structuredContent"]["text"]] == []
+    assert [i for i in range(n) if f"Final {i}." not in found[f"x{i}"]["result"]["contents"][0]["text"]] == []
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_malformed_lines_are_answered_under_their_own_id_or_not_at_all(root: Path, generation: str) -> None:
+    """Issue 20, item 10: a line too deep to parse is answered under its own id, never one inside its arguments; a
+    deep notification is not answered; ids a client picks (the old wire's own among them) are answered as they are."""
+    lines, extra = opening(generation)
+    meta = "".join(f', "_meta": {json.dumps(v)}' for v in extra.values())
+    lines += [
+        '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "read_memory_file", '
+        '"arguments": {"id": 99, "path": ' + DEEP + "}" + meta + '}, "id": 7}',
+        '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "read_memory_file", '
+        '"arguments": {"id": 98, "path": ' + DEEP + "}" + meta + "}}",
+        '{"jsonrpc": "2.0", "id": "deep", "method": "resources/read", "params": {"uri": ' + DEEP + meta + "}}",
+        '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "write_memory_file", '
+        '"arguments": {"path": "a.md", "content": "x\\ud800"}' + meta + "}}",
+        '{"jsonrpc": "2.0", "id": 9, "method": 7}',
+        request("\x00memdir.era", "tools/list", {}, extra),
+        tool_call("\x00memdir.hello", "list_memory_files", extra),
+        tool_call(10, "list_memory_files", extra),
+    ]
+    answers, code = stdio_exchange(root, lines)
+    found = by_id(answers)
+    expected = [7, "deep", 8, 9, "\x00memdir.era", "\x00memdir.hello", 10, *(["init"] if generation != STATELESS else [])]
+    assert code == 0 and sorted(map(repr, found)) == sorted(map(repr, expected))
+    assert found[7]["result"]["isError"] and answer_text(found[7]) == (
+        "read_memory_file: arguments nest too deeply to be a tool call; send a flat JSON object")
+    assert found["deep"]["error"]["code"] == -32700 and "\n" not in found["deep"]["error"]["message"]
+    assert found[8]["result"]["isError"] and answer_text(found[8]).startswith("write_memory_file: content holds a lone surrogate")
+    assert found[9]["error"]["code"] == -32600
+    assert [t["name"] for t in found["\x00memdir.era"]["result"]["tools"]] == [t.name for t in tools.TOOLS]
+    assert answer_text(found["\x00memdir.hello"]) == answer_text(found[10]) == "no memory files under the root"
     assert not (root / "a.md").exists()

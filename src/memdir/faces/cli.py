@@ -815,7 +815,7 @@ def serve(
 
         if bind is None:
             click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
-            mcp.serve_stdio(principals, memories)  # tool calls are answered while the SDK loads
+            mcp.serve_stdio(principals, memories)
         else:
             from . import http
 

@@ -6,32 +6,51 @@ annotations), not Python signatures for the SDK to derive schemas from. Each
 tool call goes to a `tools.Session`, which never raises: a refusal comes back
 as a tool result with `isError` and the one-line message as its text.
 
-One `tools.Session` (what the model has read in this conversation) per MCP
-connection and principal; connections of the 2026-07-28 protocol, which have
-no connection state, share one session per principal (over stdio, one
-process is one client). Read-only tools run on the event loop (they take well
-under a millisecond); writes, which wait for fsync, run in a worker thread.
+One `Conversation` (a `tools.Session`: what the model has read) per principal
+and connection: the SDK enters the server's lifespan once per connection it
+runs (stdio, where one process is one client, and in process) and once for an
+HTTP app, where a handshake-protocol client names its session in the
+`mcp-session-id` header; 2026-07-28 clients, which have no connection state,
+share one per principal. A conversation's requests take turns in the order
+they came (a FIFO lock), then read-only tools run on the event loop (they
+take well under a millisecond) and writes, which wait for fsync, in a worker
+thread.
 
-The SDK is imported only when a server is built, so `memdir --help` stays fast.
+Over stdio the SDK's own transport serves (`serve_stdio`), with two small
+additions of ours (`_Stdio`): a request the SDK cannot parse still gets an
+answer under its own id, and stdin's end waits for every answer owed.
+
+This module is imported only by `memdir serve`, so `memdir --help` never loads the SDK.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
+import os
 import re
-from typing import TYPE_CHECKING, Any
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, unquote
 
-from .. import pages
+import anyio
+import mcp_types as types
+from mcp.server import stdio
+from mcp.server.lowlevel.server import Server
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__, pages
 from ..core.limits import Limits
+from ..core.memdir import Memdir
+from ..errors import MemdirError
+from . import tools
 from .auth import PRINCIPAL, Memories, Principal, Principals
-
-if TYPE_CHECKING:
-
-    from mcp.server.lowlevel.server import Server
-
-    from . import mcp_start, tools
 
 INDEX_URI = "memdir://index"
 FILE_PREFIX = "memdir://file/"
@@ -41,19 +60,34 @@ RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resou
 PAGE = 500  # resources per resources/list page
 NAME = "memdir"
 DESCRIPTION = "Memory made of plain markdown files: an index, topic files, a journal with undo"
+SESSION_HEADER = "mcp-session-id"  # how a handshake-protocol client over HTTP names its session
+KEPT = 10_000  # conversations kept at most (the SDK's HTTP session manager keeps as many sessions open)
 
 logger = logging.getLogger(__name__)
 
 
-class Sessions:
-    """Finds the caller's principal and its `tools.Session` for one request."""
+@dataclass
+class Conversation:
+    """One client's memory, what its model has read (`session`), and the turn its requests take, one at a time."""
 
-    def __init__(self, principals: Principals, memories: Memories, *, one_connection: bool = False) -> None:
+    md: Memdir
+    session: tools.Session
+    turn: anyio.Lock = field(default_factory=anyio.Lock)  # FIFO: requests are served in the order they came
+
+
+class Conversations:
+    """The conversations of one connection (stdio, in process) or of one HTTP app: the server's lifespan state.
+
+    A low-level handler gets no per-connection state from the SDK in public
+    (`Connection.state` is behind a private attribute), but the SDK enters the
+    lifespan once per connection it runs and once per HTTP app; over HTTP, a
+    handshake-protocol client's `mcp-session-id` tells its sessions apart.
+    """
+
+    def __init__(self, principals: Principals, memories: Memories) -> None:
         self.principals = principals
         self.memories = memories
-        self.shared: dict[Any, tools.Session] = {}
-        # Over stdio there is one connection: its sessions live here, where the fast path (`mcp_start`) finds them too.
-        self.connection: dict[Any, tools.Session] | None = {} if one_connection else None
+        self.open: OrderedDict[tuple[Principal, str | None], Conversation] = OrderedDict()
 
     def principal(self, ctx: Any) -> Principal:
         request = ctx.request
@@ -61,50 +95,28 @@ class Sessions:
             return self.principals.default
         principal = getattr(request, "scope", {}).get(PRINCIPAL)
         if not isinstance(principal, Principal):  # the HTTP guard always sets it; refuse rather than guess
-            from mcp.shared.exceptions import MCPError
-
             raise MCPError(-32600, "no authenticated principal for this request")
         return principal
 
-    def session(self, ctx: Any) -> tools.Session:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-
+    def of(self, ctx: Any) -> Conversation:
         principal = self.principal(ctx)
-        connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it private; its .state is public
-        state = self.shared
-        if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            state = connection.state if self.connection is None else self.connection
-        return self._of(state, principal)
-
-    def stdio(self, modern: bool) -> tools.Session:
-        """The session of the stdio client (the default principal), as `session` finds it for the SDK."""
-        state = self.shared if modern or self.connection is None else self.connection
-        return self._of(state, self.principals.default)
-
-    def _of(self, state: dict[Any, tools.Session], principal: Principal) -> tools.Session:
-        from . import tools
-
-        key = ("memdir.session", principal)
-        found = state.get(key)
-        if found is None:
-            found = state[key] = tools.Session(self.memories.of(principal))
+        handshake = ctx.request is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        key = (principal, ctx.request.headers.get(SESSION_HEADER) if handshake else None)
+        found = self.open.get(key)
+        if found is not None:
+            self.open.move_to_end(key)  # kept in order of use: the longest idle goes first
+            return found
+        md = self.memories.of(principal)
+        found = self.open[key] = Conversation(md, tools.Session(md))
+        if len(self.open) > KEPT:
+            self.open.popitem(last=False)
         return found
 
 
-def server_info() -> dict[str, str]:
-    """The `serverInfo` of this server as the SDK writes it (the stateless protocol stamps it on every result)."""
-    from .. import __version__
-
-    return {"name": NAME, "title": NAME, "version": __version__, "description": DESCRIPTION}
-
-
 def call(session: tools.Session, name: str, arguments: dict[str, Any]) -> tools.Result:
-    """One tool call, for the SDK's handler and the stdio fast path alike: never raises."""
-    from . import tools
-
+    """One tool call, as the SDK's handler makes it: never raises."""
     refused = arguments.get(REFUSED)
-    if isinstance(refused, str):  # a call the transport could not read whole (see _Answerable)
+    if isinstance(refused, str):  # a call the transport could not read whole (see _Stdio)
         return tools.Result(refused, is_error=True)
     try:
         return session.handle(name, arguments)
@@ -113,70 +125,8 @@ def call(session: tools.Session, name: str, arguments: dict[str, Any]) -> tools.
         return tools.Result(f"{name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
 
 
-def wire_result(result: tools.Result, stamp: dict[str, str]) -> dict[str, Any]:
-    """A `CallToolResult` of the 2026-07-28 protocol as the SDK writes it, built without the SDK."""
-    body: dict[str, Any] = {"content": [{"text": result.text, "type": "text"}], "isError": result.is_error,
-                            "resultType": "complete"}
-    if result.data is not None:
-        body["structuredContent"] = result.data
-    body["_meta"] = {"io.modelcontextprotocol/serverInfo": dict(stamp)}
-    return body
-
-
-def legacy_result(result: tools.Result, version: str) -> dict[str, Any]:
-    """A `CallToolResult` of an older protocol version, shaped by the SDK's own per-version serializer."""
-    import mcp_types as types
-    from mcp_types import methods
-
-    dumped = types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.text)], structured_content=result.data,
-        is_error=result.is_error,
-    ).model_dump(by_alias=True, mode="json", exclude_none=True)
-    shaped: dict[str, Any] = methods.serialize_server_result("tools/call", version, dumped)
-    return shaped
-
-
-def legacy_shape(result: tools.Result, version: str) -> dict[str, Any] | None:
-    """`legacy_result` without the SDK, or None for a result it might shape otherwise (NaN, an odd type or string).
-
-    The stdio wire uses it before the SDK has loaded, and only for a version
-    whose serializer agreed with it on probes at an earlier start (`mcp_start.Wire.witness`).
-    """
-    if not _plain(result.text) or (result.data is not None and not _plain(result.data)):
-        return None
-    body: dict[str, Any] = {"content": [{"text": result.text, "type": "text"}], "isError": result.is_error}
-    if result.data is not None:
-        body["structuredContent"] = result.data
-    return body
-
-
-def _plain(value: Any) -> bool:
-    """JSON whose every value the SDK's serializer writes as it is: no NaN or infinity, no lone surrogates, string keys."""
-    if value is None or type(value) in (bool, int):
-        return True
-    if type(value) is float:
-        return value - value == 0  # finite (the SDK writes NaN and infinity as null)
-    if type(value) is str:
-        return value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value)
-    if type(value) is list:
-        return all(_plain(v) for v in value)
-    if type(value) is dict:
-        return all(type(k) is str and _plain(k) and _plain(v) for k, v in value.items())
-    return False
-
-
-def server(principals: Principals, memories: Memories, sessions: Sessions | None = None) -> Server[Any]:
+def server(principals: Principals, memories: Memories) -> Server[Any]:
     """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`memdir.http`)."""
-    import anyio
-    import mcp_types as types
-    from mcp.server.lowlevel.server import Server
-    from mcp.shared.exceptions import MCPError
-
-    from .. import __version__
-    from ..errors import MemdirError
-    from . import tools
-
-    sessions = sessions or Sessions(principals, memories)
     listed = [
         types.Tool(
             name=t.name,
@@ -204,13 +154,18 @@ def server(principals: Principals, memories: Memories, sessions: Sessions | None
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
+    def conversation(ctx: Any) -> Conversation:
+        held: Conversations = ctx.lifespan_context
+        return held.of(ctx)
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        session = sessions.session(ctx)
+        talk = conversation(ctx)
         arguments = params.arguments or {}
-        if params.name in readers or isinstance(arguments.get(REFUSED), str):  # a thread hop would cost more
-            result = call(session, params.name, arguments)
-        else:  # a write waits for fsync: keep the event loop free for other clients
-            result = await anyio.to_thread.run_sync(call, session, params.name, arguments)
+        async with talk.turn:  # before either path: a read never overtakes the write before it
+            if params.name in readers or isinstance(arguments.get(REFUSED), str):  # a thread hop would cost more
+                result = call(talk.session, params.name, arguments)
+            else:  # a write waits for fsync: keep the event loop free for other clients
+                result = await anyio.to_thread.run_sync(call, talk.session, params.name, arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             structured_content=result.data,
@@ -221,9 +176,10 @@ def server(principals: Principals, memories: Memories, sessions: Sessions | None
                            description="The index of every memory file: read it first")
 
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        md = memories.of(sessions.principal(ctx))
+        talk = conversation(ctx)
         start = _cursor(params.cursor if params else None)
-        entries = await anyio.to_thread.run_sync(md.list)
+        async with talk.turn:
+            entries = await anyio.to_thread.run_sync(talk.md.list)
         total = len(entries) + 1  # the index, then every file
         found = [
             index if i == 0 else types.Resource(
@@ -244,17 +200,18 @@ def server(principals: Principals, memories: Memories, sessions: Sessions | None
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        md = memories.of(sessions.principal(ctx))
-        uri = str(params.uri)
+        talk = conversation(ctx)
+        md, uri = talk.md, str(params.uri)
         try:
-            if uri == INDEX_URI:
-                text = md.index()
-            elif uri.startswith(FILE_PREFIX):
-                memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
-                sessions.session(ctx).seen.add(memory.path)  # the model has it now: overwriting it is no surprise
-                text = _first_page(memory.path, memory.text, md.limits)
-            else:
-                raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
+            async with talk.turn:
+                if uri == INDEX_URI:
+                    text = md.index()
+                elif uri.startswith(FILE_PREFIX):
+                    memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
+                    talk.session.seen.add(memory.path)  # the model has it now: overwriting it is no surprise
+                    text = _first_page(memory.path, memory.text, md.limits)
+                else:
+                    raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
         except MemdirError as e:
             raise MCPError(RESOURCE_NOT_FOUND, str(e)) from None
         return types.ReadResourceResult(
@@ -276,6 +233,7 @@ def server(principals: Principals, memories: Memories, sessions: Sessions | None
         title=NAME,
         description=DESCRIPTION,
         instructions=tools.prompt(),
+        lifespan=lambda _: contextlib.nullcontext(Conversations(principals, memories)),  # entered once per connection
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -303,106 +261,137 @@ def _cursor(cursor: str | None) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        from mcp.shared.exceptions import MCPError
-
         raise MCPError(-32602, f"cursor {cursor!r} is not one this server gave; start again without a cursor")
     return value
 
 
 def serve_stdio(principals: Principals, memories: Memories) -> None:
-    """Serve one client over stdin and stdout: tool calls answered from the first moment (`mcp_start`), the rest by the SDK."""
-    from . import mcp_start
-
-    sessions = Sessions(principals, memories, one_connection=True)
-    mcp_start.serve(sessions, lambda: server(principals, memories, sessions), run_stdio)
-
-
-def run_stdio(app: Server[Any], wire: mcp_start.Wire) -> None:
-    """Serve the lines the fast path leaves to the SDK until stdin closes."""
-    import anyio
-    from mcp.server import stdio
-
-    from . import mcp_start
+    """Serve one client over stdin and stdout with the SDK's stdio transport until stdin closes and all is answered."""
+    app = server(principals, memories)
+    wire = _Stdio()
 
     async def main() -> None:
-        async with stdio.stdio_server(stdin=_Answerable(wire), stdout=mcp_start.Out(wire)) as (read, write):  # type: ignore[arg-type]
-            await app.run(read, write, app.create_initialization_options())
+        async with stdio.stdio_server(stdin=wire) as (read, write):  # type: ignore[arg-type]
+            wire.out = write
+            await app.run(read, wire, app.create_initialization_options())
 
     anyio.run(main)
 
 
-_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
-_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z_]{1,64})"')
-
-
-def _head(line: str) -> dict[str, Any] | None:
-    """The id, method and tool name of a request too deep to parse, read from its first kilobyte."""
-    head = line[:1024]
-    found = _ID.search(head)
-    if found is None:
-        return None
-    name = _NAME.search(head)
-    return {"id": json.loads(found.group(1)), "method": "tools/call" if '"tools/call"' in head else "",
-            "params": {"name": name.group(1) if name else None, "arguments": {}}}
-
-
 REFUSED = "\x00memdir.refused"  # an argument name no schema has: carries the refusal of a malformed call
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]')  # a JSON string, or a bracket outside one
 
 
-class _Answerable:
-    """stdin lines for the SDK's stdio transport, so that every request gets an answer.
+class _Stdio:
+    """stdin for the SDK's stdio transport, and the stream its server writes answers to.
 
-    The SDK drops a line it cannot parse without a reply, and the client waits
-    for ever. A request whose JSON Python can still read (a lone surrogate, which
-    the SDK's parser refuses) is passed on with its arguments replaced by the
-    refusal, so the tool answers with a one-line error; any other request
-    becomes a call to a method that does not exist, so the client gets an error
-    with its id. The connection goes on either way.
+    The transport drops a line it cannot parse without a reply, and the client
+    waits for ever: a request whose id can be read at the top of its line
+    (however deep the rest) is answered under that id, a tool call with a
+    one-line tool error, anything else with a JSON-RPC error. And at the end of
+    stdin the SDK cancels what is still running, so the end is passed on only
+    once every request read has its answer.
     """
 
-    def __init__(self, wire: mcp_start.Wire) -> None:
-        self.wire = wire
+    def __init__(self) -> None:
+        wire = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)  # fd 0 reads nothing from now, as under the SDK's own stdin
+        os.dup2(null, 0)
+        os.close(null)
+        self.lines = aiter(anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire, "rb"), encoding="utf-8", errors="replace")))
+        self.owed: Counter[types.RequestId] = Counter()  # ids of requests read and not yet answered
+        self.drained: anyio.Event | None = None
+        self.out: Any = None  # the SDK's own write stream, set once it runs
 
-    def __aiter__(self) -> _Answerable:
+    def __aiter__(self) -> _Stdio:
         return self
 
     async def __anext__(self) -> str:
-        line = await self.wire.next_line()
-        if line is None:
-            raise StopAsyncIteration
-        line = _answerable(line)
-        self.wire.given(line)
+        while True:
+            try:
+                line = await anext(self.lines)
+            except StopAsyncIteration:
+                while self.owed:
+                    self.drained = anyio.Event()
+                    await self.drained.wait()
+                raise
+            given = await self.take(line)
+            if given is not None:
+                return given
+
+    async def take(self, line: str) -> str | None:
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError:
+            return await self.mend(line)
+        if isinstance(message, types.JSONRPCRequest):
+            self.owed[coerce_request_id(message.id)] += 1
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            given_up = (message.params or {}).get("requestId")
+            if isinstance(given_up, (int, str)) and not isinstance(given_up, bool):
+                self.owed.pop(coerce_request_id(given_up), None)  # the SDK never answers a request once it is cancelled
         return line
 
+    async def mend(self, line: str) -> str | None:
+        """A line the SDK cannot read: a request it can answer instead, None once answered here, or the line as it is."""
+        try:
+            message, deep = json.loads(line), False
+            surrogate = tools.not_text(message)
+        except RecursionError:  # too deep to read whole: its top (id, method, name, envelope) still says who waits for what
+            message, deep, surrogate = _shallow(line), True, None
+        except ValueError:
+            return line  # no JSON: nobody can be told
+        ident = message.get("id") if isinstance(message, dict) and "method" in message else None
+        if not isinstance(ident, (int, str)) or isinstance(ident, bool) or tools.not_text(ident):
+            return line  # a notification, or no request at all: the SDK drops it, and nobody waits for it
+        params = message["params"] if isinstance(message.get("params"), dict) else {}
+        name, meta = params.get("name"), params.get("_meta")
+        problem = ("arguments nest too deeply to be a tool call; send a flat JSON object" if deep else
+                   surrogate and f"{tools.not_text(params.get('arguments')) or surrogate}; send UTF-8 text "
+                                 "(a JSON \\u escape needs both halves of a pair)")
+        if problem and message["method"] == "tools/call" and isinstance(name, str) and not tools.not_text(name):
+            keep = {"_meta": meta} if isinstance(meta, dict) and not tools.not_text(meta) else {}  # the stateless envelope
+            return await self.take(json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",  # (read, and owed)
+                                               "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}}))
+        error = (types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {problem or 'not JSON-RPC'}") if problem
+                 else types.ErrorData(code=types.INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 request"))
+        await self.out.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)))
+        return None
 
-def _answerable(line: str) -> str:
-    """The line as it came, or a request the SDK can read that answers the malformed one."""
-    import mcp_types as types
+    async def send(self, item: SessionMessage, /) -> None:
+        await self.out.send(item)
+        answered = item.message
+        if isinstance(answered, (types.JSONRPCResponse, types.JSONRPCError)) and answered.id is not None:
+            ident = coerce_request_id(answered.id)
+            left = self.owed.pop(ident, 0) - 1
+            if left > 0:
+                self.owed[ident] = left
+            elif not self.owed and self.drained is not None:
+                self.drained.set()
 
-    from . import tools
+    async def aclose(self) -> None:
+        await self.out.aclose()
 
+    async def __aenter__(self) -> _Stdio:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _shallow(line: str, depth: int = 6) -> Any:
+    """The JSON line with each value nested deeper than `depth` cut to null, or None if that is no JSON either."""
+    kept, level, start = [], 0, 0
+    for token in _TOKEN.finditer(line):
+        if token.group() in ("{", "["):
+            level += 1
+            if level == depth + 1:
+                kept.append(line[start : token.start()] + "null")
+        elif token.group() in ("}", "]"):
+            if level == depth + 1:
+                start = token.end()
+            level -= 1
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return line
-    except Exception:
-        pass
-    try:
-        message = json.loads(line)
-        problem = None
-    except RecursionError:  # too deep to read: its head still says who is waiting for what
-        message, problem = _head(line), "arguments nest too deeply to be a tool call; send a flat JSON object"
-    except ValueError:
-        message = None
-    if not isinstance(message, dict) or "id" not in message or not isinstance(message["id"], (int, str)):
-        return line  # a notification or no JSON-RPC at all: the SDK logs it, nobody waits for it
-    params = message.get("params")
-    arguments = params.get("arguments") if isinstance(params, dict) else None
-    name = params.get("name") if isinstance(params, dict) else None
-    if problem is None and arguments is not None and tools.not_text(arguments):
-        problem = f"{tools.not_text(arguments)}; send UTF-8 text (a JSON \\u escape needs both halves of a pair)"
-    if message.get("method") == "tools/call" and isinstance(name, str) and problem and not tools.not_text(name):
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        keep = {"_meta": meta} if isinstance(meta, dict) and not tools.not_text(meta) else {}  # the stateless envelope
-        return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "tools/call",
-                           "params": {"name": name, "arguments": {REFUSED: f"{name}: {problem}"}, **keep}})
-    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": "memdir/malformed-request"})
+        return json.loads("".join(kept) + line[start:])
+    except (ValueError, RecursionError):
+        return None
