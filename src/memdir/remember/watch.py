@@ -24,8 +24,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from ..errors import InvalidArgument
 from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
 
@@ -178,33 +176,3 @@ class Watcher:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-@click.command("watch")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per change: path, and whether it is now changed or deleted.")
-@click.pass_obj
-def watch_command(obj: Any, as_json: bool) -> None:
-    """Follow edits made to the memory folder by hand or by other tools until Ctrl-C.
-
-    Each added, changed or deleted topic file is journaled as an `external`
-    change (so `memdir undo` works on it) and MEMORY.md, `ls` and search
-    follow at once. `memdir serve` does the same by itself; run this when
-    nothing else keeps the memory open. Exit codes: 0 on Ctrl-C, 1 when the
-    memory is not a folder or watchfiles is missing.
-    """
-    import json
-
-    md = obj.memdir()
-
-    def show(changed: list[str]) -> None:
-        for path in changed:
-            kind = "changed" if md.list(path) else "deleted"
-            click.echo(json.dumps({"path": path, "change": kind}) if as_json else f"{kind} {path}")
-
-    watcher = Watcher(md, on_change=show)
-    click.echo(f"memdir: watching {watcher.root} (Ctrl-C to stop)", err=True)
-    with watcher:
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            pass

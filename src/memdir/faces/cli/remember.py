@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .cli import Context, emit, fail, json_option
+from .base import Context, emit, fail, json_option
 
 
 def _open(obj: Context, actor: str | None = None) -> Any:
@@ -25,7 +25,7 @@ def _open(obj: Context, actor: str | None = None) -> Any:
 def _now(value: str | None) -> dt.datetime | None:
     if value is None:
         return None
-    from ..dates import parse_when
+    from ...dates import parse_when
 
     return parse_when(value)
 
@@ -80,7 +80,7 @@ def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) ->
     Answers "what was I working on yesterday?" (--since 1d) and "what is still
     open?" (--open) from the records' frontmatter.
     """
-    from ..remember.capture import sessions as list_sessions
+    from ...remember.capture import sessions as list_sessions
 
     found = list_sessions(obj.memdir(), since=since, open_only=open_only)
     if as_json:
@@ -119,7 +119,7 @@ def hook_claude_code(obj: Context) -> None:
       "SessionEnd": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
       "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
     """
-    from ..recall import hooks
+    from ...recall import hooks
 
     code = hooks.main(lambda: _open(obj, "hook:claude-code"))
     sys.exit(code)
@@ -152,8 +152,8 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     \b
     0 4 * * * memdir --root ~/memory rollup --due
     """
-    from .. import open as open_memdir
-    from ..remember import diary
+    from ... import open as open_memdir
+    from ...remember import diary
 
     diary.check_request(day_label, week, month, due)
     now = _now(now_text)
@@ -192,7 +192,7 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
 def consolidate(obj: Context, apply_plan: bool, as_json: bool) -> None:
     """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
     and splits of oversized files; with --apply, carry them out through the normal write path."""
-    from ..remember import consolidate as upkeep
+    from ...remember import consolidate as upkeep
 
     md = _open(obj)
     plan = upkeep.plan(md)
@@ -215,7 +215,7 @@ def check(obj: Context, code_dir: str | None, as_json: bool) -> None:
 
     Exit code 1 when something is stale, so a CI job can run it.
     """
-    from ..remember import consolidate as upkeep
+    from ...remember import consolidate as upkeep
 
     found = upkeep.stale(obj.memdir(), code=code_dir)
     if as_json:
@@ -238,7 +238,7 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
 
     Exit code 1 when captures were skipped or are pending, so a broken hook shows up the same day.
     """
-    from ..remember.capture import health
+    from ...remember.capture import health
 
     md = obj.memdir()
     h = health(md, days=days)
@@ -295,4 +295,9 @@ def supersede(obj: Context, path: str, reason: str, by: str | None, as_json: boo
         click.echo(f"superseded {path} -> {m.path}")
 
 
-COMMANDS: tuple[click.Command, ...] = (capture, sessions, hook, rollup, consolidate, check, stats, feedback, supersede)
+COMMANDS = (capture, sessions, hook, rollup, consolidate, check, stats, feedback, supersede)
+
+
+def register(main: click.Group) -> None:
+    for command in COMMANDS:
+        main.add_command(command)

@@ -1,0 +1,198 @@
+"""The `memdir` command line: a thin layer over `Memdir`.
+
+Each command calls one library method with the same argument names and turns
+a `MemdirError` into one line on stderr and exit code 1 (2 is a usage error).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from ... import Memdir, MemdirError
+from ... import open as open_memdir
+from ...stores.locations import folder_of, scheme_of
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_ROOT = "memory"
+LS_PAGE = 1000  # files `memdir ls` prints before it says how to list on
+
+
+class Context:
+    def __init__(self, root: str, tenant: str | None, *, root_given: bool = False, agent: bool = False) -> None:
+        self.root = root
+        self.tenant = tenant
+        self.root_given = root_given  # --root or MEMDIR_URL/MEMDIR_ROOT was given, not the default
+        self.agent = agent  # a model runs this command: the agents' limits
+        self._md: Memdir | None = None
+
+    def memdir(self, create: bool = False, **options: Any) -> Memdir:
+        if self._md is None:
+            if create:
+                self.prepare_root()
+            options.setdefault("actor", _actor())
+            options.setdefault("agent", self.agent)
+            self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
+        return self._md
+
+    def current(self) -> Memdir:
+        """The memory with edits made by hand since the last command caught up (a stat check per file)."""
+        md = self.memdir()
+        md.sync()
+        return md
+
+    def prepare_root(self, *, parents: bool = False) -> None:
+        """Before a command creates a memory folder: refuse a likely typo, and say so when one is made.
+
+        A folder is created only when its parent exists (`memdir init` makes
+        the parents too), so `--root ~/typo-memroy` does not silently start an
+        empty memory somewhere unexpected.
+        """
+        if scheme_of(self.root) != "file":
+            return
+        folder = folder_of(self.root)
+        if folder.is_dir():
+            return
+        if folder.exists():
+            raise MemdirError(f"--root {self.root} is a file, not a memory folder; give a folder")
+        if not parents and not folder.absolute().parent.is_dir():
+            raise MemdirError(
+                f"no memory at {self.root}, and its parent folder {folder.absolute().parent} does not exist either; "
+                f"check the path, or create it with `memdir init {self.root}`"
+            )
+        folder.mkdir(parents=True)
+        click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
+
+    def close(self) -> None:
+        md, self._md = self._md, None
+        if md is not None:
+            md.close()
+
+
+def _actor() -> str:
+    from ...core.opening import default_actor as base
+
+    return os.environ.get("MEMDIR_ACTOR") or f"cli:{base()}"
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def read_stdin() -> str:
+    """All of stdin as UTF-8 text; anything else is refused in one line, never decoded by guesswork."""
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail(f"stdin is not UTF-8 text (byte {e.start} is {data[e.start:e.start + 1]!r}); convert it, e.g. with iconv -t utf-8")
+
+
+def emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(f)
+
+
+def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        obj = ctx.ensure_object(Context)
+        setattr(obj, str(param.name), value)
+        obj.root_given = obj.root_given or param.name == "root"
+
+
+def _global_options(command: click.Command) -> None:
+    """Let `--root` and `--tenant` also follow the command (`memdir ls --root X`), listed in its --help."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _global_options(sub)
+        return
+    taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    if "--root" not in taken:
+        command.params.append(click.Option(
+            ["--root"], metavar="LOCATION", expose_value=False, callback=_set_global, is_eager=True,
+            help="The memory (a folder or a URL); the same as `memdir --root LOCATION COMMAND`.",
+        ))
+    if "--tenant" not in taken:
+        command.params.append(click.Option(
+            ["--tenant"], expose_value=False, callback=_set_global, is_eager=True,
+            help="Tenant id inside the memory; the same as `memdir --tenant T COMMAND`.",
+        ))
+
+
+class Group(click.Group):
+    """Turns MemdirError (and what the system refuses: a file as --root, a read-only folder,
+    text that is not UTF-8) into one line on stderr and exit code 1; global options work after
+    the command too."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _global_options(cmd)
+        super().add_command(cmd, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List each command with its whole first sentence, wrapped, never cut with '...'."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemdirError as e:
+            fail(str(e))
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename else ""
+            fail(f"the system refused: {e.strerror or type(e).__name__}{where}; check --root and its permissions")
+        except UnicodeError as e:
+            fail(f"an argument is not valid UTF-8 text ({getattr(e, 'reason', e)}); pass UTF-8 text")
+        finally:
+            obj = ctx.obj
+            if isinstance(obj, Context):
+                obj.close()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    envvar=["MEMDIR_URL", "MEMDIR_ROOT"],
+    default=DEFAULT_ROOT,
+    show_default=True,
+    metavar="LOCATION",
+    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL. "
+    "Env: MEMDIR_URL (or MEMDIR_ROOT).",
+)
+@click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
+              help="A model runs this command: use the agent limits (60 writes a minute per tenant unless "
+                   "writes_per_minute is set). Env: MEMDIR_AGENT=1.")
+@click.version_option(package_name="memdir")
+@click.pass_context
+def main(ctx: click.Context, root: str, tenant: str | None, agent: bool) -> None:
+    """memdir: memory for AI agents made of plain markdown files.
+
+    Topic files with YAML frontmatter live in a folder; MEMORY.md is the
+    generated index an agent reads every turn; every change is journaled and
+    can be undone. Start with `memdir demo` for a guided tour.
+
+    Exit codes: 0 ok; 1 refused or failed (one line on stderr; also what the
+    system refuses: a file as --root, a read-only folder, input that is not
+    UTF-8), nothing matched (grep, search) or something to repair
+    (reconcile); 2 usage.
+    --root and --tenant go before or after the command.
+    """
+    ctx.obj = Context(root, tenant, root_given=ctx.get_parameter_source("root") != click.core.ParameterSource.DEFAULT,
+                      agent=agent)

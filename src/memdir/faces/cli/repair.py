@@ -1,0 +1,176 @@
+"""Commands that undo and repair, and bring memories in or over: undo, reconcile, doctor, import, copy, db."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .base import Context, Group, emit, fail, json_option
+
+# ---------------------------------------------------------------- repair
+
+
+@click.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+def undo(obj: Context, path: str, as_json: bool) -> None:
+    """Revert the last change to PATH, as a new change (undo again to redo)."""
+    m = obj.memdir().undo(path)
+    if as_json:
+        emit({"path": m.path, "change": m.change, "version": m.version})
+    else:
+        click.echo(f"{m.change} {m.path}" + (f" (version {m.version})" if m.change != "deleted" else ""))
+
+
+@click.command()
+@click.option("--fix", is_flag=True, help="Repair what was found (catalog, journal, MEMORY.md).")
+@json_option
+@click.pass_obj
+def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
+    """Check the files against the catalog and the index; with --fix, repair them.
+
+    Picks up files added, edited or removed by hand (journaled as 'external'),
+    rebuilds a stale MEMORY.md, and reports files that break the limits.
+    Exit code 0 when everything agrees (or --fix repaired it), 1 when something
+    differs, or after --fix still needs a person (a file over the limits).
+    """
+    report = obj.memdir().reconcile(fix=fix)
+    if as_json:
+        emit(report.to_dict())
+    else:
+        for f in report.findings:
+            click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        if report.clean:
+            click.echo("clean: files, catalog and index agree")
+        elif not fix:
+            click.echo("run `memdir reconcile --fix` to repair", err=True)
+    if not report.clean and (not fix or any(f.kind in ("invalid", "quarantined") for f in report.findings)):
+        sys.exit(1)  # like `git diff --exit-code`: 1 when something differs (or, after --fix, still needs a person)
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def doctor(obj: Context, as_json: bool) -> None:
+    """Check the memory and print every problem; exit 1 if there is any (0 when healthy).
+
+    Reports records recovery had to quarantine (kept in .memdir/quarantine/),
+    files changed outside memdir, files that break the limits, and a stale
+    MEMORY.md. Changes nothing: `memdir reconcile --fix` repairs what it can.
+    """
+    report = obj.memdir().reconcile()
+    problems = [f for f in report.findings if f.kind != "repaired"]
+    if as_json:
+        emit({"healthy": not problems, "problems": [f.to_dict() for f in problems]})
+    else:
+        for f in problems:
+            click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        click.echo(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found" if problems else "healthy: no problems found")
+    if problems:
+        sys.exit(1)
+
+
+@click.command("import")
+@click.argument("source", type=click.Path(exists=True))
+@click.option(
+    "--from", "kind", type=click.Choice(["claude-code", "mcp-memory", "basic-memory"]), default="claude-code",
+    show_default=True, help="What SOURCE is: a memory folder, the MCP memory server's JSONL file, or basic-memory notes.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace files that already exist in the memory.")
+@json_option
+@click.pass_obj
+def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool) -> None:
+    """Bring in memories from another system; reports what it imported and what it could not.
+
+    \b
+    claude-code   a memory folder (e.g. ~/.claude/projects/<project>/memory);
+                  its MEMORY.md lines fill in missing descriptions and types
+    mcp-memory    the reference MCP memory server's memory.jsonl: one file per entity
+    basic-memory  a basic-memory folder of notes (observations, relations, tags)
+    """
+    from ...remember import importer
+
+    is_file = os.path.isfile(source)
+    if is_file != (kind == "mcp-memory"):
+        want = "a JSONL file" if kind == "mcp-memory" else "a folder"
+        raise click.BadParameter(f"--from {kind} reads {want}; {source} is not one", param_hint="SOURCE")
+    run = {"claude-code": importer.import_dir, "mcp-memory": importer.import_mcp_memory,
+           "basic-memory": importer.import_basic_memory}[kind]
+    result = run(obj.memdir(create=True), source, overwrite=overwrite)
+    if as_json:
+        emit(result.to_dict())
+        return
+    click.echo(result.summary())
+
+
+# ---------------------------------------------------------------- backends
+
+
+@click.command("copy")
+@click.argument("source")
+@click.argument("destination")
+@click.option("--tenant", "tenant", default=None, help="The tenant to copy (default: the global --tenant).")
+@json_option
+@click.pass_obj
+def copy_cmd(obj: Context, source: str, destination: str, tenant: str | None, as_json: bool) -> None:
+    """Copy a whole tenant (files, catalog, journal) from SOURCE to DESTINATION, any two locations.
+
+    Resumable: run it again after an interruption. Verified: file counts and
+    SHA-256 hashes of both sides are compared at the end. Progress goes to stderr.
+
+    \b
+    memdir copy memory sqlite:///memory.db --tenant acme
+    """
+    from ...remember.copy import copy_tenant
+
+    def progress(what: str, done: int, total: int) -> None:
+        if total:
+            click.echo(f"copy: {what} {done}/{total}", err=True)
+
+    report = copy_tenant(source, destination, tenant or obj.tenant, progress=progress)
+    if as_json:
+        emit(report.to_dict())
+    else:
+        click.echo(report.summary())
+    if not report.verified:
+        fail(f"the copy in {destination} does not match {source}; run the copy again")
+
+
+@click.group(cls=Group)
+def db() -> None:
+    """Schemas of sqlite:// and postgresql:// locations."""
+
+
+@db.command("migrate")
+@click.argument("url", required=False)
+@click.option("--check", is_flag=True, help="Only report pending migrations (exit 1 if any); never writes.")
+@click.option("--grant", metavar="ROLE", help="PostgreSQL: let ROLE (what memdir connects as) use the tables.")
+@json_option
+@click.pass_obj
+def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as_json: bool) -> None:
+    """Create or upgrade memdir's tables at URL (default: --root); safe to run again.
+
+    Run it as the database owner. On PostgreSQL, memdir itself must connect as
+    another role (row-level security binds it); --grant ROLE gives that role
+    what it needs.
+    """
+    from ...stores.locations import migrate
+
+    report = migrate(url or obj.root, check=check, grant=grant)
+    if as_json:
+        emit(report.to_dict())
+    elif check:
+        click.echo(f"pending: {', '.join(report.pending)}" if report.pending else f"up to date: {report.location}")
+    else:
+        done = f"applied {', '.join(report.applied)}" if report.applied else "already up to date"
+        click.echo(f"{report.location}: {done}" + (f"; granted to {report.granted}" if report.granted else ""))
+    if check and report.pending:
+        sys.exit(1)
+
+
+def register(main: click.Group) -> None:
+    for command in (undo, reconcile, doctor, import_, copy_cmd, db):
+        main.add_command(command)

@@ -1,0 +1,178 @@
+"""Commands that serve a memory: serve (MCP over stdio or HTTP, the API and the page), ui, watch, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import click
+
+from ...remember.watch import Watcher
+from .base import Context
+
+
+@click.command()
+@click.argument("folder", required=False)
+@click.pass_obj
+def demo(obj: Context, folder: str | None) -> None:
+    """A guided tour: builds a sample memory in a scratch folder, one labelled CLI step at a time.
+
+    The tour never touches your memory: it runs in a new temporary folder
+    (printed at the start), or in FOLDER (or --root) if that is empty or new.
+    """
+    from ..demo import run, scratch
+
+    run(scratch(folder or (obj.root if obj.root_given else None)))
+
+
+@click.command()
+@click.option("--http", "bind", metavar="[HOST:]PORT",
+              help="Serve over HTTP instead of stdio: MCP at /mcp, the HTTP API at /v1. HOST defaults to 127.0.0.1.")
+@click.option("--tenant", "serve_tenant", default=None, help="Tenant to serve (overrides the global --tenant).")
+@click.option("--scope-read", multiple=True, metavar="PREFIX",
+              help="A folder the agent may read; repeat for several. With any --scope-* option it sees nothing else.")
+@click.option("--scope-write", multiple=True, metavar="PREFIX",
+              help="A folder the agent may write (and read); repeat for several. Without it a scoped agent only reads.")
+@click.option("--token", envvar="MEMDIR_TOKEN", default=None,
+              help="With --http: require 'Authorization: Bearer TOKEN' on every request. Env: MEMDIR_TOKEN "
+                   "(safer than the command line, which other users can see).")
+@click.option("--token-file", type=click.Path(dir_okay=False), default=None, help="With --http: read the token from FILE.")
+@click.option("--auth", "auth_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="With --http: a TOML file of principals, one [tokens.NAME] table each with token (or token_sha256), "
+                   "and optional tenant, scope-read, scope-write.")
+@click.option("--open", "open_page", is_flag=True, help="With --http: open the web page in the browser once serving.")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    bind: str | None,
+    serve_tenant: str | None,
+    scope_read: tuple[str, ...],
+    scope_write: tuple[str, ...],
+    token: str | None,
+    token_file: str | None,
+    auth_file: str | None,
+    open_page: bool = False,
+) -> None:
+    """Serve the memory to an agent over MCP (stdio, or HTTP with --http).
+
+    Writes are limited to 60 per minute per tenant unless memdir.toml or
+    MEMDIR_WRITES_PER_MINUTE says otherwise. Binding --http beyond loopback
+    needs a token.
+
+    \b
+    Claude Code:  claude mcp add --transport stdio memdir -- memdir --root /path/to/memory serve
+    Over HTTP:    memdir serve --http 8765
+                  claude mcp add --transport http memdir http://127.0.0.1:8765/mcp
+    HTTP API:     curl http://127.0.0.1:8765/v1/index
+    Web page:     http://127.0.0.1:8765/ in a browser (`memdir ui` opens it)
+    """
+    from ..auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
+
+    obj: Context = ctx.obj
+    scoped = bool(scope_read or scope_write)
+    default = Principal("default", serve_tenant or obj.tenant,
+                        scope_read if scoped else None, scope_write if scoped else None)
+    principals = Principals(default)
+    if bind is None:
+        given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file")
+                 if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+        if open_page:
+            given.append("--open")
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply to --http only; stdio is private to the client that started it")
+    else:
+        if token and token_file:
+            raise click.UsageError("give one token: --token (or MEMDIR_TOKEN) or --token-file, not both")
+        if token_file:
+            token = read_token_file(token_file)
+        if token:
+            principals.add_token(token, "--token-file" if token_file else "--token")
+        if auth_file:
+            principals.load(auth_file)
+        host, port = parse_bind(bind)
+        check_bind(host, principals)
+    obj.prepare_root()
+    memories = Memories(obj.root, transport="mcp" if bind is None else "http")
+    try:
+        for principal in principals.all:  # open them all now, so a bad tenant or scope fails at start
+            memories.of(principal)
+        from .. import mcp
+
+        if bind is None:
+            click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
+            mcp.serve_stdio(principals, memories)
+        else:
+            from .. import http
+
+            def started(url: str) -> str:
+                if open_page:  # in a thread: a terminal browser runs until it quits, and the server must answer it
+                    threading.Thread(target=_open_browser, args=(url + "/",), daemon=True).start()
+                return http.banner(url, os.path.abspath(obj.root), principals.required)
+
+            app = mcp.server(principals, memories)
+            sock = http.listen(host, port)
+            http.run(http.build(principals, memories, host=host, mcp=app), sock, started)
+    finally:
+        memories.close()
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # noqa: BLE001 - no browser is not a reason to stop serving
+        opened = False
+    if not opened:
+        click.echo(f"memdir: no web browser found here; open {url} in one", err=True)
+
+
+@click.command()
+@click.option("--http", "bind", metavar="[HOST:]PORT", default="127.0.0.1:0", show_default=True,
+              help="Where to serve (port 0 picks a free one).")
+@click.pass_context
+def ui(ctx: click.Context, bind: str) -> None:
+    """Open the web page: read, search, edit and undo the memory in a browser.
+
+    Serves like `memdir serve --http` (MCP and the HTTP API too) on loopback and
+    opens the page in the web browser; Ctrl-C stops. With a token or an auth
+    file, use `memdir serve --http PORT --token-file FILE --open`.
+    """
+    ctx.invoke(serve, bind=bind, open_page=True)
+
+
+
+
+@click.command("watch")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per change: path, and whether it is now changed or deleted.")
+@click.pass_obj
+def watch(obj: Context, as_json: bool) -> None:
+    """Follow edits made to the memory folder by hand or by other tools until Ctrl-C.
+
+    Each added, changed or deleted topic file is journaled as an `external`
+    change (so `memdir undo` works on it) and MEMORY.md, `ls` and search
+    follow at once. `memdir serve` does the same by itself; run this when
+    nothing else keeps the memory open. Exit codes: 0 on Ctrl-C, 1 when the
+    memory is not a folder or watchfiles is missing.
+    """
+
+    md = obj.memdir()
+
+    def show(changed: list[str]) -> None:
+        for path in changed:
+            kind = "changed" if md.list(path) else "deleted"
+            click.echo(json.dumps({"path": path, "change": kind}) if as_json else f"{kind} {path}")
+
+    watcher = Watcher(md, on_change=show)
+    click.echo(f"memdir: watching {watcher.root} (Ctrl-C to stop)", err=True)
+    with watcher:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+def register(main: click.Group) -> None:
+    for command in (demo, serve, ui, watch):
+        main.add_command(command)
