@@ -104,7 +104,7 @@ def warm(root: Path) -> None:
     """What a memory in use has on disk before a hook runs: the search index and the link graph's snapshot."""
     with memdir.open(root) as md:
         md.search("warm")
-        md.context()
+        memdir.context(md, )
 
 
 def command() -> list[str]:
@@ -156,14 +156,14 @@ def context_rows(root: Path, n: int, runs: int) -> list[tuple[str, int, float, f
     md = memdir.open(root)
     opened = time.perf_counter()
     start = time.perf_counter()
-    md.context("what did the note about code5 say")
+    memdir.context(md, "what did the note about code5 say")
     cold = (time.perf_counter() - start) * 1000
     rows.append(("open", n, (opened - started) * 1000, (opened - started) * 1000, "one run"))
     rows.append(("context() first call: loads the catalog, builds graph and search", n, cold, cold, "one run"))
     clock = time.process_time
     for label, fn in (
-        ("context() no query", lambda: md.context()),
-        ("context(query)", lambda: md.context(f"code{rng.randrange(997)} {TOPICS[rng.randrange(10)]} item{rng.randrange(89)}")),
+        ("context() no query", lambda: memdir.context(md, )),
+        ("context(query)", lambda: memdir.context(md, f"code{rng.randrange(997)} {TOPICS[rng.randrange(10)]} item{rng.randrange(89)}")),
         ("context(query, estimate)", lambda: memdir.recall.context.build(
             md, f"code{rng.randrange(997)} {TOPICS[rng.randrange(10)]}", tokenizer=tokens.ESTIMATE)),
     ):

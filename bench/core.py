@@ -201,7 +201,7 @@ def bench(shape: str, n: int, workdir: Path, quick: bool) -> list[Row]:
     # A long-lived process (a server) from its start, the catalog not loaded: it works from the outline,
     # and loads the catalog at its second write where the memory is small (LOAD_AT_MOST in memdir.py).
     add("write (update, a server from its start)", timed(write, 500 // scale))
-    cat = md._sync_catalog()
+    cat = md._state.derived.loaded()
     limits = md.limits
     add("index render (uncached)", timed(
         lambda: index_mod.render(cat, "", limits.index_max_lines, limits.index_max_bytes), 200 // scale))

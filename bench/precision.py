@@ -27,7 +27,7 @@ Each memory is written with `md.write` into a temporary folder. Tables:
    files), hit precision@5 (relevant share of what the top 5 actually holds),
    recall@5 and @10, and the false-hit rate: the share of no-answer queries
    that return any hit at all (target <= 5%, issue 22).
-2. Context (`md.context(query)`, what `get_memory_context` returns): how many
+2. Context (`memdir.context(md, query)`, what `get_memory_context` returns): how many
    files the query layer (layer 3) adds for answerable and for no-answer
    queries, before and after the vector index exists.
 3. Prompt recall (the Claude Code UserPromptSubmit handler) per memory size:
@@ -107,8 +107,8 @@ def build_vectors(md: memdir.Memdir) -> None:
 
 
 def context_files(md: memdir.Memdir, query: str) -> list[tuple[str, int]]:
-    """(path, layer) of each file `md.context(query)` includes: the text `get_memory_context` returns."""
-    return [(item.path, item.layer) for item in md.context(query).included]
+    """(path, layer) of each file `memdir.context(md, query)` includes: the text `get_memory_context` returns."""
+    return [(item.path, item.layer) for item in memdir.context(md, query).included]
 
 
 def prompt_hook(md: memdir.Memdir, prompt: str) -> str | None:

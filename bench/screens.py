@@ -108,7 +108,7 @@ def seed(root: str) -> None:
             step(at(back, 12), lambda n=14 - back: person.append(
                 "user/reading-log.md", f"Finished chapter {n} of Designing Data-Intensive Applications."))
         if back % 2 == 0:
-            step(at(back, 10), lambda b=back: claude.capture(f"session-{b}", [
+            step(at(back, 10), lambda b=back: memdir.capture(claude, f"session-{b}", [
                 {"role": "user", "content": f"Plan part {14 - b} of the depot importer"},
                 {"role": "assistant", "content": "Split it into parse, validate and load steps."}], at=at(b, 10)))
         if 0 < back < 7:
@@ -117,7 +117,7 @@ def seed(root: str) -> None:
                                                                   description=t))
     week = (TODAY - dt.timedelta(days=7)).isocalendar()
     summary = "A week of importer work; refunds were the top support topic."
-    step(at(1, 14), lambda: claude.capture("broken-hook", [], at=at(1, 14)))
+    step(at(1, 14), lambda: memdir.capture(claude, "broken-hook", [], at=at(1, 14)))
     step(at(1, 14), lambda: person.write(f"diary/{week.year}-W{week.week:02d}.md", summary + "\n", type="diary",
                                          description=summary))
     step(at(2, 15), lambda: claude.write("project/flock.md", FLOCK.replace("2026-12-15", "2026-12-01"), type="project",

@@ -116,7 +116,7 @@ def seed(location: str, tenant: str | None, n: int) -> list[str]:
 
 
 def index_bytes(md: memdir.Memdir, backend: str) -> int:
-    idx = md._open_search()
+    idx = md._state.search._open()
     if backend in ("fs", "s3"):
         db = Path(idx.db.execute("PRAGMA database_list").fetchone()[2])  # type: ignore[attr-defined]
         return sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists())

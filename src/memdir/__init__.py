@@ -5,13 +5,24 @@
     md.write("feedback/no-dark-themes.md", "Never propose dark themes.",
              description="NEVER use dark themes in generated UI", type="feedback")
     print(md.index())
+    print(memdir.context(md, "dark themes").text)
+
+`Memdir` reads, writes, lists and searches one tenant's memory; what builds
+on it is a function of its own module that takes the memory first:
+`memdir.context(md, query)`, `memdir.links(md, path)`, `memdir.capture(md,
+session_id, transcript)`, `memdir.remember_feedback(md, rule, why, how)`,
+`memdir.supersede(md, path, reason=...)`, `memdir.changes(md, since)`,
+`memdir.read_as_of(md, path, when)` and `memdir.prompt(md)`.
 """
 
+import importlib
 import typing
 
 from .core.limits import Limits
-from .core.memdir import ANY, Finding, Hit, Memdir, Op, Report
-from .core.opening import open, prompt
+from .core.memdir import Hit, Memdir
+from .core.opening import open
+from .core.ops import ANY, Op
+from .core.reconcile import Finding, Report
 from .core.scope import Scope
 from .errors import (
     Conflict,
@@ -27,53 +38,40 @@ from .errors import (
 )
 from .model import Entry, Memory
 from .stores.base import Record
+from .version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
+    from .faces.tools import prompt
     from .recall.context import Context
+    from .recall.context import build as context
     from .recall.links import Links
+    from .recall.links import of as links
+    from .remember.capture import capture, remember_feedback
+    from .remember.timeline import changes, read_as_of, supersede
     from .search import SearchHit
 
-_LAZY = {"Context": "recall.context", "Links": "recall.links", "SearchHit": "search"}  # loaded on first use: a CLI call or a
-# hook that does not search or build context does not import them
+# Loaded on first use, so that a CLI call or a hook that does not need them does not import them.
+_LAZY = {
+    "Context": ("recall.context", "Context"), "Links": ("recall.links", "Links"), "SearchHit": ("search", "SearchHit"),
+    "context": ("recall.context", "build"), "links": ("recall.links", "of"), "prompt": ("faces.tools", "prompt"),
+    "capture": ("remember.capture", "capture"), "remember_feedback": ("remember.capture", "remember_feedback"),
+    "supersede": ("remember.timeline", "supersede"), "changes": ("remember.timeline", "changes"),
+    "read_as_of": ("remember.timeline", "read_as_of"),
+}
 
 
 def __getattr__(name: str) -> typing.Any:
     if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
-    "ANY",
-    "Conflict",
-    "Context",
-    "Entry",
-    "Finding",
-    "Forbidden",
-    "Hit",
-    "InvalidArgument",
-    "InvalidMemory",
-    "InvalidPath",
-    "LimitExceeded",
-    "Limits",
-    "Links",
-    "Memdir",
-    "MemdirError",
-    "Memory",
-    "NotFound",
-    "Op",
-    "RateLimited",
-    "Record",
-    "Report",
-    "Scope",
-    "SearchHit",
-    "StoreError",
-    "open",
-    "prompt",
+    "ANY", "Conflict", "Context", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
+    "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
+    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes",
+    "context", "links", "open", "prompt", "read_as_of", "remember_feedback", "supersede",
 ]
-
-__version__ = "0.1.0"

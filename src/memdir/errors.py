@@ -74,3 +74,21 @@ class Forbidden(MemdirError):
 
 class StoreError(MemdirError):
     """The storage backend failed; the store is unchanged."""
+
+
+STATUS: dict[type[MemdirError], int] = {  # the HTTP status the API and the page answer each error with
+    NotFound: 404,
+    Conflict: 409,
+    InvalidPath: 400,
+    InvalidMemory: 400,
+    InvalidArgument: 400,
+    LimitExceeded: 413,
+    RateLimited: 429,
+    Forbidden: 403,
+    StoreError: 503,
+}
+
+
+def status_of(error: MemdirError) -> int:
+    """The HTTP status of an error (400 for any other `MemdirError`)."""
+    return next((s for cls, s in STATUS.items() if isinstance(error, cls)), 400)

@@ -1,10 +1,9 @@
-import gc
 import random
 
 import pytest
 
 from memdir import model
-from memdir.core.catalog import Catalog, gc_paused
+from memdir.core.catalog import Catalog
 
 
 def _entries(seed: int, n: int) -> list[model.Entry]:
@@ -46,23 +45,3 @@ def test_subfolders_are_ranked_largest_first_as_counts_change() -> None:
         cat.remove(f"b/{i}.md")
     cat.remove("c/0.md")
     assert cat.folders[""].ranked == [(-3, "a/"), (-2, "b/")]
-
-
-def test_gc_paused_restores_the_collector_as_it_found_it() -> None:
-    assert gc.isenabled()
-    with gc_paused():
-        assert not gc.isenabled()
-        with gc_paused():  # nested: the inner one leaves it to the outer
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), gc_paused():
-        raise RuntimeError("a load that fails")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with gc_paused():
-            pass
-        assert not gc.isenabled()  # it was off before: it stays off
-    finally:
-        gc.enable()

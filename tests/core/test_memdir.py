@@ -341,7 +341,7 @@ def test_a_new_process_sees_the_index_as_stored_and_renders_only_what_changed(ro
         before = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("MEMORY.md")}
     assert set(before) == {"MEMORY.md", "big/MEMORY.md"}
     with memdir.open(root, index_max_lines=8) as md:
-        assert md.index() == before["MEMORY.md"] and md._state.catalog is None  # read as stored
+        assert md.index() == before["MEMORY.md"] and md._state.derived.catalog is None  # read as stored
         md.write("small/two.md", "x\n", description="the second small one")
         assert (root / "big" / "MEMORY.md").read_text() == before["big/MEMORY.md"]
         for i in range(12):

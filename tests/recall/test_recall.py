@@ -73,13 +73,13 @@ def test_a_prompt_that_memory_knows_about_gets_lines_of_it(mem: memdir.Memdir) -
 
 def test_a_new_process_answers_both_events_without_loading_the_catalog(mem: memdir.Memdir, root: Path) -> None:
     mem.search("warm")  # a memory in use: its search index and link snapshot are on disk
-    mem.context()
+    memdir.context(mem, )
     expected = {e: f(mem, p) for e, f, p in (("start", recall.session_start, SESSION_START),
                                            ("prompt", recall.user_prompt_submit, USER_PROMPT_SUBMIT))}
     with memdir.open(root) as fresh:  # as `memdir hook claude-code` does, once per event
         assert recall.session_start(fresh, SESSION_START) == expected["start"]
         assert recall.user_prompt_submit(fresh, USER_PROMPT_SUBMIT) == expected["prompt"]
-        assert fresh._state.catalog is None  # the index and the graph answer from what they persisted
+        assert fresh._state.derived.catalog is None  # the index and the graph answer from what they persisted
         assert recall.indexed(fresh) == 24  # the N of the threshold, from the index
 
 
@@ -90,7 +90,7 @@ def test_a_new_process_answers_without_loading_the_yaml_parser(
     """A hook runs in a new process per event: its context comes from the search index and the link graph,
     and the files as they are."""
     mem.search("warm")
-    mem.context()
+    memdir.context(mem, )
     expected = handler(mem, payload)
     probe = ("import json, sys, memdir\nfrom memdir.recall import recall\n"
              f"with memdir.open(sys.argv[1]) as md:\n    out = recall.{handler.__name__}(md, json.loads(sys.argv[2]))\n"

@@ -40,7 +40,7 @@ class Flaky:
 
 
 def test_capture_writes_a_structured_record_with_lists_in_frontmatter(md: memdir.Memdir) -> None:
-    done = md.capture("s-42", TEXT, at="2026-11-30T09:15:00Z")
+    done = memdir.capture(md, "s-42", TEXT, at="2026-11-30T09:15:00Z")
     assert (done.status, done.path, done.change) == ("captured", "sessions/2026-11-30-091500-s-42.md", "created")
     m = md.read(done.path)
     assert m.type == "session" and m.meta["session"] == "s-42" and m.meta["status"] == "captured"
@@ -54,10 +54,10 @@ def test_capture_writes_a_structured_record_with_lists_in_frontmatter(md: memdir
 
 
 def test_capture_is_idempotent_per_session_id(md: memdir.Memdir) -> None:
-    first = md.capture("s-1", TEXT, at="2026-11-30T09:15:00Z")
-    again = md.capture("s-1", TEXT, at="2026-11-30T09:15:00Z")
+    first = memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:15:00Z")
+    again = memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:15:00Z")
     assert again.change == "unchanged" and again.path == first.path
-    longer = md.capture("s-1", TEXT + "User: Also the TODO for the invoices.\n", at="2026-11-30T11:00:00Z")
+    longer = memdir.capture(md, "s-1", TEXT + "User: Also the TODO for the invoices.\n", at="2026-11-30T11:00:00Z")
     assert (longer.path, longer.change) == (first.path, "updated")  # replaced in place, never duplicated
     assert [e.path for e in md.list("sessions/")] == [first.path]
 
@@ -66,7 +66,7 @@ def test_capture_is_idempotent_per_session_id(md: memdir.Memdir) -> None:
 def test_every_transcript_format_captures(md: memdir.Memdir, fmt: str) -> None:
     source: object = {"claude-code": CC, "anthropic": DATA / "transcripts" / "anthropic.json",
                       "openai": DATA / "transcripts" / "openai.json", "text": TEXT}[fmt]
-    done = md.capture(f"id-{fmt}", source, at="2026-11-30T10:00:00Z")
+    done = memdir.capture(md, f"id-{fmt}", source, at="2026-11-30T10:00:00Z")
     assert done.status == "captured", done
     meta = md.read(done.path).meta
     assert meta["source"] == ("messages" if fmt in ("anthropic", "openai") else fmt)
@@ -74,7 +74,7 @@ def test_every_transcript_format_captures(md: memdir.Memdir, fmt: str) -> None:
 
 
 def test_claude_code_session_date_comes_from_the_transcript(md: memdir.Memdir) -> None:
-    done = md.capture("s-1", CC)
+    done = memdir.capture(md, "s-1", CC)
     assert done.path == "sessions/2026-11-30-090300-s-1.md"
     meta = md.read(done.path).meta
     assert (meta["cwd"], meta["branch"], meta["transcript"]) == ("/home/u/proj", "main", str(CC))
@@ -82,7 +82,7 @@ def test_claude_code_session_date_comes_from_the_transcript(md: memdir.Memdir) -
 
 def test_secrets_never_reach_the_record(md: memdir.Memdir) -> None:
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
-    done = md.capture("s-1", f"User: The deploy failed, key {key} was rejected.\n", at="2026-11-30T09:00:00Z")
+    done = memdir.capture(md, "s-1", f"User: The deploy failed, key {key} was rejected.\n", at="2026-11-30T09:00:00Z")
     text = md.read(done.path).text
     assert key not in text and "[line removed: it held what looks like an AWS access key id]" in text
 
@@ -93,7 +93,7 @@ def test_secrets_never_reach_the_record(md: memdir.Memdir) -> None:
     ("", "empty"),
 ])
 def test_a_skipped_capture_is_recorded_with_its_reason(md: memdir.Memdir, source: object, reason: str) -> None:
-    done = md.capture("s-9", source, at="2026-11-30T09:00:00Z")
+    done = memdir.capture(md, "s-9", source, at="2026-11-30T09:00:00Z")
     assert (done.status, done.reason) == ("skipped", reason)
     m = md.read("sessions/2026-11-30-090000-s-9.md")
     assert (m.meta["status"], m.meta["reason"]) == ("skipped", reason)
@@ -102,8 +102,8 @@ def test_a_skipped_capture_is_recorded_with_its_reason(md: memdir.Memdir, source
 
 
 def test_a_skip_after_a_capture_keeps_the_record_and_notes_the_skip(md: memdir.Memdir) -> None:
-    good = md.capture("s-1", TEXT, at="2026-11-30T09:00:00Z")
-    md.capture("s-1", Path("/gone.jsonl"))
+    good = memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:00:00Z")
+    memdir.capture(md, "s-1", Path("/gone.jsonl"))
     m = md.read(good.path)
     assert m.meta["status"] == "captured" and "missing" in m.meta["last_skip"] and m.meta["preferences"]
     h = cap.health(md, now=dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC))
@@ -139,8 +139,8 @@ def test_a_long_raw_session_is_split_within_the_limits(md: memdir.Memdir) -> Non
 
 
 def test_sessions_since_and_open(md: memdir.Memdir) -> None:
-    md.capture("old", "User: the old thing\n", at="2026-11-20T09:00:00Z")
-    md.capture("new", TEXT, at="2026-11-29T09:00:00Z")
+    memdir.capture(md, "old", "User: the old thing\n", at="2026-11-20T09:00:00Z")
+    memdir.capture(md, "new", TEXT, at="2026-11-29T09:00:00Z")
     now = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
     assert [s.session for s in cap.sessions(md, now=now)] == ["new", "old"]
     assert [s.session for s in cap.sessions(md, since="3d", now=now)] == ["new"]
@@ -148,7 +148,7 @@ def test_sessions_since_and_open(md: memdir.Memdir) -> None:
 
 
 def test_capture_as_another_actor(md: memdir.Memdir) -> None:
-    md.capture("s-1", TEXT, at="2026-11-30T09:00:00Z", actor="hook:claude-code")
+    memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:00:00Z", actor="hook:claude-code")
     assert md.history()[0].actor == "hook:claude-code"
 
 
@@ -156,19 +156,19 @@ def test_capture_as_another_actor(md: memdir.Memdir) -> None:
 
 
 def test_feedback_is_saved_once_and_updated_in_place(md: memdir.Memdir) -> None:
-    m = md.remember_feedback("Never use dark themes in generated UI", "the user finds them unreadable",
+    m = memdir.remember_feedback(md, "Never use dark themes in generated UI", "the user finds them unreadable",
                              "any UI, slide or chart")
     assert m.path == "feedback/never-use-dark-themes-in-generated-ui.md" and m.change == "created"
     assert m.body == ("Never use dark themes in generated UI\n\n**Why:** the user finds them unreadable\n"
                       "**How to apply:** any UI, slide or chart\n")
-    again = md.remember_feedback("never use dark themes in generated UI.", "said twice now", "all generated UI")
+    again = memdir.remember_feedback(md, "never use dark themes in generated UI.", "said twice now", "all generated UI")
     assert again.path == m.path and again.change == "updated" and "**Why:** said twice now" in again.body
     assert [e.path for e in md.list("feedback/")] == [m.path]
 
 
 def test_feedback_supersedes_the_rule_it_contradicts(md: memdir.Memdir) -> None:
-    old = md.remember_feedback("Always use tabs for indentation in Python", "team style", "all Python files")
-    new = md.remember_feedback("Never use tabs for indentation in Python", "the team switched to spaces", "all Python files")
+    old = memdir.remember_feedback(md, "Always use tabs for indentation in Python", "team style", "all Python files")
+    new = memdir.remember_feedback(md, "Never use tabs for indentation in Python", "the team switched to spaces", "all Python files")
     assert new.path != old.path
     assert [e.path for e in md.list("feedback/")] == [new.path]
     retired = md.read("archive/" + old.path)

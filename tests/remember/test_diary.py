@@ -126,7 +126,7 @@ def test_a_month_of_sessions_rolls_up_exactly_once(backend: Backend) -> None:
                 report = diary.rollup(md, due=True, now=at(day, 4))
                 assert not report.failed
             for hour, part in ((9, "a"), (15, "b")):
-                md.capture(f"d{day:%m%d}{part}", session_text(day, part), at=at(day, hour))
+                memdir.capture(md, f"d{day:%m%d}{part}", session_text(day, part), at=at(day, hour))
             if day in CHECKPOINTS:
                 assert files(md) == sorted(CHECKPOINTS[day]), day
             day += dt.timedelta(days=1)
@@ -145,7 +145,7 @@ def test_a_month_of_sessions_rolls_up_exactly_once(backend: Backend) -> None:
 
 def test_due_is_a_no_op_the_second_time_and_dry_run_changes_nothing(md: memdir.Memdir) -> None:
     day = dt.date(2026, 11, 30)
-    md.capture("a", session_text(day, "a"), at=at(day, 9))
+    memdir.capture(md, "a", session_text(day, "a"), at=at(day, 9))
     plan = diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 4), dry_run=True)
     assert [(st.kind, st.path, st.status) for st in plan.steps] == [("day", "diary/2026-11-30.md", "planned")]
     assert files(md) == ["sessions/2026-11-30-090000-a.md"]
@@ -157,9 +157,9 @@ def test_due_is_a_no_op_the_second_time_and_dry_run_changes_nothing(md: memdir.M
 
 def test_a_late_session_is_folded_into_its_existing_daily(md: memdir.Memdir) -> None:
     day = dt.date(2026, 11, 30)
-    md.capture("a", session_text(day, "a"), at=at(day, 9))
+    memdir.capture(md, "a", session_text(day, "a"), at=at(day, 9))
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 4))
-    md.capture("late", "User: One more thing: I prefer tabs in Makefiles.\n", at=at(day, 23))
+    memdir.capture(md, "late", "User: One more thing: I prefer tabs in Makefiles.\n", at=at(day, 23))
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
     m = md.read("diary/2026-11-30.md")
     assert m.meta["sessions"] == ["a", "late"]
@@ -170,7 +170,7 @@ def test_a_late_session_is_folded_into_its_existing_daily(md: memdir.Memdir) -> 
 
 def test_explicit_periods_and_retention_settings(md: memdir.Memdir) -> None:
     for d in (2, 3):
-        md.capture(f"s{d}", session_text(dt.date(2026, 11, d), "a"), at=at(dt.date(2026, 11, d), 9))
+        memdir.capture(md, f"s{d}", session_text(dt.date(2026, 11, d), "a"), at=at(dt.date(2026, 11, d), 9))
     report = diary.rollup(md, day_label="2026-11-02", now=at(dt.date(2026, 11, 3), 4))
     assert [st.path for st in report.steps] == ["diary/2026-11-02.md"]
     keep = diary.Retention(sessions=0)
@@ -191,7 +191,7 @@ def test_all_tenants_of_a_folder(tmp_path: object) -> None:
     root = Path(str(tmp_path)) / "memory"
     for tenant in (None, "acme", "globex"):
         with memdir.open(root, tenant=tenant) as md:
-            md.capture("s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
+            memdir.capture(md, "s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
     assert diary.tenants(str(root)) == [None, "acme", "globex"]
 
 
@@ -215,7 +215,7 @@ def test_all_tenants_of_a_database_or_bucket(name: str, request: pytest.FixtureR
     backend = make_backend(name, request, Path(str(tmp_path)))
     for tenant in ("acme", "globex"):
         with backend.open(tenant) as md:
-            md.capture("s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
+            memdir.capture(md, "s", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
     assert diary.tenants(backend.location) == ["acme", "globex"]
     for tenant in diary.tenants(backend.location):
         with memdir.open(backend.location, tenant=tenant) as md:
@@ -230,7 +230,7 @@ def test_all_tenants_of_a_postgresql_database(request: pytest.FixtureRequest) ->
     assert diary.tenants(app) == []
     for tenant in ("globex", "acme", "acme"):
         with memdir.open(app, tenant=tenant) as md:
-            md.capture(f"s-{tenant}", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
+            memdir.capture(md, f"s-{tenant}", session_text(dt.date(2026, 11, 30), "a"), at=at(dt.date(2026, 11, 30), 9))
     assert diary.tenants(app) == ["acme", "globex"]
     for tenant in diary.tenants(app):
         with memdir.open(app, tenant=tenant) as md:
@@ -251,7 +251,7 @@ def test_two_cron_processes_at_once_roll_up_once(name: str, request: pytest.Fixt
         for d in range(23, 31):
             for part in ("a", "b"):
                 day_ = dt.date(2026, 11, d)
-                md.capture(f"d{day_:%m%d}{part}", session_text(day_, part), at=at(day_, 9 if part == "a" else 15))
+                memdir.capture(md, f"d{day_:%m%d}{part}", session_text(day_, part), at=at(day_, 9 if part == "a" else 15))
     command = [sys.executable, "-m", "memdir", "--root", backend.location, "rollup", "--due", "--now",
                "2026-12-01T04:00:00Z", "--json"]
     procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -275,7 +275,7 @@ def test_a_session_another_worker_moves_after_it_was_listed_is_a_race_not_an_err
 
     day_ = dt.date(2026, 11, 30)
     with memdir.open(Path(str(root))) as md, memdir.open(Path(str(root))) as other:
-        md.capture("late", session_text(day_, "a"), at=at(day_, 9))
+        memdir.capture(md, "late", session_text(day_, "a"), at=at(day_, 9))
         real = md.read
 
         def read_after_the_other_worker(path: str, *args: object, **kwargs: object) -> memdir.Memory:

@@ -304,7 +304,7 @@ def test_a_new_process_catches_a_lagging_index_up_from_the_store_alone(filled: m
         monkeypatch.setattr(again.store, "get", lambda path: read.append(path) or real_get(path))
         assert [h.path for h in again.search("zeppelin")] == ["people/bob/gifts.md"]
         assert read == ["people/bob/gifts.md"]  # only the changed file, and no catalog
-        assert again._state.catalog is None
+        assert again._state.derived.catalog is None
 
 
 def test_reindex_rebuilds_and_the_cli_reports_it(filled: memdir.Memdir, root: Path) -> None:

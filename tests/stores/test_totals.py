@@ -54,10 +54,10 @@ def test_a_process_without_the_catalog_writes_the_indexes_a_loaded_one_would(roo
     for i in range(120):
         with memdir.open(root, **SMALL) as md:  # a new process each time: a CLI command, a hook
             _step(md, rng, i)
-            loaded = md._state.catalog is not None
+            loaded = md._state.derived.catalog is not None
         if i % 20 == 19 or i == 119:
             with memdir.open(root, **SMALL) as md:
-                cat = md._sync_catalog()
+                cat = md._state.derived.loaded()
                 assert _on_disk(root) == _expected(cat, md.limits), (i, loaded)
                 part = Partial(md.store.totals, cat.seq, md.limits.index_max_lines + 2)
                 for folder, node in cat.folders.items():
@@ -96,9 +96,9 @@ def test_a_long_lived_process_without_the_catalog_writes_the_indexes_a_loaded_on
             if i % 7 == 3:  # another process writes in between: this one learns the index files again
                 with memdir.open(root, **SMALL) as other:
                     other.write(f"{rng.choice(FOLDERS)}o{i}.md", "From elsewhere.\n", type="user")
-            assert md._state.catalog is None  # it works from the totals
+            assert md._state.derived.catalog is None  # it works from the totals
             with memdir.open(root, **SMALL) as fresh:
-                assert _on_disk(root) == _expected(fresh._sync_catalog(), fresh.limits), i
+                assert _on_disk(root) == _expected(fresh._state.derived.loaded(), fresh.limits), i
 
 
 def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) -> None:
@@ -109,11 +109,11 @@ def test_a_write_in_a_new_process_reads_only_the_folders_it_renders(root: Path) 
         time.sleep(0.05)
     with memdir.open(root) as md:
         md.write("notes/n0001.md", "changed\n", description="the changed one")
-        assert md._state.catalog is None  # the catalog was never loaded
+        assert md._state.derived.catalog is None  # the catalog was never loaded
         assert "the changed one" in (root / "notes" / INDEX_NAME).read_text().split("\n")[3]  # newest first
         assert md.index() == (root / INDEX_NAME).read_text()
     with memdir.open(root) as md:
-        assert _on_disk(root) == _expected(md._sync_catalog(), md.limits)
+        assert _on_disk(root) == _expected(md._state.derived.loaded(), md.limits)
 
 
 def test_a_case_clash_is_refused_without_the_catalog(root: Path) -> None:
@@ -129,7 +129,7 @@ def test_a_case_clash_is_refused_without_the_catalog(root: Path) -> None:
             md.write("Notes/Plan.md/x.md", "y\n")
         with pytest.raises(InvalidPath, match="is a folder"):
             md.write("d.md", "y\n")
-        assert md._state.catalog is None
+        assert md._state.derived.catalog is None
 
 
 def test_a_folder_of_an_older_memdir_gets_its_totals_on_open(root: Path) -> None:
@@ -153,10 +153,10 @@ def test_a_folder_of_an_older_memdir_gets_its_totals_on_open(root: Path) -> None
     (root / ".memdir" / "outline.db").write_bytes(b"an outline of an older memdir")
     with memdir.open(root, **SMALL) as md:
         md.write("a/new.md", "new\n", description="after the upgrade")
-        assert md._state.catalog is None
+        assert md._state.derived.catalog is None
     assert not (root / ".memdir" / "outline.db").exists()
     with memdir.open(root, **SMALL) as md:
-        assert _on_disk(root) == _expected(md._sync_catalog(), md.limits)
+        assert _on_disk(root) == _expected(md._state.derived.loaded(), md.limits)
         assert "after the upgrade" in md.index("a/")
 
 

@@ -15,7 +15,7 @@ def test_markdown_links_lead_to_memories_and_raw_html_is_text(tmp_path: Path) ->
             "<b>bold?</b> [site](https://example.org)\n\n```\n[[not a link]]\n```\n")
     md.write("project/flock.md", body)
     m = md.read("project/flock.md")
-    html = webtext.render_markdown(m.path, m.body, m.text.count("\n", 0, len(m.text) - len(m.body)) + 1, md.links(m.path))
+    html = webtext.render_markdown(m.path, m.body, m.text.count("\n", 0, len(m.text) - len(m.body)) + 1, memdir.links(md, m.path))
     assert '<a href="/ui/file/reference/stripe-webhooks.md" class="memory">the webhooks</a>' in html
     assert '<a href="#" class="broken" title="this link leads to no memory">nowhere</a>' in html
     assert '<a href="/ui/file/reference/stripe-webhooks.md" class="memory">the hooks</a>' in html

@@ -9,8 +9,6 @@ what fits in an index never walks all the files or all the folders.
 from __future__ import annotations
 
 import bisect
-import contextlib
-import gc
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
@@ -19,20 +17,6 @@ from ..paths import ancestors, parent
 from ..stores.totals import FolderTotals, Totals
 
 ARCHIVE = "archive/"
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Build many small objects without the cyclic collector walking them again and again: loading
-    100,000 entries or links spent a third to four fifths of its time there. They hold no cycles,
-    so nothing is missed; the collector runs again afterwards (unless it was off before)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class Folder:

@@ -245,7 +245,7 @@ class Memories:
         return md
 
     def _open_for(self, principal: Principal) -> Memdir:
-        from .. import open as open_memdir
+        from ..core.opening import open as open_memdir
 
         md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
         self._parents.append(md)

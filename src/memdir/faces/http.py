@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from .. import errors, pages
 from ..core.memdir import ANY, Memdir
+from ..recall import context as context_mod
 from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
 from .tools import not_text
 
@@ -48,17 +49,6 @@ HEADER_TIMEOUT = float(os.environ.get("MEMDIR_HEADER_TIMEOUT") or 10.0)
 LIST_PAGE = 1000  # files per GET /v1/files page at most
 MARKDOWN = "text/markdown; charset=utf-8"
 
-STATUS: dict[type[errors.MemdirError], int] = {
-    errors.NotFound: 404,
-    errors.Conflict: 409,
-    errors.InvalidPath: 400,
-    errors.InvalidMemory: 400,
-    errors.InvalidArgument: 400,
-    errors.LimitExceeded: 413,
-    errors.RateLimited: 429,
-    errors.Forbidden: 403,
-    errors.StoreError: 503,
-}
 
 
 class ApiError(Exception):
@@ -75,7 +65,7 @@ def error(status: int, kind: str, message: str, headers: dict[str, str] | None =
 
 
 def memdir_error(e: errors.MemdirError, precondition: bool = False) -> JSONResponse:
-    status = next((s for cls, s in STATUS.items() if isinstance(e, cls)), 400)
+    status = errors.status_of(e)
     headers = {}
     if isinstance(e, errors.RateLimited):
         headers["Retry-After"] = str(max(1, math.ceil(e.retry_after)))
@@ -349,7 +339,7 @@ class Api:
         query = request.query_params.get("q") or None
         budget = _int(request, "budget", 2000, 100, 100_000)
         include = request.query_params.getlist("include")
-        ctx = await run_in_threadpool(lambda: md.context(query, budget=budget, include=include))
+        ctx = await run_in_threadpool(lambda: context_mod.build(md, query, budget=budget, include=include))
         if _wants_markdown(request):
             return Response(ctx.text, media_type=MARKDOWN)
         return JSONResponse(ctx.to_dict())

@@ -45,10 +45,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__, pages
+from .. import pages
 from ..core.limits import Limits
 from ..core.memdir import Memdir
 from ..errors import MemdirError
+from ..version import __version__
 from . import tools
 from .auth import PRINCIPAL, Memories, Principal, Principals
 

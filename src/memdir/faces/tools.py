@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +24,10 @@ from .. import pages, paths
 from ..core.memdir import ANY, Memdir
 from ..errors import MemdirError, NotFound
 from ..model import Entry, Memory
+from ..recall import context as context_mod
 from ..recall import links as links_mod
 from ..recall.links import Links
+from ..remember import capture
 
 log = logging.getLogger("memdir.tools")
 
@@ -272,9 +274,19 @@ def openai_tools(api: str = "chat") -> list[dict[str, Any]]:
     return out
 
 
-def prompt() -> str:
-    """The system-prompt text that tells a model when to read and when to save memory."""
-    return PROMPT
+def prompt(md: Memdir | None = None, *, budget: int = 2000, include: Iterable[str] | str = ()) -> str:
+    """The system-prompt text that tells a model when to read and when to save memory (`memdir.prompt`).
+
+    Given a memory, the prompt also carries its context (pinned and feedback
+    memories, the index, the `include`d files) within `budget` tokens, so the
+    model starts the conversation knowing them without a tool call. A query
+    has no place here: a system prompt outlives the turn; use
+    `memdir.context(md, query)` or the `get_memory_context` tool for that.
+    """
+    if md is None:
+        return PROMPT
+    ctx = context_mod.build(md, budget=budget, include=include)
+    return f"{PROMPT}\n{ctx.text}" if ctx.text else PROMPT
 
 
 # ---------------------------------------------------------------- dispatch
@@ -425,7 +437,7 @@ class Session:
         return Result(f"{header}\n{body}{more}{trailer}", data=data)
 
     def get_memory_context(self, query: str | None = None, budget: int = 2000, include: str = "") -> Result:
-        ctx = self.md.context(query, budget=budget, include=[p.strip() for p in include.split(",") if p.strip()])
+        ctx = context_mod.build(self.md, query, budget=budget, include=[p.strip() for p in include.split(",") if p.strip()])
         self.seen.update(i.path for i in ctx.included if i.lines is None)  # whole files count as read
         data = {k: v for k, v in ctx.to_dict().items() if k != "text"}
         return Result(ctx.text or "memory is empty: nothing to recall yet", data=data)
@@ -478,7 +490,7 @@ class Session:
         return self._changed("created" if before is None else "appended to", m, before)
 
     def remember_feedback(self, rule: str, why: str, how_to_apply: str) -> Result:
-        m = self.md.remember_feedback(rule, why, how_to_apply)
+        m = capture.remember_feedback(self.md, rule, why, how_to_apply)
         self.seen.add(m.path)
         verb = {"created": "saved", "updated": "updated", "unchanged": "already saved"}.get(m.change, m.change)
         return Result(f"{verb} feedback {m.path} (version {m.version}). {_undo_hint(m.path)}",

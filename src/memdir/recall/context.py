@@ -1,6 +1,6 @@
 """What an agent should see at the start of a turn, under a token budget.
 
-    ctx = md.context("when does flock launch?", budget=2000)
+    ctx = memdir.context(md, "when does flock launch?", budget=2000)
     ctx.text       # the fenced memories, ready for a system prompt or a hook
     ctx.included   # what went in, with the tokens each took and why
     ctx.dropped    # what was left out, and why
@@ -126,6 +126,22 @@ class Context:
         }
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A file as context shows it: its name, type and date, and its text (the body, and the whole for line numbers)."""
+
+    path: str
+    name: str
+    type: str | None
+    updated: str | None
+    body: str
+    text: str
+
+    @classmethod
+    def of(cls, m: Memory) -> Shown:
+        return cls(m.path, m.name, m.type, m.updated, m.body, m.text)
+
+
 @dataclass
 class _Block:
     item: Item
@@ -152,7 +168,7 @@ class _Builder:
         self.header = HEADER.format(day=self.day, tag="memory-" + _PLACEHOLDER)
         self.used = self.counter.count(self.header)
         self.paths: dict[str, Item] = {}
-        self.files: dict[str, Memory] = {}  # the memories whole in context
+        self.files: dict[str, Shown] = {}  # the memories whole in context
         self.seen: set[str] = set()  # every path considered, so a file left out is reported once
         self.costs: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
         self.rendered: tuple[int, str, int] | None = None  # (blocks, text, tokens) of the last render
@@ -247,7 +263,7 @@ class _Builder:
             return
         node = None if self.graph is None else self.graph.nodes.get(path)
         try:
-            m = self.md.read(path) if node is None else _unparsed(self.md, path, node.name, "", node.type, node.updated)
+            m = Shown.of(self.md.read(path)) if node is None else _unparsed(self.md, path, node.name, node.type, node.updated)
         except NotFound:
             self.dropped.append(Dropped(path, layer, why, "not found"))
             return
@@ -401,7 +417,7 @@ def _folder_exists(md: Memdir, folder: str) -> bool:
 
 
 def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str) -> None:
-    found: list[tuple[_Hit, Memory]] = []
+    found: list[tuple[_Hit, Shown]] = []
     for hit in _search(b.md, query, k, mode):
         if b.has(hit.path):
             b.dropped.append(Dropped(hit.path, 3, "search", f"already in context ({b.paths[hit.path].why})"))
@@ -409,7 +425,7 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str)
             b.dropped.append(Dropped(hit.path, 3, "search", f"score {hit.score:.2f} is below the threshold {min_score:g}"))
         else:
             try:
-                found.append((hit, _unparsed(b.md, hit.path, hit.name, hit.description, hit.type, hit.updated)))
+                found.append((hit, _unparsed(b.md, hit.path, hit.name, hit.type, hit.updated)))
             except NotFound:
                 continue
     # Links as a ranking signal: a hit that links to, or is linked from, a file in context or another hit.
@@ -438,12 +454,12 @@ def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str)
               lines[line - 1])
 
 
-def _names(m: Memory) -> set[str]:
+def _names(m: Shown) -> set[str]:
     """What a link to `m` may say: its path, its file name, its name."""
     return {m.path, links.name_key(m.path.rsplit("/", 1)[-1][:-3]), links.name_key(m.name)}
 
 
-def _targets(m: Memory) -> set[str]:
+def _targets(m: Shown) -> set[str]:
     """What the links in `m` say (paths and names, unresolved)."""
     raws, _ = links.parse(m.path, m.text)
     return {r.path for r in raws if r.path} | {r.name for r in raws}
@@ -467,18 +483,18 @@ def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
             for h in md.search(query, k=k, mode=mode)]
 
 
-def _unparsed(md: Memdir, path: str, name: str, description: str, kind: str | None, updated: str | None) -> Memory:
+def _unparsed(md: Memdir, path: str, name: str, kind: str | None, updated: str | None) -> Shown:
     """A file with the name, type and date the search index or the link graph holds for it: its
     frontmatter is not parsed, so a hook (a new process each time) never loads PyYAML (~9 ms)."""
-    path, text, version = md.read_text(path)
+    path, text, _ = md.read_text(path)
     try:
         body = split(text, path=path)[1]
     except MemdirError:  # an unclosed block: the file is all body, as a lenient read has it
         body = text
-    return Memory(path, name, description, kind, (), None, updated or None, body, text, version)
+    return Shown(path, name, kind, updated or None, body, text)
 
 
-def _excerpt(m: Memory, line: int, end_line: int = 0) -> tuple[int, int]:
+def _excerpt(m: Shown, line: int, end_line: int = 0) -> tuple[int, int]:
     """The lines to show for a hit: its span (the matching line to the end of its paragraph, as the
     search reports it), inside the body, without blank edges; the body's first lines when only the
     name or description matched; a few lines around `line` when no span is known."""
@@ -512,7 +528,7 @@ def _fit_lines(lines: list[str], cost: Any, room: int) -> int:
     return low
 
 
-def _attrs(m: Memory) -> dict[str, str]:
+def _attrs(m: Shown) -> dict[str, str]:
     out = {"path": m.path, "name": m.name, "type": m.type or "", "updated": (m.updated or "")[:10]}
     return {k: v for k, v in out.items() if v}
 

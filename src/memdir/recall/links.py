@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from .. import model, paths
-from ..core.catalog import gc_paused
 from ..errors import MemdirError
+from ..util import gc_paused
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir

@@ -19,19 +19,21 @@ import datetime as dt
 import importlib
 import re
 import sys
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from .. import paths
 from ..errors import InvalidArgument
-from ..stores.base import Store, in_store_transaction
-from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, doc_of
+from ..stores.base import Change, Record, Store, in_store_transaction
+from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, commit_docs, doc_of
 from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, parse, terms
 
 __all__ = [
     "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
-    "catch_up", "current", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
+    "Searcher", "catch_up", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
     "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location",
 ]
 
@@ -58,35 +60,83 @@ def open_index(store: Store) -> LexicalIndex:
     return FtsIndex.memory()
 
 
-def current(md: Any) -> LexicalIndex:
-    """`md`'s lexical index, caught up with the store (only changed files are read).
+class Searcher:
+    """One memory's lexical index, held by the facade for every view: opened on first use, caught up
+    with the store before it answers, and kept current by the writes.
 
     A process that has loaded the catalog catches the index up to the
-    catalog's seq. One that has not (a CLI command, a hook) does not load it
-    for a search: it asks the store for the changes from the index's own seq
-    on, and trusts the index when the latest of them is the one it reflects;
-    newer changes are read and applied; an index never built is built from
-    the store's changes. When the store has nothing at that
-    seq (an index ahead of a replaced store, or a change with no file), the
-    catalog decides, as before.
+    catalog's seq (`catalog_seq`). One that has not (a CLI command, a hook)
+    does not load it for a search: it asks the store for the changes from the
+    index's own seq on, and trusts the index when the latest of them is the
+    one it reflects; newer changes are read and applied; an index never built
+    is built from the store's changes. When the store has nothing at that seq
+    (an index ahead of a replaced store, or a change with no file), the
+    catalog decides.
     """
-    idx: LexicalIndex = md._open_search()
-    store: Store = md.store
-    if md._state.catalog is None:
-        seq = idx.seq()
-        latest, changed = store.changes(max(seq - 1, 0))
-        if not seq:  # never built (the writes so far were CLI commands or hooks): from the store's changes
-            if changed:
-                catch_up(idx, store, latest, md.limits.types)
-            return idx
-        if changed and latest >= seq:
-            if latest > seq:
-                catch_up(idx, store, latest, md.limits.types)
-            return idx
-    cat = md._sync_catalog()
-    if idx.seq() != cat.seq:
-        catch_up(idx, store, cat.seq, md.limits.types)
-    return idx
+
+    def __init__(self, store: Store, types: tuple[str, ...], lock: threading.RLock, catalog_seq: Callable[[], int],
+                 loaded: Callable[[], bool]) -> None:
+        self.store = store
+        self.types = types
+        self.lock = lock  # the memory's own: the index, the catalog and the writes move together
+        self._catalog_seq = catalog_seq
+        self._loaded = loaded
+        self._index: LexicalIndex | None = None
+
+    @property
+    def opened(self) -> bool:
+        return self._index is not None
+
+    def index(self) -> LexicalIndex:
+        """The index, caught up with the store (only changed files are read); hold `lock`."""
+        idx = self._open()
+        if not self._loaded():
+            seq = idx.seq()
+            latest, changed = self.store.changes(max(seq - 1, 0))
+            if not seq:  # never built (the writes so far were CLI commands or hooks): from the store's changes
+                if changed:
+                    catch_up(idx, self.store, latest, self.types)
+                return idx
+            if changed and latest >= seq:
+                if latest > seq:
+                    catch_up(idx, self.store, latest, self.types)
+                return idx
+        seq = self._catalog_seq()
+        if idx.seq() != seq:
+            catch_up(idx, self.store, seq, self.types)
+        return idx
+
+    def committed(self, changes: Sequence[Change], records: Sequence[Record]) -> None:
+        """A write's rows: in its transaction on SQL stores; elsewhere only once this process has searched
+        (a CLI write or a hook leaves them to the next search, which catches up once for all)."""
+        inside = in_store_transaction(self.store)
+        if not records or not (inside or self.opened):
+            return
+        removed, docs = commit_docs(changes, records, self.types)
+        if inside:
+            self._open().apply(records[0].seq - 1, records[-1].seq, removed, docs)
+            return
+        try:  # a derived file after the commit point: if it fails, the next search catches it up
+            self._open().apply(records[0].seq - 1, records[-1].seq, removed, docs)
+        except Exception:
+            self.close()
+
+    def rebuild(self, seq: int, progress: Callable[[int, int], None] | None = None) -> int:
+        """Empty the index and fill it from the files (catalog seq `seq`); returns how many it holds."""
+        idx = self._open()
+        idx.clear()
+        catch_up(idx, self.store, seq, self.types, progress)
+        return idx.count()
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def _open(self) -> LexicalIndex:
+        if self._index is None:
+            self._index = open_index(self.store)
+        return self._index
 
 
 def semantic_layer(mode: str) -> ModuleType:

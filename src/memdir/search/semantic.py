@@ -50,29 +50,29 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import paths
 from ..errors import InvalidArgument
 from ..model import Entry
-from . import embed, lexical, vector_location
+from . import Searcher, embed, lexical, vector_location
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 
 if TYPE_CHECKING:
-    from ..core.limits import Limits
     from ..stores.base import Store
-    from .lexical import LexicalIndex
     from .vectors import VectorIndex
+
+
+class _Limits(Protocol):
+    types: tuple[str, ...]
 
 
 class Memdir(Protocol):
     """What this layer uses of a `Memdir` (the search package does not import the facade)."""
 
-    limits: Limits
-    _lock: Any
+    @property
+    def limits(self) -> _Limits: ...
 
     @property
     def store(self) -> Store: ...
 
     def entries(self, wanted: Iterable[str]) -> dict[str, Entry]: ...
-
-    def _search_index(self) -> LexicalIndex: ...
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
 
@@ -423,15 +423,15 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def _lexical(md: Memdir, query: Query, n: int, where: Filter) -> list[tuple[str, float]]:
+def _lexical(searcher: Searcher, query: Query, n: int, where: Filter) -> list[tuple[str, float]]:
     """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
-    with md._lock:  # the search package is Memdir's own: it reads the index Memdir keeps
-        return lexical.rank(md._search_index(), query, n, where)
+    with searcher.lock:
+        return lexical.rank(searcher.index(), query, n, where)
 
 
-def _docs(md: Memdir, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
-    with md._lock:
-        return md._search_index().docs(list(paths_), where) if paths_ else {}
+def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
+    with searcher.lock:
+        return searcher.index().docs(list(paths_), where) if paths_ else {}
 
 
 def _keep(md: Memdir, sem: Semantic, where: Filter) -> Callable[[str], bool] | None:
@@ -449,35 +449,35 @@ def _keep(md: Memdir, sem: Semantic, where: Filter) -> Callable[[str], bool] | N
     return keep
 
 
-def search(md: Memdir, query: str, *, k: int, mode: str, where: Filter) -> list[SearchHit]:
+def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, where: Filter) -> list[SearchHit]:
     """Search `md` semantically, hybrid, or auto (lexical unless weak); see the module docstring.
 
-    `Memdir.search(mode=...)` calls this with `where`, the filter (scope,
-    prefix, types, since) every index query carries.
+    `Memdir.search(mode=...)` calls this with its lexical index (`searcher`) and
+    `where`, the filter (scope, prefix, types, since) every index query carries.
     """
     if mode not in ("semantic", "hybrid", "auto"):
         raise InvalidArgument(f"the semantic layer searches in modes semantic, hybrid and auto, not {mode!r}")
     parsed = parse(query)
     if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
-        with md._lock:
-            return lexical.hits(lexical.top(md._search_index(), parsed, k, where), parsed) if parsed else []
+        with searcher.lock:
+            return lexical.hits(lexical.top(searcher.index(), parsed, k, where), parsed) if parsed else []
     sem = attach(md)
     settings = sem.settings
     sem.stats.queries[mode] += 1
     depth = max(settings.depth, k)
     lexical_side: list[tuple[str, float]] = []
     if mode != "semantic" and parsed:
-        lexical_side = _lexical(md, parsed, depth if mode != "auto" else max(k, depth), where)
+        lexical_side = _lexical(searcher, parsed, depth if mode != "auto" else max(k, depth), where)
     if mode == "auto":
         strong = len(lexical_side) >= k and lexical_side[0][1] >= settings.auto_min_score
         if strong:
-            docs = _docs(md, [p for p, _ in lexical_side[:k]], where)
+            docs = _docs(searcher, [p for p, _ in lexical_side[:k]], where)
             return lexical.hits([(docs[p], s) for p, s in lexical_side[:k] if p in docs], parsed)
         sem.stats.fallbacks += 1
     if not where.prefixes or not query.strip():
         return []
     sync(md, sem)
-    titles = [d.name for d in _docs(md, [p for p, _ in lexical_side[:depth]], where).values()]
+    titles = [d.name for d in _docs(searcher, [p for p, _ in lexical_side[:depth]], where).values()]
     ask = query if mode == "semantic" or not settings.people else without_people(query, titles)
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
@@ -492,7 +492,7 @@ def search(md: Memdir, query: str, *, k: int, mode: str, where: Filter) -> list[
         apply_signals(scores, query, md.entries(scores), settings)
         scores = spread(scores, sem.order(), settings.neighbours, settings.window, where.prefixes)
     best = [p for p in sorted(scores, key=lambda p: -scores[p]) if mode == "semantic" or scores[p] > 0]
-    docs = _docs(md, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
+    docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
     matched = {p for p, _ in lexical_side}
     out: list[SearchHit] = []

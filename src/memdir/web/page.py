@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
 import jinja2
@@ -42,7 +42,7 @@ from starlette.routing import Route
 
 from .. import dates, errors, model, paths
 from ..core.memdir import Memdir, Op
-from ..faces.auth import Memories, Principal, Principals
+from ..recall import links as links_mod
 from ..remember import rollback
 from ..stores.base import Record
 from . import pictures
@@ -72,6 +72,30 @@ SINCE = {"": "any time", "today": "today", "24h": "last 24 hours", "7d": "last 7
 
 # ---------------------------------------------------------------- sessions
 
+
+
+class Principal(Protocol):
+    """Who a request is (the server's `Principal`): hashable, with a name for the journal."""
+
+    @property
+    def name(self) -> str: ...
+
+    def __hash__(self) -> int: ...
+
+
+class Principals(Protocol):
+    """The server's callers: whether a token is required, and whose a bearer header is."""
+
+    @property
+    def required(self) -> bool: ...
+
+    def authenticate(self, authorization: str | None) -> Any: ...
+
+
+class Memories(Protocol):
+    """The server's open memories: one per principal."""
+
+    def of(self, principal: Any) -> Memdir: ...
 
 @dataclass
 class Session:
@@ -268,7 +292,7 @@ class Page:
         except Redirect as r:
             response = RedirectResponse(r.url, 303)
         except errors.MemdirError as e:
-            response = await run_in_threadpool(view.render, "error.html", _status(e), message=e.message,
+            response = await run_in_threadpool(view.render, "error.html", errors.status_of(e), message=e.message,
                                                title=type(e).__name__)
         except Exception as e:  # a bug or a failing backend: one line on the page, the trace in the log
             logger.exception("%s %s failed", request.method, request.url.path)
@@ -406,7 +430,7 @@ def listing(v: View) -> Response:
 
 def show(v: View) -> Response:
     m = v.md.read(v.request.path_params["path"])
-    found = v.md.links(m.path)
+    found = links_mod.of(v.md, m.path)
     first = m.text.count("\n", 0, len(m.text) - len(m.body)) + 1
     html = webtext.render_markdown(m.path, m.body, first, found)
     extra = {k: val for k, val in m.meta.items() if k not in model.KNOWN_KEYS}
@@ -485,7 +509,7 @@ def save(v: View) -> Response:
         if metadata_only:
             v.flash(e.message, "error")
             raise Redirect(webtext.file_url(path)) from None
-        return v.render("edit.html", _status(e), m=None, path=path,
+        return v.render("edit.html", errors.status_of(e), m=None, path=path,
                         version=version, values=values, types=_types(v.md, values["type"]), error=e.message,
                         conflict=None, creating=False, crumbs=_crumbs(paths.parent(path)))
     v.flash(f"Saved {m.path}." if m.change != "unchanged" else f"No change to {m.path}: it already says that.")
@@ -518,7 +542,7 @@ def create(v: View) -> Response:
         m = v.md.write(path, values["body"], name=values["name"], description=values["description"],
                        type=values["type"], tags=_tags(values["tags"]), expect=None)
     except errors.MemdirError as e:
-        return v.render("edit.html", _status(e), m=None, path="", version="", values=values,
+        return v.render("edit.html", errors.status_of(e), m=None, path="", version="", values=values,
                         types=_types(v.md, values["type"]), error=e.message, conflict=None, creating=True,
                         crumbs=_crumbs(paths.parent(raw) if "/" in raw else ""))
     v.flash(f"Created {m.path}.")
@@ -681,13 +705,6 @@ def pictures_view(v: View) -> Response:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _status(e: errors.MemdirError) -> int:
-    """The HTTP status the API gives the same refusal."""
-    from ..faces.http import STATUS
-
-    return next((s for cls, s in STATUS.items() if isinstance(e, cls)), 400)
 
 
 def _number(text: str, default: int) -> int:

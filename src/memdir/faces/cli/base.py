@@ -14,8 +14,9 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ... import Memdir, MemdirError
-from ... import open as open_memdir
+from ...core.memdir import Memdir
+from ...core.opening import open as open_memdir
+from ...errors import MemdirError
 from ...stores.locations import folder_of, scheme_of
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -10,6 +10,9 @@ from typing import Any
 import click
 
 from ...core.limits import CONFIG_FILE, Limits
+from ...recall import context as context_mod
+from ...recall import links as links_mod
+from ...remember import timeline
 from .base import LS_PAGE, Context, emit, json_option, read_stdin
 
 # ---------------------------------------------------------------- setup
@@ -108,11 +111,12 @@ def write(
 @click.pass_obj
 def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
     """Print the topic file PATH (as it was at --as-of)."""
+    md = obj.memdir()
     if as_json:
-        emit(obj.memdir().read(path, as_of=as_of).to_dict())
+        emit((md.read(path) if as_of is None else timeline.read_as_of(md, path, as_of)).to_dict())
         return
-    md = obj.memdir()  # without --as-of: the file as it is, no frontmatter parse (nor PyYAML's import)
-    text = md.read(path, as_of=as_of).text if as_of is not None else md.read_text(path)[1]
+    # without --as-of: the file as it is, no frontmatter parse (nor PyYAML's import)
+    text = md.read_text(path)[1] if as_of is None else timeline.read_as_of(md, path, as_of).text
     click.echo(text, nl=not text.endswith("\n"))
 
 
@@ -313,7 +317,7 @@ def context(obj: Context, query: str | None, budget: int, include: tuple[str, ..
     \b
     memdir context "when does flock launch?" --budget 800
     """
-    ctx = obj.memdir().context(query, budget=budget, include=include)
+    ctx = context_mod.build(obj.memdir(), query, budget=budget, include=include)
     if as_json:
         emit(ctx.to_dict())
         return
@@ -332,7 +336,7 @@ def context(obj: Context, query: str | None, budget: int, include: tuple[str, ..
 @click.pass_obj
 def links(obj: Context, path: str, as_json: bool) -> None:
     """Show the links in PATH ([[Name]] and [text](file.md)) and the files that link to it."""
-    got = obj.memdir().links(path)
+    got = links_mod.of(obj.memdir(), path)
     if as_json:
         emit(got.to_dict())
         return
@@ -356,7 +360,7 @@ def log(obj: Context, path: str | None, limit: int, patch: bool, since: str | No
     """Show the journal (of PATH, or of a folder ending in /, if given), newest first."""
     md = obj.memdir()
     if since or until or (path and path.endswith("/")):
-        records = md.changes(since, until, prefix=path or "")[:limit]
+        records = timeline.changes(md, since, until, prefix=path or "")[:limit]
     else:
         records = md.history(path, limit=limit)
     if as_json:

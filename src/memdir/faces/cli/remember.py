@@ -14,10 +14,13 @@ from typing import Any
 
 import click
 
+from ...core.memdir import Memdir
+from ...remember import capture as capture_mod
+from ...remember import timeline
 from .base import Context, emit, fail, json_option
 
 
-def _open(obj: Context, actor: str | None = None) -> Any:
+def _open(obj: Context, actor: str | None = None) -> Memdir:
     """The memory of --root/--tenant for background work: created if missing, never rate limited."""
     return obj.memdir(create=True, writes_per_minute=0, **({"actor": actor} if actor else {}))
 
@@ -58,7 +61,7 @@ def capture(obj: Context, session_id: str, transcript: str, at: str | None, as_j
         source = sys.stdin.read()
     else:
         source = Path(transcript)
-    done = _open(obj).capture(session_id, source, at=at)
+    done = capture_mod.capture(_open(obj), session_id, source, at=at)
     if as_json:
         emit(done.to_dict())
     elif done.status == "captured":
@@ -152,7 +155,7 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     \b
     0 4 * * * memdir --root ~/memory rollup --due
     """
-    from ... import open as open_memdir
+    from ...core.opening import open as open_memdir
     from ...remember import diary
 
     diary.check_request(day_label, week, month, due)
@@ -273,7 +276,7 @@ def feedback(obj: Context, rule: str, why: str, how_to_apply: str, as_json: bool
     \b
     memdir feedback "Never use dark themes in generated UI" --why "hard to read" --how "every UI, slide and chart"
     """
-    m = obj.memdir(create=True).remember_feedback(rule, why, how_to_apply)
+    m = capture_mod.remember_feedback(obj.memdir(create=True), rule, why, how_to_apply)
     if as_json:
         emit({"path": m.path, "change": m.change, "version": m.version})
     else:
@@ -288,7 +291,7 @@ def feedback(obj: Context, rule: str, why: str, how_to_apply: str, as_json: bool
 @click.pass_obj
 def supersede(obj: Context, path: str, reason: str, by: str | None, as_json: bool) -> None:
     """Retire PATH without losing it: moved under archive/ with superseded_by and reason, out of the index."""
-    m = obj.memdir().supersede(path, by=by, reason=reason)
+    m = timeline.supersede(obj.memdir(), path, by=by, reason=reason)
     if as_json:
         emit({"path": m.path, "change": "superseded", "version": m.version})
     else:

@@ -7,9 +7,19 @@ import sys
 
 import click
 
+from ...core.memdir import Memdir
+from ...core.reconcile import Finding, Report
+from ...recall import links
 from .base import Context, Group, emit, fail, json_option
 
 # ---------------------------------------------------------------- repair
+
+
+def _checked(md: Memdir, fix: bool = False) -> Report:
+    """`Memdir.reconcile`, and the links that lead nowhere (reported, not a disagreement to repair)."""
+    report = md.reconcile(fix=fix)
+    report.findings += [Finding("link", path, detail) for path, detail in links.broken(md)]  # once committed
+    return report
 
 
 @click.command()
@@ -37,7 +47,7 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
     Exit code 0 when everything agrees (or --fix repaired it), 1 when something
     differs, or after --fix still needs a person (a file over the limits).
     """
-    report = obj.memdir().reconcile(fix=fix)
+    report = _checked(obj.memdir(), fix)
     if as_json:
         emit(report.to_dict())
     else:
@@ -61,7 +71,7 @@ def doctor(obj: Context, as_json: bool) -> None:
     files changed outside memdir, files that break the limits, and a stale
     MEMORY.md. Changes nothing: `memdir reconcile --fix` repairs what it can.
     """
-    report = obj.memdir().reconcile()
+    report = _checked(obj.memdir())
     problems = [f for f in report.findings if f.kind != "repaired"]
     if as_json:
         emit({"healthy": not problems, "problems": [f.to_dict() for f in problems]})

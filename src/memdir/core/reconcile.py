@@ -1,0 +1,113 @@
+"""Hand edits: files added, changed or removed outside memdir, found by comparing the store with the catalog.
+
+`Memdir.sync` journals what it finds as `external` changes (undo works on
+them; the watcher calls it with the paths it saw change); `Memdir.reconcile`
+reports it, with what else disagrees (a stale MEMORY.md, files that break the
+limits, quarantined records) and, asked to fix, repairs what needs no person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import model, paths
+from ..errors import MemdirError
+from ..model import Memory
+from ..stores.base import Blob, Change, Store
+from . import limits as limits_mod
+from .catalog import Catalog
+from .limits import Limits
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link) or repaired."""
+
+    kind: str
+    path: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path, "detail": self.detail}
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    fixed: bool = False
+
+    @property
+    def clean(self) -> bool:
+        """Files, catalog and index agree (a broken link is reported, not a disagreement)."""
+        return not [f for f in self.findings if f.kind not in ("repaired", "link")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
+
+
+def found(store: Store, cat: Catalog, changed: Iterable[str] | None = None) -> dict[str, str | None]:
+    """The stored version of every file (None: gone) that may differ from the catalog: all of them, or
+    the `changed` paths a watcher saw (names that are not topic files are left out)."""
+    if changed is None:
+        now: dict[str, str | None] = dict(store.list())
+        now.update((p, None) for p in cat.entries.keys() - now.keys())
+        return now
+    out: dict[str, str | None] = {}
+    for raw in changed:
+        try:
+            p = paths.topic_path(raw)
+        except MemdirError:
+            continue  # MEMORY.md, .memdir/, not markdown: not a topic file
+        blob = store.get(p)
+        out[p] = None if blob is None else blob.version
+    return out
+
+
+def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory: Callable[[str, Blob], Memory],
+             limits: Limits, actor: str) -> tuple[Report, list[Change]]:
+    """What differs between the stored `versions` and the catalog, and the `external` changes that journal it."""
+    report, changes = Report(), []
+    now = model.now_stamp()
+    for path in sorted(versions):
+        entry, version = cat.get(path), versions[path]
+        if (entry.version if entry is not None else None) == version:
+            continue
+        last = store.journal(path, limit=1) if entry is not None else []
+        if version is None:
+            report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
+            old = last[0].new if last and last[0].new is not None else None
+            changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
+                                  entry=None, actor=actor, time=now, record_only=True))
+            continue
+        blob = store.get(path)
+        if blob is None:
+            continue
+        try:
+            mem = memory(path, blob)
+        except MemdirError as e:
+            report.findings.append(Finding("invalid", path, e.message))
+            continue
+        report.findings.append(Finding("new" if entry is None else "changed", path,
+                                       "not in the catalog" if entry is None else "changed outside memdir"))
+        report.findings += [Finding("invalid", path, problem) for problem in problems(mem, limits)]
+        changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version,
+                              old=last[0].new if last else None, entry=model.entry_of(mem), actor=actor, time=now,
+                              record_only=True))
+    return report, changes
+
+
+def problems(mem: Memory, limits: Limits) -> list[str]:
+    """What a write of this file would refuse: broken frontmatter, the schema, the size limits."""
+    out = []
+    try:
+        meta, _ = model.parse(mem.text, path=mem.path, strict=True)
+        limits_mod.check_meta(meta, mem.path, limits)
+    except MemdirError as e:
+        out.append(e.message)
+    try:
+        limits_mod.check_size(mem.text, mem.path, limits)
+    except MemdirError as e:
+        out.append(e.message)
+    return out
