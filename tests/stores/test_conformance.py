@@ -16,8 +16,8 @@ import pytest
 from conftest import Backend
 
 import memdir
-from memdir.recall import links
 from memdir import Conflict, InvalidArgument, InvalidPath, LimitExceeded, NotFound
+from memdir.recall import links
 from memdir.stores.base import Change
 
 # ---------------------------------------------------------------- write and read
