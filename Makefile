@@ -54,8 +54,9 @@ lint: dev
 	$(BIN)/mypy
 
 bench: dev services
-	$(BIN)/python bench/core.py
+	$(BIN)/python bench/targets.py  # every speed target beside its measurement
 	$(BIN)/python bench/floor.py  # what one durable write cannot go below on this disk
+	$(BIN)/python bench/precision.py  # false hits of search, context and recall
 	$(BIN)/python bench/backends.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/clients.py  # the MCP Inspector (npx) over stdio and HTTP

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from core import summary, timed  # noqa: E402
+from timing import summary, timed  # noqa: E402 - bench/timing.py, beside this script
 
 import memdir  # noqa: E402
 from memdir.remember import capture, diary  # noqa: E402

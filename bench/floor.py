@@ -15,7 +15,6 @@ Not a test: run it, read it, paste it.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import sqlite3
 import statistics
@@ -58,26 +57,16 @@ def journal(folder: Path, synchronous: str) -> Callable[[int], object]:
 
 
 def renames(folder: Path) -> dict[str, Callable[[int], object]]:
-    """Putting a new text in place of an existing file: rename over it, or swap with renameat2."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    """Putting a new text in place of an existing file: stage it, rename it over the old one."""
     for i in range(2000):
         (folder / f"over{i}.md").write_text(TEXT)
-        (folder / f"swap{i}.md").write_text(TEXT)
 
     def over(i: int) -> None:
         staged = folder / f"staged-over{i}"
         staged.write_text(TEXT)
         os.replace(staged, folder / f"over{i}.md")
 
-    def swap(i: int) -> None:
-        staged = folder / f"staged-swap{i}"
-        staged.write_text(TEXT)
-        if hasattr(libc, "renameat2"):
-            libc.renameat2(-100, os.fsencode(staged), -100, os.fsencode(folder / f"swap{i}.md"), 2)
-        os.unlink(staged)
-
-    return {"stage + rename over the old file (ext4 flushes it)": over,
-            "stage + renameat2 exchange + unlink": swap}
+    return {"stage + rename over the old file (ext4 flushes it)": over}
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from core import summary, timed  # noqa: E402
+from timing import summary, timed  # noqa: E402 - bench/timing.py, beside this script
 
 import memdir  # noqa: E402
 from memdir.stores.base import Change  # noqa: E402

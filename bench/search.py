@@ -39,8 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO))
 
-from core import summary, timed  # noqa: E402 - bench/core.py, beside this script
 from tests import services  # noqa: E402
+from timing import summary, timed  # noqa: E402 - bench/timing.py, beside this script
 
 import memdir  # noqa: E402
 from memdir import model  # noqa: E402

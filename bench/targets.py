@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 KINDS = ("project", "reference", "user", "feedback")
 SHAPES = ("flat", "wide", "deep")
 PROMPT = {"hook_event_name": "UserPromptSubmit", "session_id": "bench", "cwd": "/tmp",
-          "prompt": "what does webhook 13 retry, and when is fact 4242 due?"}
+          "prompt": "when does the stripe webhook retry after a failed invoice export?"}
 START = {"hook_event_name": "SessionStart", "session_id": "bench", "cwd": "/tmp", "source": "startup"}
 
 
@@ -53,10 +53,21 @@ def layout(i: int, shape: str) -> str:
     return f"{KINDS[i % 4]}/g{i // 400:02d}/s{i // 100 % 4}/n{i:05d}.md"
 
 
+TOPICS = ("stripe webhook", "invoice export", "staging deploy", "postgres vacuum", "redis cache", "oauth login",
+          "release checklist", "dark theme", "route planner", "sms reminder", "backup restore", "rate limit",
+          "feature flag", "search ranking", "email digest", "audit log", "timezone bug", "pdf report",
+          "load test", "csv import", "api token", "queue worker", "cron job", "image resize", "geo fence")
+QUERIES = ("when does the stripe webhook retry", "invoice export format", "postgres vacuum settings",
+           "how do we restore a backup", "feature flag for the route planner", "timezone bug in the pdf report")
+
+
 def text_of(i: int) -> str:
+    """A topic file about two of 25 topics, so a query's words match a few percent of the files, as in a memory."""
     kind = KINDS[i % 4]
-    return (f"---\nname: fact {i}\ndescription: fact number {i} about the {kind} side of things\ntype: {kind}\n---\n"
-            + f"Body of fact {i}. It mentions webhook {i % 97} and other details.\n" * 8)
+    first, second = TOPICS[i % 25], TOPICS[(i * 7 + 3) % 25]
+    return (f"---\nname: note {i} on the {first}\ndescription: what we decided about the {first} ({i})\n"
+            f"type: {kind}\n---\n"
+            + f"Note {i}: the {first} depends on the {second}; checked on day {i % 365}.\n" * 8)
 
 
 def median(samples: list[float]) -> float:
@@ -100,8 +111,8 @@ def build(v: Version, root: Path, n: int, shape: str) -> list[str]:
     with v.memdir.open(root, writes_per_minute=0) as md:
         for start in range(0, n, 1000):
             md.apply([v.memdir.Op.write(made[i], text_of(i)) for i in range(start, min(n, start + 1000))])
-    v.cli("--root", str(root), "search", "webhook 13")
-    v.cli("--root", str(root), "context", "webhook")
+    v.cli("--root", str(root), "search", QUERIES[0])
+    v.cli("--root", str(root), "context", QUERIES[1])
     return made
 
 
@@ -133,11 +144,11 @@ def warm(v: Version, root: Path, made: list[str], runs: int) -> dict[str, float]
     rng = random.Random(7)
     with v.memdir.open(root, writes_per_minute=0) as md:
         md.write(made[0], "Warm-up.\n")
-        md.search("webhook 13", mode="lexical")
+        md.search(QUERIES[0], mode="lexical")
         md.read(made[1])
         write = timed(lambda i: md.write(rng.choice(made), f"Updated body {i}.\n" * 8, description=f"update {i}"), runs)
         read = timed(lambda i: md.read(made[i % len(made)]), runs * 4)
-        search = timed(lambda i: md.search(f"webhook {i % 97} details", mode="lexical"), runs)
+        search = timed(lambda i: md.search(QUERIES[i % len(QUERIES)], mode="lexical"), runs)
     return {"write": median(write), "read": median(read), "search": median(search)}
 
 

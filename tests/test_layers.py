@@ -89,3 +89,26 @@ def test_no_module_imports_itself_back() -> None:
 def test_no_module_is_over_800_lines() -> None:
     long = {module(p): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 800}
     assert long == {}
+
+
+LAZY = {  # what brings in a heavy optional dependency loads on first use
+    ("faces.cli.serving", "faces.mcp"), ("faces.cli.serving", "faces.http"),  # the MCP SDK, starlette: `serve` only
+    ("stores.locations", "stores.postgres"), ("stores.locations", "stores.s3"),  # psycopg, boto3: with their URLs
+    ("remember.diary", "stores.postgres"), ("remember.diary", "stores.s3"),
+}
+
+
+def test_the_package_own_imports_sit_at_the_top() -> None:
+    """Where a cycle cannot hide; only a module that brings in a heavy optional dependency may wait for its use."""
+    inside = set()
+    for path in SRC.rglob("*.py"):
+        package = path.relative_to(SRC).parent.parts
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.ImportFrom) and node.level:
+                        base = ".".join(package[: len(package) - node.level + 1])
+                        for alias in node.names:
+                            target = ".".join(p for p in (base, node.module or "", alias.name) if p)
+                            inside.add((module(path), target if target in MODULES else target.rsplit(".", 1)[0]))
+    assert inside - LAZY == set()

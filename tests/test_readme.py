@@ -1,4 +1,4 @@
-"""The README's commands run as written and print what it shows."""
+"""The commands of the README and the docs run as written and print what they show."""
 
 import json
 import os
@@ -16,6 +16,14 @@ from pathlib import Path
 from services import need
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = README.parent / "docs"
+PAGES = [README, *(DOCS / f"{name}.md" for name in ("commands", "remembering", "agents", "backends", "web"))]  # as read
+
+
+def pages_text() -> str:
+    """The README and the docs, in the order a reader (and the tour's state) goes through them."""
+    assert sorted(DOCS.glob("*.md")) == sorted(PAGES[1:]), "a docs page this test does not read"
+    return "\n".join(page.read_text() for page in PAGES)
 BLOCK = re.compile(r"```(console|python|sh)\n(.*?)```", re.S)
 VARIABLE = [(re.compile(r"\b[0-9a-f]{16}\b"), "VERSION"), (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "TIME")]
 
@@ -28,7 +36,7 @@ def normal(text: str) -> str:
 
 def console_steps() -> list[tuple[str, list[str]]]:
     steps: list[tuple[str, list[str]]] = []
-    for kind, body in BLOCK.findall(README.read_text()):
+    for kind, body in BLOCK.findall(pages_text()):
         if kind != "console":
             continue
         for line in body.splitlines():
@@ -63,13 +71,15 @@ def test_tour_runs_as_written(tmp_path: Path) -> None:
         assert normal(actual).rstrip("\n") == normal(shown), command
 
 
-def test_python_example_runs(tmp_path: Path) -> None:
+def test_python_examples_run(tmp_path: Path) -> None:
     code = [body for kind, body in BLOCK.findall(README.read_text()) if kind == "python"]
-    assert code
+    assert len(code) == 2
     setup = "import memdir\nmemdir.open('memory').write('project/flock.md', 'Launch date: 2026-12-15.')\n"
-    proc = subprocess.run([sys.executable, "-c", setup + code[0]], cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    for example in [setup + code[0], *code[1:]]:
+        proc = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
     assert "Beta users: 40." in (tmp_path / "memory" / "project" / "flock.md").read_text()
+    assert (tmp_path / "memory" / "project" / "b.md").read_text().endswith("B.\n")
 
 
 # ---------------------------------------------------------------- the `sh` blocks: servers, clients, configs
@@ -81,7 +91,7 @@ TOKEN = "readme-token-0123456789abcdef"
 
 def sh_lines() -> list[str]:
     out = []
-    for kind, body in BLOCK.findall(README.read_text()):
+    for kind, body in BLOCK.findall(pages_text()):
         if kind == "sh":
             out += [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
     return out
@@ -213,7 +223,7 @@ def test_every_config_block_parses_and_what_it_starts_works(tmp_path: Path) -> N
     subprocess.run([bin_dir / "memdir", "--root", str(tmp_path / "memory"), "write", "project/flock.md",
                     "--type", "project", "--body", "Launch date: 2026-12-15."], env=env, check=True, capture_output=True)
     seen = set()
-    for kind, body in CONFIG.findall(README.read_text()):
+    for kind, body in CONFIG.findall(pages_text()):
         data = json.loads(body) if kind == "json" else tomllib.loads(body)
         servers = data.get("mcpServers") or data.get("mcp_servers") or {}
         for server in servers.values():

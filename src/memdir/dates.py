@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from .errors import InvalidArgument
+
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -112,8 +114,6 @@ def parse_when(value: str | dt.datetime | dt.date, *, now: dt.datetime | None = 
 
     A bare date means its start (or, with `end`, the start of the next day). Times without a zone are UTC.
     """
-    from .errors import InvalidArgument
-
     now = now or dt.datetime.now(dt.UTC)
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=dt.UTC)

@@ -340,3 +340,26 @@ def test_read_prints_the_file_as_it_is_without_loading_the_yaml_parser(root: Pat
     run = subprocess.run([sys.executable, "-c", probe, "--root", str(root), "read", "n.md", "--json"], capture_output=True, text=True)
     assert json.loads(run.stdout)["description"] == "d"
     assert run.stderr.strip() == "True"
+
+
+def test_each_command_lives_in_the_group_module_the_table_names() -> None:
+    """`memdir` loads a command's group module when the command is asked for: the table must say where each is."""
+    import importlib
+
+    import click
+
+    from memdir.faces import cli
+
+    for group, names in cli.COMMANDS.items():
+        registered = click.Group()
+        importlib.import_module(f"memdir.faces.cli.{group}").register(registered)
+        assert sorted(registered.commands) == sorted(names), group
+    assert sorted(cli.main.list_commands(click.Context(cli.main))) == sorted(n for ns in cli.COMMANDS.values() for n in ns)
+
+
+def test_a_hook_loads_no_other_command_group(tmp_path: Path) -> None:
+    probe = ("import io, sys\nfrom memdir.faces.cli import main\nsys.stdin = io.StringIO('{}')\n"
+             "try:\n    main(['--root', sys.argv[1], 'hook', 'claude-code'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('memdir.faces.cli.')))")
+    run = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "m")], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "['memdir.faces.cli.base', 'memdir.faces.cli.hooks']"

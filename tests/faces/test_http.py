@@ -457,12 +457,13 @@ def test_tokens_can_name_tenants(root: Path, tmp_path: Path) -> None:
     assert not (root / "tenants" / "work" / "project").exists()
 
 
-def test_readme_config_snippets_parse(tmp_path: Path) -> None:
-    """The JSON and TOML blocks in the README are valid, and its auth file example loads."""
+def test_docs_config_snippets_parse(tmp_path: Path) -> None:
+    """The JSON and TOML blocks of the docs are valid, and the auth file example loads."""
     import json
     import tomllib
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    readme = "\n".join(page.read_text() for page in sorted(docs.glob("*.md")))
     blocks = re.findall(r"```(json|toml)\n(.*?)```", readme, re.S)
     assert {kind for kind, _ in blocks} == {"json", "toml"}
     for kind, body in blocks:

@@ -128,10 +128,10 @@ def test_recall_events_answer_with_context_in_a_fresh_process(tmp_path: Path) ->
     assert (chat.returncode, chat.stdout) == (0, "")  # small talk gets nothing
 
 
-def test_the_readme_settings_snippet_parses_and_names_every_event() -> None:
+def test_the_docs_settings_snippet_parses_and_names_every_event() -> None:
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "remembering.md").read_text()
     [block] = [b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "SessionEnd" in b]
     hooks_ = json.loads(block)["hooks"]
     assert set(hooks_) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact"}

@@ -67,14 +67,19 @@ def verify(backend: Backend, tenant: str, candidates: list[dict[str, str]]) -> d
         return got
 
 
+@pytest.fixture(autouse=True)
+def short_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A killed writer's S3 lease is taken over quickly here, and only here: the rest of the suite keeps the default."""
+    from memdir.stores.s3 import S3Store
+
+    monkeypatch.setattr(S3Store, "lease_seconds", LEASE)
+
+
 def test_sigkill_at_random_points_loses_nothing(backend: Backend) -> None:
     kill_at_random(backend, KILLS)
 
 
 def kill_at_random(backend: Backend, wanted: int) -> None:
-    from memdir.stores.s3 import S3Store
-
-    S3Store.lease_seconds = LEASE
     ctx = _context()
     rng = random.Random(f"crash-{backend.name}")
     env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
@@ -116,9 +121,6 @@ def kill_at_random(backend: Backend, wanted: int) -> None:
 
 @pytest.mark.parametrize("action", ["enospc", "eio"])
 def test_a_full_or_failing_disk_fails_cleanly_and_loses_nothing(backend: Backend, action: str) -> None:
-    from memdir.stores.s3 import S3Store
-
-    S3Store.lease_seconds = LEASE
     rng = random.Random(f"fault-{backend.name}-{action}")
     state: dict[str, str] = {}
     fired = failed = 0

@@ -54,6 +54,9 @@ class Racing:
 
 def race(backend: Backend, now: dt.datetime) -> list[diary.Report]:
     """Two workers, each with its own connection, run `rollup --due` at the same moment."""
+    from memdir.stores.s3 import S3Store
+
+    assert S3Store.lease_seconds == 30.0  # the default lease: no other test's short one leaks in
     barrier = threading.Barrier(2, timeout=5)
     reports: list[diary.Report] = []
     errors: list[BaseException] = []

@@ -37,6 +37,7 @@ class Derived:
         self.derived = -1  # the catalog seq this process last wrote index files for
         self.mine = 0  # changes this process committed since then
         self.stale = False  # writing MEMORY.md failed after a commit: rebuild it all next time
+        self.commits = 0  # commits this process rendered for: one writing again keeps the catalog loaded
 
     # ------------------------------------------------------------ the catalog
 
@@ -69,11 +70,13 @@ class Derived:
         return self.sync()[0]
 
     def partial(self) -> Catalog | None:
-        """Where this process has not loaded the catalog: the store's folder totals, read as far as a
-        check or a render needs them (store lock held). None: load the catalog instead."""
+        """For a process's first write (a CLI command, a hook): the store's folder totals, read as far as
+        a check or a render needs them (store lock held). None: load the catalog instead, as a process
+        writing again does (a server), since rendering from it costs the lines shown and nothing more."""
         totals = getattr(self.store, "totals", None)
-        if self.catalog is not None or self.stale or self.recovered or totals is None or not self.store.derived():
-            return None  # loaded already, a store without totals, or index files to render from scratch
+        if self.catalog is not None or self.commits or self.stale or self.recovered or totals is None \
+                or not self.store.derived():
+            return None  # loaded already, writing again, a store without totals, or files to render from scratch
         return Partial(totals, 0, self.limits.index_max_lines + 2)
 
     def for_checks(self) -> Catalog:
@@ -98,6 +101,7 @@ class Derived:
         """After a commit of `records` changes (store lock held): bring the index files along."""
         self.mine += records
         self.after()
+        self.commits += 1
 
     def after(self, full: bool = False, since: set[str] | None = None) -> None:
         """Rewrite MEMORY.md files; on failure mark them stale (the next write, open or reconcile rebuilds them).

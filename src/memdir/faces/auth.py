@@ -30,7 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.memdir import Memdir
+from ..core.opening import default_actor
+from ..core.opening import open as open_memdir
 from ..errors import InvalidArgument
+from ..remember.watch import Watcher, folder_of
+from ..stores.locations import check_tenant
 
 MIN_TOKEN_CHARS = 16
 PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
@@ -123,8 +127,6 @@ class Principals:
             self._load_entry(str(name), entry, f"{where} [tokens.{name}]")
 
     def _load_entry(self, name: str, entry: Any, where: str) -> None:
-        from ..stores.locations import check_tenant
-
         if not _NAME.match(name) or name == "default":
             raise InvalidArgument(
                 f"{where}: name {name!r} is not usable; use up to 64 letters, digits, '_', '.', '@' or '-' "
@@ -232,8 +234,6 @@ class Memories:
         self._watchers: list[Any] = []
 
     def actor(self, principal: Principal) -> str:
-        from ..core.opening import default_actor
-
         if principal.name != "default":
             return f"{self.transport}:{principal.name}"
         return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{default_actor()}"
@@ -245,13 +245,9 @@ class Memories:
         return md
 
     def _open_for(self, principal: Principal) -> Memdir:
-        from ..core.opening import open as open_memdir
-
         md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
         self._parents.append(md)
         if self.watch:
-            from ..remember.watch import Watcher, folder_of
-
             if folder_of(md) is not None:
                 self._watchers.append(Watcher(md).start())
         if principal.scoped:

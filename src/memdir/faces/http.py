@@ -35,7 +35,9 @@ from starlette.routing import Route
 from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
+from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
+from .openapi import document
 from .tools import not_text
 
 if TYPE_CHECKING:
@@ -241,8 +243,6 @@ class Api:
         return JSONResponse({"name": "memdir", "mcp": "/mcp", "api": "/v1", "openapi": "/openapi.json"})
 
     async def openapi(self, request: Request) -> Response:
-        from .openapi import document
-
         return JSONResponse(document())
 
     async def list_files(self, request: Request) -> Response:
@@ -474,8 +474,6 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None) -> ASGIApp:
     """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server."""
-    from ..web.page import Page
-
     routes = Api(memories).routes()
     if mcp is None:
         app = Starlette(routes=routes)

@@ -23,6 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..errors import MemdirError
+from ..remember.capture import capture
+from . import recall
+
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
 
@@ -30,8 +34,6 @@ Handler = Callable[["Memdir", dict[str, Any]], "dict[str, Any] | None"]
 
 
 def _capture(md: Memdir, payload: dict[str, Any], event: str) -> dict[str, Any] | None:
-    from ..remember.capture import capture
-
     session = payload.get("session_id")
     if not isinstance(session, str) or not session.strip():
         session = "unknown"
@@ -55,15 +57,11 @@ def pre_compact(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
     """A session starts: give it the always-layer of context (pinned, feedback, the index)."""
-    from . import recall
-
     return recall.session_start(md, payload)
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
     """A prompt arrives: add the lines of memory that match it well (most prompts get nothing)."""
-    from . import recall
-
     return recall.user_prompt_submit(md, payload)
 
 
@@ -96,7 +94,6 @@ def run(open_memory: Callable[[], Memdir], table: dict[str, Handler], stdin: IO[
         md = open_memory()
         out = handler(md, payload)
     except Exception as e:  # noqa: BLE001 - a hook must never take the user's session down
-        from ..errors import MemdirError
 
         detail = str(e) if isinstance(e, MemdirError) else f"{type(e).__name__}: {e}"
         print(f"memdir hook: {event} failed: {' '.join(detail.split())[:500]}", file=stderr)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import dates, model, paths
 from ..core import guard
+from ..core.memdir import Op
 from ..errors import InvalidArgument, MemdirError, NotFound
 from . import summarize, timeline, transcripts
 from .summarize import LISTS, SessionSummary, Summarizer
@@ -240,7 +241,6 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
         reason = f"summariser error: {' '.join(str(e).split())[:200] or type(e).__name__}"
         return _pending(md, sid, path, stem, when, t, reason, extra, stale)
-    from ..core.memdir import Op
 
     text = render_record(sid, when, summary, source=t.format, turns=len(t.turns), extra=extra, max_name=md.limits.max_name)
     done = md.apply([Op.write(path, text), *[Op.delete(p) for p in stale]])[0]
@@ -257,8 +257,6 @@ def _when(at: Any, t: Transcript | None) -> dt.datetime:
 
 def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, event: str | None) -> Captured:
     """Record a capture that had nothing to capture, so a broken hook shows up in `memdir stats`."""
-    from ..core.memdir import Op
-
     existing = find(md, sid)
     note = f"{dates.stamp(dt.datetime.now(dt.UTC))} {reason}: {message}"
     if existing is not None:
@@ -280,8 +278,6 @@ def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, ev
 def _pending(md: Memdir, sid: str, path: str, stem: str, when: dt.datetime, t: Transcript, reason: str,
              extra: dict[str, Any], stale: list[str]) -> Captured:
     """Keep the conversation itself (status pending) so the next run can summarise it."""
-    from ..core.memdir import Op
-
     parts = raw_parts(redact(t.as_text()), stem, md)
     meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: not summarised yet", md.limits.max_name),
                             "description": model.clip(f"pending: {reason}", 280), "type": "session", "session": sid,
@@ -299,8 +295,6 @@ def _pending(md: Memdir, sid: str, path: str, stem: str, when: dt.datetime, t: T
 
 def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str | None = None) -> list[Captured]:
     """Summarise again every session kept raw after a summariser error; returns what it tried."""
-    from ..core.memdir import Op
-
     raw = md.list(RAW)
     if not raw:
         return []
@@ -457,8 +451,6 @@ def remember_feedback(md: Memdir, rule: str, why: str, how_to_apply: str) -> mod
     adding a duplicate; a feedback memory on the same subject that says the
     opposite is superseded by this one (moved to archive/ with the reason).
     """
-    from ..core.memdir import Op
-
     for what, value in (("rule", rule), ("why", why), ("how_to_apply", how_to_apply)):
         if not isinstance(value, str) or not value.strip():
             raise InvalidArgument(f"remember_feedback: {what} must be non-empty text; say the rule, why it holds and when to apply it")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import model, paths
+from ..core.memdir import Op
 from ..errors import Conflict, MemdirError, NotFound
 from . import timeline
 from .capture import negative, similarity, subject
@@ -125,8 +126,6 @@ def plan(md: Memdir, *, today: dt.date | None = None) -> Plan:
 
 def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, taken: set[str]) -> Action:
     """Keep the newer file, add the lines only the other one has, retire the other."""
-    from ..core.memdir import Op
-
     have = {ln.strip() for ln in paths.lines(keep.body)}
     extra = [ln for ln in paths.lines(other.body) if ln.strip() and ln.strip() not in have]
     ops: list[Op] = []
@@ -141,8 +140,6 @@ def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, 
 
 def _learnings(md: Memdir, topics: list[model.Memory]) -> list[Action]:
     """Diary learnings that match a topic file's subject but are not in it yet: add them there."""
-    from ..core.memdir import Op
-
     adds: dict[str, list[str]] = {}
     for folder in DIARIES:
         for e in md.list(folder):
@@ -189,8 +186,6 @@ _H2 = re.compile(r"^##\s+(.+?)\s*#*\s*$")
 
 def _split(md: Memdir, m: model.Memory) -> Action | None:
     """A file near its size limit with `##` sections: one sub-topic file per section, the original an overview."""
-    from ..core.memdir import Op
-
     if m.lines < SPLIT_AT * md.limits.max_lines and m.size < SPLIT_AT * md.limits.max_bytes:
         return None
     sections: list[tuple[str, list[str]]] = []

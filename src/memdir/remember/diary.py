@@ -33,7 +33,11 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .. import dates, model
+from ..core.memdir import Op
 from ..errors import Conflict, InvalidArgument, MemdirError, NotFound
+from ..stores.locations import folder_of, scheme_of
+from ..stores.sqlite import database_path
+from . import consolidate as upkeep
 from .capture import ARCHIVED, RAW, SESSIONS, day_of, retry_pending, settings, summarizer_for
 from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, SessionSummary, Summarizer
 
@@ -250,8 +254,6 @@ class Diary:
 
     def roll(self, period: Period) -> Step:
         """Fold the period's inputs into its diary file (created, or updated when inputs came late)."""
-        from ..core.memdir import Op
-
         try:
             inputs = self._inputs(period)
             target = self._existing(period)
@@ -378,8 +380,6 @@ class Diary:
 
     def retain(self) -> None:
         """Delete what is past retention: one batch, or file by file when another worker got there first."""
-        from ..core.memdir import Op
-
         expired = self.expired()
         if self.dry_run or not expired:
             for path in expired:
@@ -447,8 +447,6 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
             diary.roll(p)
         diary.retain()
     if consolidate:
-        from . import consolidate as upkeep
-
         plan = upkeep.plan(md, today=diary.today)
         if not dry_run:
             upkeep.apply(md, plan)
@@ -463,8 +461,6 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
 
 def tenants(location: str) -> list[str | None]:
     """Every tenant at a location (None: a folder's own memory), for `rollup --all-tenants`."""
-    from ..stores.locations import folder_of, scheme_of
-
     scheme = scheme_of(location)
     if scheme == "file":
         root = folder_of(location)
@@ -476,8 +472,6 @@ def tenants(location: str) -> list[str | None]:
     if scheme == "sqlite":
         import sqlite3
 
-        from ..stores.sqlite import database_path
-
         db = sqlite3.connect(f"file:{database_path(location)}?mode=ro", uri=True)
         try:
             return [r[0] for r in db.execute("SELECT DISTINCT tenant_id FROM memdir_journal ORDER BY 1")]
@@ -488,7 +482,7 @@ def tenants(location: str) -> list[str | None]:
     if scheme == "s3":
         import boto3
 
-        from ..stores.s3 import parse_url
+        from ..stores.s3 import parse_url  # the optional backends' modules load with their first URL
 
         bucket, prefix = parse_url(location)
         base = f"{prefix}/tenants/" if prefix else "tenants/"
@@ -496,6 +490,7 @@ def tenants(location: str) -> list[str | None]:
         for page in boto3.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base, Delimiter="/"):
             found += [p["Prefix"][len(base):].rstrip("/") for p in page.get("CommonPrefixes", [])]
         return sorted(found, key=str)
-    from ..stores.postgres import tenants as postgres_tenants
 
-    return list(postgres_tenants(location))
+    from ..stores.postgres import tenants
+
+    return list(tenants(location))

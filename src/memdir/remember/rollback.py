@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..core.memdir import Op
 from ..errors import Conflict, InvalidArgument, NotFound
 from ..stores.base import Record
 
@@ -57,8 +58,6 @@ def plan(md: Memdir, records: list[Record]) -> list[Op]:
     Refuses (`Conflict`) when a change that is not among `records` touched one
     of those files after the first selected change to it.
     """
-    from ..core.memdir import Op
-
     chosen = {r.seq for r in records}
     first: dict[str, Record] = {}
     for rec in sorted(records, key=lambda r: r.seq):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import model, paths
+from ..core.memdir import Op
 from ..dates import parse_when, stamp
 from ..errors import Conflict, InvalidArgument, NotFound
 from ..stores.base import Record
@@ -81,8 +82,6 @@ def archive_path(md: Memdir, path: str, taken: set[str] | None = None) -> str:
 def supersede_op(md: Memdir, path: str, *, by: str | None, reason: str, today: dt.date | None = None,
                  taken: set[str] | None = None) -> Op:
     """The batch op that retires `path`: metadata added, moved under archive/."""
-    from ..core.memdir import Op
-
     p = paths.topic_path(path)
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidArgument(f"{p}: say why it is superseded (reason), e.g. 'the launch moved to May'")

@@ -28,7 +28,10 @@ from typing import Any
 from .. import paths
 from ..errors import InvalidArgument
 from ..stores.base import Change, Record, Store, in_store_transaction
+from . import embed
+from .fts import FtsIndex, cache_folder
 from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, commit_docs, doc_of
+from .pg import PgIndex
 from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, parse, terms
 
 __all__ = [
@@ -43,8 +46,6 @@ _SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$")
 
 def open_index(store: Store) -> LexicalIndex:
     """The persistent lexical index that goes with a store."""
-    from .fts import FtsIndex, cache_folder
-
     # By class name: each store's module is loaded already, and importing the others costs a new process time.
     kind = type(store).__name__
     if kind == "FileStore":
@@ -52,8 +53,6 @@ def open_index(store: Store) -> LexicalIndex:
     if kind == "SQLiteStore":
         return FtsIndex.in_store(store)
     if kind == "PostgresStore":
-        from .pg import PgIndex
-
         return PgIndex(store)
     if kind == "S3Store":
         return FtsIndex.file(cache_folder(store.key) / "search.db")
@@ -161,7 +160,6 @@ def semantic_ready(md: Any = None) -> bool:
         where = vector_location(md.store)
         if where is None or not where.is_file():
             return False
-    from . import embed
 
     return embed.available()
 

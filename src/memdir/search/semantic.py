@@ -47,12 +47,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import paths
+from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from . import Searcher, embed, lexical, vector_location
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
+from .vectors import VectorIndex
+from .vectors import sync as sync_index
 
 if TYPE_CHECKING:
     from ..stores.base import Store
@@ -344,8 +346,6 @@ def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Sett
     Pass `embedder` (e.g. `memdir.testing.FakeEmbedder()`) or `settings` to
     use other than what memdir.toml says; the next searches use them.
     """
-    from .vectors import VectorIndex
-
     with _OPENING:
         found = _OPEN.get(md.store)
         if found is not None and (embedder is None or found.index.embedder is embedder) and settings is None:
@@ -393,9 +393,6 @@ def stats(md: Memdir) -> dict[str, Any]:
 
 def sync(md: Memdir, sem: Semantic, progress: Callable[[int, int], None] | None = None) -> int:
     """Catch the vectors up with the catalog (only changed chunk texts are embedded)."""
-    from .. import model
-    from .vectors import sync as sync_index
-
     def read(path: str) -> model.Memory | None:
         blob = md.store.get(path)
         if blob is None:

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument
 from .base import DEFAULT_TENANT, Store
+from .fs import FileStore
+from .sqlite import SQLiteStore, database_path
+from .sqlite import migrate as run
 
 if TYPE_CHECKING:  # opening a folder never loads the SQL stores' module
     from .sql import MigrationReport
@@ -57,18 +60,14 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     if tenant is not None:
         check_tenant(tenant)
     if scheme == "file":
-        from .fs import FileStore
-
         root = folder_of(text)
         folder = root if tenant is None else root / "tenants" / tenant
         return FileStore(folder, create=create), root
     name = tenant or DEFAULT_TENANT
     if scheme == "sqlite":
-        from .sqlite import SQLiteStore, database_path
-
         return SQLiteStore(database_path(text), name, create=create), None
     if scheme == "postgresql":
-        from .postgres import PostgresStore
+        from .postgres import PostgresStore  # the optional backends' modules load with their first URL
 
         return PostgresStore(text, name), None
     from .s3 import S3Store
@@ -82,8 +81,6 @@ def migrate(location: str, *, check: bool = False, grant: str | None = None) -> 
     if grant is not None and scheme != "postgresql":
         raise InvalidArgument(f"--grant is for PostgreSQL roles; {location!r} is a {scheme} location")
     if scheme == "sqlite":
-        from .sqlite import migrate as run
-
         return run(location, check=check)
     if scheme == "postgresql":
         from .postgres import migrate as run_pg

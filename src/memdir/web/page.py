@@ -42,6 +42,7 @@ from starlette.routing import Route
 
 from .. import dates, errors, model, paths
 from ..core.memdir import Memdir, Op
+from ..core.opening import default_actor
 from ..recall import links as links_mod
 from ..remember import rollback
 from ..stores.base import Record
@@ -241,8 +242,6 @@ class Page:
         """The principal's memory (as the API has it), journaling as `web:<name>`."""
         md = self._views.get(principal)
         if md is None:
-            from ..core.opening import default_actor
-
             base = self.memories.of(principal)
             md = copy.copy(base)  # the same view under another actor (as capture does)
             md.actor = f"web:{principal.name if principal.name != 'default' else default_actor()}"

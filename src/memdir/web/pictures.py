@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import model
 from ..remember import diary
+from ..remember.capture import health
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
@@ -178,6 +179,4 @@ def diary_timeline(md: Memdir, limit: int = 60) -> list[DiaryDay]:
 
 def capture_health(md: Memdir, days: int = 7) -> Health:
     """`memdir stats`: the last capture, and the captures skipped or pending, with why."""
-    from ..remember.capture import health
-
     return health(md, days=days)

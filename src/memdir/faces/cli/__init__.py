@@ -2,13 +2,20 @@
 
 Each command calls one library method with the same argument names and turns
 a `MemdirError` into one line on stderr and exit code 1 (2 is a usage error).
-Each group module hands its commands to the main group with `register(main)`.
+Each group module hands its commands to the main group with `register(main)`,
+when one of them is first asked for (`COMMANDS`): a command loads its own
+group and not the others.
 """
 
-from . import files, remember, repair, serving
 from .base import main
 
-for group in (files, repair, serving, remember):
-    group.register(main)
+COMMANDS = {  # the group module of each command; tests/faces/test_cli.py checks it against what each registers
+    "files": ("init", "write", "read", "rm", "mv", "ls", "index", "grep", "search", "reindex", "context", "links", "log"),
+    "repair": ("undo", "reconcile", "doctor", "import", "copy", "db"),
+    "serving": ("demo", "serve", "ui", "watch"),
+    "remember": ("capture", "sessions", "rollup", "consolidate", "check", "stats", "feedback", "supersede"),
+    "hooks": ("hook",),
+}
+main.lazy.update({name: f"{__name__}.{group}" for group, names in COMMANDS.items() for name in names})
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]

@@ -6,6 +6,7 @@ a `MemdirError` into one line on stderr and exit code 1 (2 is a usage error).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from ...core.memdir import Memdir
+from ...core.opening import default_actor as base
 from ...core.opening import open as open_memdir
 from ...errors import MemdirError
 from ...stores.locations import folder_of, scheme_of
@@ -76,8 +78,6 @@ class Context:
 
 
 def _actor() -> str:
-    from ...core.opening import default_actor as base
-
     return os.environ.get("MEMDIR_ACTOR") or f"cli:{base()}"
 
 
@@ -135,9 +135,24 @@ class Group(click.Group):
     text that is not UTF-8) into one line on stderr and exit code 1; global options work after
     the command too."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, str] = {}  # command -> the module that registers it, imported when it is asked for
+
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         _global_options(cmd)
         super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A command, its group's module loaded on first use (click's lazy subcommands): a command loads its
+        own module and not the others', so a hook (a new process per event) pays for what it runs."""
+        where = self.lazy.get(cmd_name)
+        if where is not None and cmd_name not in self.commands:
+            importlib.import_module(where).register(self)
+        return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List each command with its whole first sentence, wrapped, never cut with '...'."""

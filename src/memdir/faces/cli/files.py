@@ -9,10 +9,14 @@ from typing import Any
 
 import click
 
+from ... import pages
 from ...core.limits import CONFIG_FILE, Limits
+from ...core.memdir import ANY
+from ...paths import topic_path
 from ...recall import context as context_mod
 from ...recall import links as links_mod
 from ...remember import timeline
+from ...remember.timeline import search_history
 from .base import LS_PAGE, Context, emit, json_option, read_stdin
 
 # ---------------------------------------------------------------- setup
@@ -76,8 +80,6 @@ def write(
     memdir write feedback/no-dark-themes.md -t feedback \\
         -d "NEVER use dark themes in generated UI" --body "Never propose dark themes."
     """
-    from ...paths import topic_path
-
     topic_path(path)  # a bad path is refused before a new memory folder is made for it
     if body is None:
         if sys.stdin.isatty():
@@ -85,7 +87,6 @@ def write(
         body = read_stdin()
     elif body and not body.endswith("\n"):
         body += "\n"  # a shell argument cannot end in a newline; a file should (stdin is stored as given)
-    from ...core.memdir import ANY
 
     expected: Any = ANY
     if must_be_new and expect:
@@ -127,8 +128,6 @@ def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
 @click.pass_obj
 def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
     """Delete the topic file PATH (undo brings it back)."""
-    from ...core.memdir import ANY
-
     m = obj.memdir().delete(path, expect=expect if expect else ANY)
     if as_json:
         emit({"path": m.path, "change": "deleted", "lines": m.lines})
@@ -144,8 +143,6 @@ def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
 @click.pass_obj
 def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> None:
     """Rename the topic file OLD to NEW."""
-    from ...core.memdir import ANY
-
     m = obj.memdir().rename(old, new, expect=expect if expect else ANY)
     if as_json:
         emit({"path": m.path, "from": old, "change": "renamed", "version": m.version})
@@ -168,8 +165,6 @@ def ls(obj: Context, prefix: str, limit: int, offset: int, as_json: bool) -> Non
 
     A long listing stops after --limit files and says on stderr how to list on.
     """
-    from ... import pages
-
     entries = obj.current().list(prefix)
     page = pages.items(entries, offset, max_items=limit or len(entries) or 1, max_bytes=1 << 62, size=lambda e: 0)
     if as_json:
@@ -246,8 +241,6 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
     memdir search --history "launch date"     # what we thought before
     """
     if history:
-        from ...remember.timeline import search_history
-
         past = search_history(obj.memdir(), query, k, prefix=prefix)
         if as_json:
             emit([h.to_dict() for h in past])

@@ -15,8 +15,13 @@ from typing import Any
 import click
 
 from ...core.memdir import Memdir
+from ...core.opening import open as open_memdir
+from ...dates import parse_when
 from ...remember import capture as capture_mod
-from ...remember import timeline
+from ...remember import consolidate as upkeep
+from ...remember import diary, timeline
+from ...remember.capture import health
+from ...remember.capture import sessions as list_sessions
 from .base import Context, emit, fail, json_option
 
 
@@ -28,7 +33,6 @@ def _open(obj: Context, actor: str | None = None) -> Memdir:
 def _now(value: str | None) -> dt.datetime | None:
     if value is None:
         return None
-    from ...dates import parse_when
 
     return parse_when(value)
 
@@ -83,8 +87,6 @@ def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) ->
     Answers "what was I working on yesterday?" (--since 1d) and "what is still
     open?" (--open) from the records' frontmatter.
     """
-    from ...remember.capture import sessions as list_sessions
-
     found = list_sessions(obj.memdir(), since=since, open_only=open_only)
     if as_json:
         emit([s.to_dict() for s in found])
@@ -96,36 +98,6 @@ def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) ->
                 click.echo(f"\topen: {item}")
     if not found:
         click.echo("no sessions" + (" with open threads" if open_only else "") + (f" since {since}" if since else ""), err=True)
-
-
-@click.group()
-def hook() -> None:
-    """Hooks for coding agents (see `memdir hook claude-code --help`)."""
-
-
-@hook.command("claude-code")
-@click.pass_obj
-def hook_claude_code(obj: Context) -> None:
-    """Handle one Claude Code hook event (JSON on stdin).
-
-    SessionStart adds the index, feedback and pinned memories to the session;
-    UserPromptSubmit adds the memories that match the prompt well (most prompts
-    get nothing); SessionEnd and PreCompact capture the session. Other events
-    are answered with nothing. Never blocks Claude Code: errors go to stderr
-    with exit code 1. In ~/.claude/settings.json (or .claude/settings.json),
-    the same command for each event:
-
-    \b
-    {"hooks": {
-      "SessionStart": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
-      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
-      "SessionEnd": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
-      "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
-    """
-    from ...recall import hooks
-
-    code = hooks.main(lambda: _open(obj, "hook:claude-code"))
-    sys.exit(code)
 
 
 # ---------------------------------------------------------------- the diary
@@ -155,9 +127,6 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     \b
     0 4 * * * memdir --root ~/memory rollup --due
     """
-    from ...core.opening import open as open_memdir
-    from ...remember import diary
-
     diary.check_request(day_label, week, month, due)
     now = _now(now_text)
     kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run,
@@ -195,8 +164,6 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
 def consolidate(obj: Context, apply_plan: bool, as_json: bool) -> None:
     """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
     and splits of oversized files; with --apply, carry them out through the normal write path."""
-    from ...remember import consolidate as upkeep
-
     md = _open(obj)
     plan = upkeep.plan(md)
     if apply_plan:
@@ -218,8 +185,6 @@ def check(obj: Context, code_dir: str | None, as_json: bool) -> None:
 
     Exit code 1 when something is stale, so a CI job can run it.
     """
-    from ...remember import consolidate as upkeep
-
     found = upkeep.stale(obj.memdir(), code=code_dir)
     if as_json:
         emit([f.to_dict() for f in found])
@@ -241,8 +206,6 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
 
     Exit code 1 when captures were skipped or are pending, so a broken hook shows up the same day.
     """
-    from ...remember.capture import health
-
     md = obj.memdir()
     h = health(md, days=days)
     files = len(md.list())
@@ -298,7 +261,7 @@ def supersede(obj: Context, path: str, reason: str, by: str | None, as_json: boo
         click.echo(f"superseded {path} -> {m.path}")
 
 
-COMMANDS = (capture, sessions, hook, rollup, consolidate, check, stats, feedback, supersede)
+COMMANDS = (capture, sessions, rollup, consolidate, check, stats, feedback, supersede)
 
 
 def register(main: click.Group) -> None:

@@ -10,6 +10,9 @@ import click
 from ...core.memdir import Memdir
 from ...core.reconcile import Finding, Report
 from ...recall import links
+from ...remember import importer
+from ...remember.copy import copy_tenant
+from ...stores.locations import migrate
 from .base import Context, Group, emit, fail, json_option
 
 # ---------------------------------------------------------------- repair
@@ -101,8 +104,6 @@ def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool
     mcp-memory    the reference MCP memory server's memory.jsonl: one file per entity
     basic-memory  a basic-memory folder of notes (observations, relations, tags)
     """
-    from ...remember import importer
-
     is_file = os.path.isfile(source)
     if is_file != (kind == "mcp-memory"):
         want = "a JSONL file" if kind == "mcp-memory" else "a folder"
@@ -134,8 +135,6 @@ def copy_cmd(obj: Context, source: str, destination: str, tenant: str | None, as
     \b
     memdir copy memory sqlite:///memory.db --tenant acme
     """
-    from ...remember.copy import copy_tenant
-
     def progress(what: str, done: int, total: int) -> None:
         if total:
             click.echo(f"copy: {what} {done}/{total}", err=True)
@@ -167,8 +166,6 @@ def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as
     another role (row-level security binds it); --grant ROLE gives that role
     what it needs.
     """
-    from ...stores.locations import migrate
-
     report = migrate(url or obj.root, check=check, grant=grant)
     if as_json:
         emit(report.to_dict())

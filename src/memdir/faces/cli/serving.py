@@ -9,6 +9,8 @@ import threading
 import click
 
 from ...remember.watch import Watcher
+from ..auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
+from ..demo import run, scratch
 from .base import Context
 
 
@@ -21,8 +23,6 @@ def demo(obj: Context, folder: str | None) -> None:
     The tour never touches your memory: it runs in a new temporary folder
     (printed at the start), or in FOLDER (or --root) if that is empty or new.
     """
-    from ..demo import run, scratch
-
     run(scratch(folder or (obj.root if obj.root_given else None)))
 
 
@@ -67,8 +67,6 @@ def serve(
     HTTP API:     curl http://127.0.0.1:8765/v1/index
     Web page:     http://127.0.0.1:8765/ in a browser (`memdir ui` opens it)
     """
-    from ..auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
-
     obj: Context = ctx.obj
     scoped = bool(scope_read or scope_write)
     default = Principal("default", serve_tenant or obj.tenant,
