@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/mcp.py is not the MCP SDK
 KINDS = ("project", "reference", "user", "feedback")
 SHAPES = ("flat", "wide", "deep")
 PROMPT = {"hook_event_name": "UserPromptSubmit", "session_id": "bench", "cwd": "/tmp",
