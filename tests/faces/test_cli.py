@@ -363,3 +363,15 @@ def test_a_hook_loads_no_other_command_group(tmp_path: Path) -> None:
              "print(sorted(m for m in sys.modules if m.startswith('memdir.faces.cli.')))")
     run = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "m")], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "['memdir.faces.cli.base', 'memdir.faces.cli.hooks']"
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "m", writes_per_minute=0) as md:
+        md.apply([memdir.Op.write(f"n{i}.md", f"fact {i}\n" * 3) for i in range(400)])
+        for i in range(300):
+            md.write(f"n{i}.md", f"changed {i}\n")
+    for command in ("log -n 1000", "ls", "grep fact", "index"):
+        done = subprocess.run(["bash", "-c", f"{sys.executable} -m memdir --root {tmp_path / 'm'} {command} | head -1;"
+                               " echo status=${PIPESTATUS[0]} >&2"], capture_output=True, text=True, timeout=120)
+        assert done.stdout.count("\n") == 1, command
+        assert done.stderr.strip() == "status=0", (command, done.stderr)

@@ -85,6 +85,7 @@ def test_crash_after_the_journal_commit_completes_the_write(seeded: Path) -> Non
 
 
 def test_crash_before_the_index_is_written_rebuilds_it_on_open(seeded: Path) -> None:
+    """Completing an interrupted write includes its index files (edits journaled by a read do not count)."""
     code = run_child(seeded, """
         fs.FileStore.derive = crash
         memdir.open(root).write("p.md", "new\\n", description="new description")
@@ -238,16 +239,23 @@ def test_hand_edit_after_a_reboot_is_kept(seeded: Path) -> None:
         assert md.read("p.md").text == "edited by a person\n"
 
 
-def test_an_existing_folder_is_catalogued_on_first_open(tmp_path: Path) -> None:
+def test_an_existing_folder_is_catalogued_on_first_open_and_its_index_kept(tmp_path: Path) -> None:
+    """A folder memdir never opened: its files are journaled, and its hand-kept MEMORY.md is not touched by
+    reading; the first write adds memdir's region and keeps every byte of the rest."""
     root = tmp_path / "claude-memory"
     root.mkdir()
     (root / "user_role.md").write_text("---\nname: role\ndescription: data scientist\ntype: user\n---\nbody\n")
-    (root / "MEMORY.md").write_text("- [role](user_role.md) — hand-written index\n")
+    hand = "- [role](user_role.md) — hand-written index\n\nNotes kept here by hand.\n"
+    (root / "MEMORY.md").write_text(hand)
     with memdir.open(root) as md:
         assert [e.path for e in md.list()] == ["user_role.md"]
-        assert "data scientist" in md.index()
-    backup = root / ".memdir" / "MEMORY.md.orig"
-    assert backup.read_text() == "- [role](user_role.md) — hand-written index\n"
+        assert md.index().startswith(hand) and "data scientist" in md.index()
+    assert (root / "MEMORY.md").read_text() == hand  # reading changed nothing
+    with memdir.open(root) as md:
+        md.write("project/x.md", "A new fact.\n", description="written through memdir")
+        on_disk = (root / "MEMORY.md").read_text()
+        assert on_disk.startswith(hand) and "written through memdir" in on_disk and on_disk == md.index()
+    assert not (root / ".memdir" / "MEMORY.md.orig").exists()
 
 
 # ---------------------------------------------------------------- a record recovery cannot apply (issue 7, finding 1)

@@ -321,3 +321,77 @@ def links(text: str, folder: str) -> list[str]:
     """
     found, _ = parse("\n".join(line for line in lines(text) if INDEX_NAME in line))
     return sorted(folder + line.path[: -len(INDEX_NAME)] for line in found if line.path.endswith("/" + INDEX_NAME))
+
+
+# ---------------------------------------------------------------- a MEMORY.md someone else keeps too
+
+BEGIN = "<!-- memdir:index: generated from the topic files; memdir rewrites what is between these two lines -->"
+END = "<!-- /memdir:index -->"
+MIN_LINES, MIN_BYTES = 12, 2048  # what the generated part keeps however long the hand-kept part is
+_GENERATED = re.compile(r"^(?:# Memory Index(?:: .*)?|## .+|No memories yet\.|… and .+ not shown here; .+)$")
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a MEMORY.md holds besides memdir's index: the text before and after its region, byte for byte."""
+
+    before: str = ""
+    after: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.before and not self.after
+
+    @property
+    def lines(self) -> int:
+        return len(lines(self.before)) + len(lines(self.after))
+
+    @property
+    def size(self) -> int:
+        return len(self.before.encode()) + len(self.after.encode())
+
+    def caps(self, max_lines: int, max_bytes: int) -> tuple[int, int]:
+        """The lines and bytes the generated part may take so that the whole file stays in the caps (with a floor)."""
+        if self.empty:
+            return max_lines, max_bytes
+        extra = len(BEGIN) + len(END) + 4  # the two marker lines and the newlines around the region
+        return max(MIN_LINES, max_lines - self.lines - 2), max(MIN_BYTES, max_bytes - self.size - extra)
+
+    def around(self, generated: str) -> str:
+        """The file: what was kept, and the generated index in its marked region where it stood."""
+        if self.empty:
+            return generated
+        before = self.before if not self.before or self.before.endswith("\n") else self.before + "\n"
+        return f"{before}{BEGIN}\n{generated}{END}\n{self.after}"
+
+
+def kept(text: str | None) -> Kept:
+    """The hand-kept parts of a MEMORY.md: none when memdir wrote all of it (no region and only index lines)."""
+    if not text:
+        return Kept()
+    start = text.find(BEGIN)
+    if start >= 0:
+        end = text.find(END, start)
+        tail = "" if end < 0 else text[end + len(END):]
+        return Kept(text[:start], tail[1:] if tail.startswith("\n") else tail)
+    # No region yet: memdir's own index is the run of index lines under its title, if there is one (a person may
+    # have written around it); everything else, or all of a file without that title, is someone else's.
+    rows = text.splitlines(keepends=True)
+    title = next((i for i, row in enumerate(rows) if row.startswith("# Memory Index")), None)
+    if title is None:
+        return Kept(text)
+    last = title + 1
+    while last < len(rows) and (not rows[last].strip() or _GENERATED.match(rows[last].rstrip("\n"))
+                                or _LINK.match(rows[last].rstrip("\n"))):
+        last += 1
+    return Kept("".join(rows[:title]), "".join(rows[last:]))
+
+
+def generated(text: str) -> str:
+    """The generated part of a MEMORY.md: its region, or memdir's index lines where there is no region yet."""
+    start = text.find(BEGIN)
+    if start < 0:
+        parts = kept(text)
+        return text[len(parts.before): len(text) - len(parts.after)]
+    end = text.find(END, start)
+    return text[start + len(BEGIN) + 1 : end if end >= 0 else len(text)]

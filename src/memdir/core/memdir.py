@@ -31,6 +31,7 @@ from . import limits as limits_mod
 from . import ops, reconcile
 from .catalog import Catalog
 from .derived import Derived
+from .index import render as render_index
 from .limits import Limits
 from .ops import ANY, Op
 from .reconcile import Finding, Report
@@ -96,6 +97,9 @@ class Memdir:
         self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
         self._agent = agent  # limits were chosen for a model (the rate limit included)
         self._owner = True  # views (scope, for_agent) share the store and never close it
+        if self.recovered or self._unfinished():  # an interrupted write is completed: its index files come with it
+            with self._lock, store.lock():
+                self._state.derived.after()
 
     # ------------------------------------------------------------ views
 
@@ -195,21 +199,26 @@ class Memdir:
             return {p: e for p in wanted if (e := cat.get(p)) is not None}
 
     def index(self, folder: str = "") -> str:
-        """The MEMORY.md text of the root or of one folder (collapsed or not)."""
+        """The MEMORY.md text of the root or of one folder (collapsed or not), as the next write leaves it.
+
+        With the notes someone keeps in the file beside memdir's region; a scoped view gets the index of
+        what it may read, and no notes.
+        """
         f = paths.folder(folder)
         with self._lock:
             derived = self._state.derived
             if self._scope is None and (stored := derived.stored(f)) is not None:
                 return stored
             cat = self._catalog()
-            view = self._views.get(f)
-            if view is not None and view[:2] == (self._state.generation, cat.seq):
-                return view[2]
             if f and f not in cat.folders:
                 raise NotFound(f"no memories under {f}; `memdir ls` shows the folders that exist", path=f)
-            text, _ = derived.render(cat, f)
-            self._views[f] = (self._state.generation, cat.seq, text)
-            return text
+            if self._scope is None:
+                return derived.render(cat, f, derived.on_disk(f))[0]
+            view = self._views.get(f)
+            if view is None or view[:2] != (self._state.generation, cat.seq):
+                text, _ = render_index(cat, f, self.limits.index_max_lines, self.limits.index_max_bytes)
+                view = self._views[f] = (self._state.generation, cat.seq, text)
+            return view[2]
 
     def history(self, path: str | None = None, *, limit: int | None = None) -> builtins.list[Record]:
         """Journal records, newest first: every write, delete, rename and undo.
@@ -454,7 +463,7 @@ class Memdir:
             found = reconcile.found(self._store, cat, changed)
             report, changes = reconcile.external(self._store, cat, found, self._memory, self.limits, self.actor)
             for start in range(0, len(changes), 500):
-                self._commit(changes[start : start + 500])
+                self._commit(changes[start : start + 500], derive=False)  # journaled; MEMORY.md follows the next write
         return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
 
     def reconcile(self, fix: bool = False) -> Report:
@@ -480,9 +489,16 @@ class Memdir:
                 report.findings.append(Finding("index", paths.INDEX_NAME, "MEMORY.md does not match the catalog"))
             if fix:
                 derived.refresh(full=True)
+                derived.stale = False
         return report
 
     # ------------------------------------------------------------ inside
+
+    def _unfinished(self) -> bool:
+        """Whether the last change was a write that died before its index files were written (edits made by
+        hand and journaled by a read leave them to the next write: a read changes no file)."""
+        last = self._store.journal(limit=1)
+        return bool(last) and last[0].seq > self._store.derived() and last[0].op != "external"
 
     def _readable(self, path: str) -> bool:
         """In the scope, and so is the place it really names (a symlink must not cross the scope)."""
@@ -563,8 +579,8 @@ class Memdir:
             out.append(mem)
         return out
 
-    def _commit(self, changes: builtins.list[Change]) -> builtins.list[Record]:
-        """Commit under the held store lock, then bring the derived files along.
+    def _commit(self, changes: builtins.list[Change], *, derive: bool = True) -> builtins.list[Record]:
+        """Commit under the held store lock, then bring the derived files along (MEMORY.md unless `derive` is False).
 
         Past the store's commit the change has happened, so nothing after it raises:
         derived files that cannot be written are marked stale and rebuilt later.
@@ -576,7 +592,7 @@ class Memdir:
                 ops.check_place(change, cat)
         self._state.commits += 1
         records = self._store.commit(changes)
-        self._state.derived.committed(len(records))
+        self._state.derived.committed(len(records), derive=derive)
         self._state.search.committed(changes, records)
         return records
 

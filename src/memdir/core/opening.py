@@ -44,7 +44,7 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
         limits = limits_mod.load(root if root is not None and root.is_dir() else None, options, agent=agent)
         md = Memdir(store, limits, actor=actor or default_actor(), agent=agent)
         if not store.journal(limit=1) and store.list():
-            md.reconcile(fix=True)  # files memdir has never seen (a folder made by hand or another tool): catalogue them
+            md.sync()  # files memdir has never seen (a folder made by hand or another tool): journaled, not rewritten
         return md
     except BaseException:
         store.close()

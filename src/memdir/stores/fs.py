@@ -38,7 +38,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
-from ..paths import INDEX_NAME, INTERNAL_DIR, TENANTS_DIR
+from ..paths import INTERNAL_DIR, TENANTS_DIR
 from . import totals
 from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
 from .totals import Totals
@@ -219,11 +219,6 @@ class FileStore:
         self._unapplied = False  # a committed change is still staged: move it into place at the next lock
         fresh = not (self.internal / "memdir.db").exists()
         _mkdirs(self.tmp)
-        if fresh and (self.root / INDEX_NAME).is_file():
-            # A folder we did not make: keep its hand-written index before ours replaces it.
-            backup = self.internal / (INDEX_NAME + ".orig")
-            if not backup.exists():
-                _write_private(backup, (self.root / INDEX_NAME).read_bytes())
         gitignore = self.internal / ".gitignore"
         if not gitignore.exists():
             _write_private(gitignore, b"# memdir's internal data: derived indexes, journal, temp files\n*\n")

@@ -167,7 +167,12 @@ class Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # here, where a reader that went away is caught, not at the interpreter's exit
+            return result
+        except BrokenPipeError:  # `memdir log | head -1`: the reader has what it wanted; end quietly, as cat does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except MemdirError as e:
             fail(str(e))
         except OSError as e:
