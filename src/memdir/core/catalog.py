@@ -35,7 +35,7 @@ class Folder:
         self.ranked: list[tuple[int, str]] = []  # (-count, path) of the subfolders, largest first
         self.newest: str | None = None  # latest `updated` below; None until computed
         self.link: str | None = None  # its line in the parent's index when collapsed; None until rendered
-        self.files = 0  # its own files (`recent` may hold only the newest of them: see `outline`)
+        self.files = 0  # its own files (`recent` may hold only the newest of them: see `Partial`)
         self.subs = 0  # its subfolders (`ranked` may hold only the largest)
 
 

@@ -228,7 +228,7 @@ class Memories:
     def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True) -> None:
         self.root = root
         self.transport = transport
-        self.watch = watch  # follow edits made by hand in memory folders (memdir.watch)
+        self.watch = watch  # follow edits made by hand in memory folders (remember.watch)
         self._open: dict[Principal, Memdir] = {}
         self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
         self._watchers: list[Any] = []

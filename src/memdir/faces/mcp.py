@@ -1,7 +1,7 @@
 """The MCP server: memdir's tool set, the index and topic files as resources, the conventions as a prompt.
 
 Built on the official `mcp` SDK's low-level `Server` (the `memdir[mcp]`
-extra), because the tools are data (`memdir.tools.TOOLS`: JSON Schema and
+extra), because the tools are data (`faces.tools.TOOLS`: JSON Schema and
 annotations), not Python signatures for the SDK to derive schemas from. Each
 tool call goes to a `tools.Session`, which never raises: a refusal comes back
 as a tool result with `isError` and the one-line message as its text.
@@ -127,7 +127,7 @@ def call(session: tools.Session, name: str, arguments: dict[str, Any]) -> tools.
 
 
 def server(principals: Principals, memories: Memories) -> Server[Any]:
-    """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`memdir.http`)."""
+    """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`faces.http`)."""
     listed = [
         types.Tool(
             name=t.name,

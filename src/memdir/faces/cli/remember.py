@@ -1,6 +1,6 @@
 """Commands for remembering without being asked: capture, sessions, hooks, the diary, upkeep, health.
 
-Registered in `cli.py`. These run as the library, not as an agent: they open
+Registered by `faces/cli/__init__.py`. These run as the library, not as an agent: they open
 the memory with no write rate limit (`writes_per_minute=0`), so a roll-up of a
 busy month or a hook at the end of a session is never throttled.
 """
