@@ -1,4 +1,4 @@
-"""Commands for remembering without being asked: capture, sessions, hooks, the diary, upkeep, health.
+"""Commands for remembering without being asked: capture, sessions, the diary, upkeep, feedback, health.
 
 Registered by `faces/cli/__init__.py`. These run as the library, not as an agent: they open
 the memory with no write rate limit (`writes_per_minute=0`), so a roll-up of a
