@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from http.cookiejar import Cookie, CookieJar
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,76 @@ class Running:
         self.server.should_exit = True
         self.thread.join(10)
         self.memories.close()
+
+
+class Served:
+    """`memdir serve --http 127.0.0.1:0 ARGS...` in a subprocess, as an operator starts it; `url` once it serves."""
+
+    def __init__(self, root: Path | str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.argv = [sys.executable, "-m", "memdir", "--root", str(root), "serve", "--http", "127.0.0.1:0", *args]
+        self.env = {**env_without_memdir(), **(env or {})}
+        self.url = ""
+
+    def __enter__(self) -> Served:
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        line = self.proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if not found:
+            self.__exit__()
+            raise AssertionError(f"the server did not start: {line!r} {self.proc.stderr.read()!r}")
+        self.url = found.group(0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+class Browser:
+    """A cookie-keeping HTTP client that asks for HTML, as a browser does (redirects followed); `headers` go with
+    every request (a proxy's, say)."""
+
+    def __init__(self, base: str, headers: dict[str, str] | None = None) -> None:
+        self.base = base
+        self.headers = {"Accept": "text/html", **(headers or {})}
+        self.jar = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.csrf = ""
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        return self._send(urllib.request.Request(self.base + path, headers=self.headers))
+
+    def post(self, path: str, fields: dict[str, str | list[str]], *, csrf: bool = True,
+             headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+        data = dict(fields)
+        if csrf:
+            data.setdefault("csrf", self.csrf)
+        body = urllib.parse.urlencode(data, doseq=True).encode()
+        sent = {**self.headers, "Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
+        return self._send(urllib.request.Request(self.base + path, data=body, headers=sent, method="POST"))
+
+    def _send(self, request: urllib.request.Request) -> tuple[int, str, str]:
+        try:
+            with self.opener.open(request) as r:
+                status, url, text = r.status, r.url, r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, url, text = e.code, e.url, e.read().decode()
+        found = re.search(r'name="csrf" value="([^"]+)"', text)
+        if found:
+            self.csrf = found.group(1)
+        return status, url, text
+
+    def cookie(self) -> Cookie:
+        [c] = [c for c in self.jar if c.name == "memdir_session"]
+        return c
 
 
 class Reply:

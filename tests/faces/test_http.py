@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from openapi_spec_validator import validate
-from serving import Running, call
+from serving import Browser, Running, Served, call
 
 from memdir import InvalidArgument, RateLimited
 from memdir.faces.auth import Memories, Principal, Principals, check_bind, digest, parse_bind
@@ -561,3 +561,35 @@ def test_a_client_slow_to_send_its_headers_is_cut_off(root: Path) -> None:
         assert closed and time.monotonic() - started < 3
         slow.close()
         assert call("GET", f"{s.url}/v1/index").status == 200  # a normal client is served as before
+
+
+def test_wrong_tokens_are_throttled_per_client_on_the_api_and_the_page(root: Path) -> None:
+    from memdir.faces.auth import FAILURES, WINDOW
+
+    def api(client: str, token: str) -> tuple[int, dict[str, str], bytes]:
+        got = call("GET", srv.url + "/v1/index", token=token, headers={"X-Forwarded-For": f"198.51.100.9, {client}"})
+        return got.status, got.headers, got.body
+
+    def login(client: str, token: str) -> int:
+        form = b"token=" + token.encode() + b"&csrf=x"
+        return call("POST", srv.url + "/ui/login", form, headers={
+            "X-Forwarded-For": client, "Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html"}).status
+
+    wrong = "wrong-token-0123456789"
+    with Served(root, "--trusted-proxy", "127.0.0.1", env={"MEMDIR_TOKEN": ALICE}) as srv:
+        assert [api("203.0.113.7", wrong)[0] for _ in range(FAILURES)] == [401] * FAILURES
+        blocked, right = api("203.0.113.7", wrong), api("203.0.113.7", ALICE)
+        assert blocked[0] == right[0] == 429 and blocked[2] == right[2]  # the right token too: nothing to learn
+        assert 0 < int(blocked[1]["retry-after"]) <= WINDOW
+        assert b"wrong tokens from this address" in blocked[2] and b"valid" not in blocked[2]
+        assert login("203.0.113.7", ALICE) == 429  # one count for the page and the API
+        assert api("203.0.113.8", ALICE)[0] == 200  # another client is not held up
+        page = Browser(srv.url, {"X-Forwarded-For": "2001:db8:1:2::5"})  # wrong tokens at the login form count too
+        page.get("/ui/login")
+        assert [page.post("/ui/login", {"token": wrong})[0] for _ in range(FAILURES)] == [401] * FAILURES
+        assert page.post("/ui/login", {"token": ALICE})[0] == 429
+        assert api("2001:db8:1:2::99", ALICE)[0] == 429  # one IPv6 host's /64 is one client
+    with Served(root, env={"MEMDIR_TOKEN": ALICE}) as srv:  # no proxy trusted: a forwarded address is not believed
+        statuses = [api(f"203.0.113.{i}", wrong)[0] for i in range(FAILURES + 1)]
+        assert statuses == [401] * FAILURES + [429]
+

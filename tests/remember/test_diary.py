@@ -8,6 +8,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from conftest import Backend
@@ -57,7 +58,9 @@ def race(backend: Backend, now: dt.datetime) -> list[diary.Report]:
     from memdir.stores.s3 import S3Store
 
     assert S3Store.lease_seconds == 30.0  # the default lease: no other test's short one leaks in
-    barrier = threading.Barrier(2, timeout=5)
+    # However slow the machine, each waits for the other at every summary, until the other has finished
+    # (then the barrier is broken and nobody waits): never a timeout that a loaded machine could outlast.
+    barrier = threading.Barrier(2, timeout=600)
     reports: list[diary.Report] = []
     errors: list[BaseException] = []
 
@@ -67,6 +70,8 @@ def race(backend: Backend, now: dt.datetime) -> list[diary.Report]:
                 reports.append(diary.rollup(md, due=True, now=now, summarizer=Racing(barrier)))
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
+        finally:
+            barrier.abort()
 
     threads = [threading.Thread(target=worker) for _ in range(2)]
     for t in threads:
@@ -291,6 +296,40 @@ def test_a_session_another_worker_moves_after_it_was_listed_is_a_race_not_an_err
         assert [(st.kind, st.label, st.status) for st in report.steps] == [("day", "2026-11-30", "raced")]
         monkeypatch.undo()
         assert [e.path for e in md.list("diary/")] == ["diary/2026-11-30.md"]
+
+
+def test_a_worker_whose_lease_another_writer_took_reports_raced(
+    request: pytest.FixtureRequest, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The S3 worker froze past its lease (a loaded machine, a paused VM) and another writer took the lease over:
+    its commit renews the lease first, finds it taken and commits nothing. The step is `raced`, not an error."""
+    import json
+    import time
+    from pathlib import Path
+
+    from conftest import make_backend
+
+    backend = make_backend("s3", request, Path(str(tmp_path)))
+    day_ = dt.date(2026, 11, 30)
+    with backend.open() as md:
+        memdir.capture(md, "s", session_text(day_, "a"), at=at(day_, 9))
+        store: Any = md.store
+        real, taken = store._put, []
+
+        def taken_meanwhile(key: str, data: bytes, **kw: Any) -> str:
+            if key == "lock" and "IfMatch" in kw and not taken:  # the commit's renewal, after the other writer took it
+                taken.append(real("lock", json.dumps({"owner": "another", "expires": time.time() + 60}).encode()))
+            return str(real(key, data, **kw))
+
+        monkeypatch.setattr(store, "_put", taken_meanwhile)
+        report = diary.rollup(md, due=True, now=at(day_ + dt.timedelta(days=1), 4))
+        assert [(st.kind, st.label, st.status) for st in report.steps] == [("day", "2026-11-30", "raced")]
+        assert "another writer took the write lock" in report.steps[0].detail
+        monkeypatch.undo()
+        store._delete("lock")  # the other writer finished
+        assert files(md) == ["sessions/2026-11-30-090000-s.md"]  # nothing was committed
+        again = diary.rollup(md, due=True, now=at(day_ + dt.timedelta(days=1), 5))
+        assert [(st.label, st.status) for st in again.steps] == [("2026-11-30", "done")]
 
 
 def test_settings_come_from_memdir_toml(root: object) -> None:

@@ -1,8 +1,10 @@
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,6 +85,50 @@ def test_a_missed_edit_is_caught_up_when_the_watch_starts(md: memdir.Memdir, roo
     with Watcher(md):
         eventually(lambda: bool(md.list("while-away.md")))
 
+
+def _unblock(fifos: list[Path], stuck: threading.Thread) -> None:
+    """Let readers stuck opening `fifos` go (a writer that opens and closes one gives its reader an end of file)."""
+    stop = time.monotonic() + 20
+    while time.monotonic() < stop and (stuck.is_alive() or time.monotonic() < stop - 18):
+        for fifo in fifos:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader is waiting on this one
+                pass
+        time.sleep(0.01)
+
+
+def test_a_fifo_named_md_never_hangs_the_memory(md: memdir.Memdir, root: Path) -> None:
+    md.write("notes/a.md", "a\n")
+    fifos = [root / "notes" / "pipe.md", root / "top.md", root / "notes" / "while-watched.md"]
+    for fifo in fifos[:2]:
+        os.mkfifo(fifo)
+    (root / "notes" / "link.md").symlink_to("pipe.md")  # a symlink to one takes the other way in
+    done = threading.Event()
+
+    with Watcher(md) as watcher:
+        eventually(lambda: watcher.rounds > 0)
+
+        def work() -> None:
+            os.mkfifo(fifos[2])  # the watcher hears of this one
+            (root / "notes" / "later.md").write_text("# after the FIFOs\n")
+            eventually(lambda: bool(md.list("notes/later.md")))  # so the watcher got past it
+            md.sync(["notes/pipe.md", "top.md", "notes/link.md"])  # what a watcher's events hand over
+            md.sync()  # and the full check
+            md.write("notes/b.md", "b\n")
+            done.set()
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        held = done.wait(15)
+        if not held:
+            _unblock(fifos, worker)
+        assert held, "a FIFO named *.md blocked sync while it held the memory's lock"
+        assert watcher.errors == 0
+    assert [e.path for e in md.list()] == ["notes/a.md", "notes/b.md", "notes/later.md"]
+    assert md.store.get("notes/pipe.md") is None and md.store.get("notes/link.md") is None
+    with pytest.raises(memdir.NotFound):
+        md.read("top.md")
 
 def test_only_folders_can_be_watched(tmp_path: Path) -> None:
     with memdir.open(f"sqlite:///{tmp_path / 'm.db'}") as md:

@@ -12,7 +12,7 @@ from conftest import BUCKET
 from services import S3, free_port
 
 import memdir
-from memdir import NotFound, StoreError
+from memdir import Conflict, NotFound, StoreError
 from memdir.stores import s3 as s3_store
 
 
@@ -85,6 +85,41 @@ def test_a_live_lease_makes_writers_wait_and_an_expired_one_is_taken_over(s3: tu
         md.write("p.md", "two\n")
         assert md.read("p.md").body == "two\n"
     assert lock not in keys(client, prefix)  # released
+
+
+def test_a_holder_keeps_its_lease_however_long_it_works(s3: tuple[str, object]) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    with memdir.open(url, tenant="t") as holder, memdir.open(url, tenant="t") as other:
+        holder.write("p.md", "one\n")
+        mine, theirs = holder.store, other.store
+        assert isinstance(mine, s3_store.S3Store) and isinstance(theirs, s3_store.S3Store)
+        mine.lease_seconds = theirs.lease_seconds = 2.0  # these two stores only: the class keeps its 30 s
+        theirs.wait_seconds = 0.5
+        with mine.lock():
+            taken = json.loads(client.get_object(Bucket=BUCKET, Key=f"{prefix}/tenants/t/lock")["Body"].read())  # type: ignore[attr-defined]
+            time.sleep(5)  # two and a half leases of work without a store call
+            lease = json.loads(client.get_object(Bucket=BUCKET, Key=f"{prefix}/tenants/t/lock")["Body"].read())  # type: ignore[attr-defined]
+            assert lease["owner"] == taken["owner"] and lease["expires"] > taken["expires"] + 2  # renewed meanwhile
+            with pytest.raises(StoreError, match="another writer has held the lock"):
+                other.write("p.md", "theirs\n")  # still held: not taken over
+            holder.write("p.md", "two\n")  # and the holder's commit goes through
+        other.write("p.md", "three\n")  # released
+        assert [r.actor == holder.actor for r in holder.history("p.md")] == [True, True, True]
+        assert holder.read("p.md").body == "three\n"
+
+
+def test_a_holder_whose_lease_was_taken_commits_nothing_and_gets_a_conflict(s3: tuple[str, object]) -> None:
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    with memdir.open(url, tenant="t") as md:
+        md.write("p.md", "one\n")
+        with md.store.lock():  # then it froze for longer than its lease, and another writer took the lease over
+            client.put_object(Bucket=BUCKET, Key=f"{prefix}/tenants/t/lock",  # type: ignore[attr-defined]
+                              Body=json.dumps({"owner": "another", "expires": time.time() + 60}).encode())
+            with pytest.raises(Conflict, match="another writer took the write lock .* nothing was committed"):
+                md.write("p.md", "two\n")
+        assert md.read("p.md").body == "one\n" and len(md.history("p.md")) == 1
 
 
 def test_a_new_process_reads_the_catalog_snapshot_and_still_has_all_history(

@@ -8,61 +8,23 @@ and what a forged or stale request gets.
 from __future__ import annotations
 
 import getpass
+import http.client
 import http.cookiejar
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
-from serving import Running, call
+from serving import Browser, Running, Served, call
 
 import memdir
 from memdir.faces.auth import Principal, Principals
 
 TOKEN = "web-test-token-0123456789"
-
-
-class Browser:
-    """A cookie-keeping HTTP client that asks for HTML, as a browser does (redirects followed)."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        self.csrf = ""
-
-    def get(self, path: str) -> tuple[int, str, str]:
-        return self._send(urllib.request.Request(self.base + path, headers={"Accept": "text/html"}))
-
-    def post(self, path: str, fields: dict[str, str | list[str]], *, csrf: bool = True,
-             headers: dict[str, str] | None = None) -> tuple[int, str, str]:
-        data = dict(fields)
-        if csrf:
-            data.setdefault("csrf", self.csrf)
-        body = urllib.parse.urlencode(data, doseq=True).encode()
-        sent = {"Accept": "text/html", "Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
-        return self._send(urllib.request.Request(self.base + path, data=body, headers=sent, method="POST"))
-
-    def _send(self, request: urllib.request.Request) -> tuple[int, str, str]:
-        try:
-            with self.opener.open(request) as r:
-                status, url, text = r.status, r.url, r.read().decode()
-        except urllib.error.HTTPError as e:
-            status, url, text = e.code, e.url, e.read().decode()
-        found = re.search(r'name="csrf" value="([^"]+)"', text)
-        if found:
-            self.csrf = found.group(1)
-        return status, url, text
-
-    def cookie(self) -> http.cookiejar.Cookie:
-        [c] = [c for c in self.jar if c.name == "memdir_session"]
-        return c
 
 
 @pytest.fixture
@@ -267,3 +229,50 @@ def test_after_a_form_the_page_goes_only_to_its_own_paths() -> None:
 
     assert [local(u) for u in ["/ui/changes?actor=a", "//evil.example", "/\t/evil.example", "/\\evil", "https://x"]] == [
         "/ui/changes?actor=a", "/", "/", "/", "/"]
+
+
+def test_a_flood_of_anonymous_logins_pushes_out_no_logged_in_session(root: Path) -> None:
+    with Served(root, env={"MEMDIR_TOKEN": TOKEN}) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/login")
+        status, url, _ = b.post("/ui/login", {"token": TOKEN, "next": "/"})
+        assert (status, url) == (200, srv.url + "/")
+        port = int(srv.url.rsplit(":", 1)[1])
+        statuses: list[int] = []
+
+        def stranger(n: int) -> None:  # no cookie kept: every request opens a new login session
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for _ in range(n):
+                conn.request("GET", "/ui/login", headers={"Accept": "text/html"})
+                answer = conn.getresponse()
+                answer.read()
+                statuses.append(answer.status)
+            conn.close()
+
+        threads = [threading.Thread(target=stranger, args=(2501,)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(statuses) == 10_004 and set(statuses) == {200}
+        status, url, html = b.get("/ui/file/project/flock.md")
+        assert (status, url) == (200, srv.url + "/ui/file/project/flock.md") and "Flock launches" in html
+        status, _, _ = b.post("/ui/logout", {})  # the session's form token still holds too
+        assert b.get("/")[1].startswith(srv.url + "/ui/login")
+
+
+def test_the_cookie_is_secure_behind_a_trusted_tls_proxy_only(root: Path) -> None:
+    def cookie(url: str, headers: dict[str, str]) -> str:
+        answer = call("GET", url + "/ui/login", headers={"Accept": "text/html", **headers})
+        assert answer.status == 200
+        return answer.headers["set-cookie"]
+
+    https = [{"X-Forwarded-Proto": "https"}, {"Forwarded": 'for="[2001:db8::7]:4711";proto=https'}]
+    with Served(root, env={"MEMDIR_TOKEN": TOKEN}) as srv:  # no proxy trusted: the headers are anyone's to send
+        assert all("secure" not in cookie(srv.url, h).lower() for h in [{}, *https])
+    with Served(root, "--trusted-proxy", "127.0.0.1", env={"MEMDIR_TOKEN": TOKEN}) as srv:
+        assert all("; secure" in cookie(srv.url, h).lower() for h in https)
+        assert "secure" not in cookie(srv.url, {}).lower()  # the proxy's own plain http
+        assert "secure" not in cookie(srv.url, {"X-Forwarded-Proto": "http"}).lower()
+    with Served(root, "--trusted-proxy", "10.0.0.0/8", env={"MEMDIR_TOKEN": TOKEN}) as srv:  # another proxy
+        assert all("secure" not in cookie(srv.url, h).lower() for h in https)

@@ -13,8 +13,13 @@ HTTP, the principals of bearer tokens: `--token`/`--token-file`/`MEMDIR_TOKEN`
     scope-write = ["people/alice/"]
 
 Tokens are kept only as SHA-256 digests and compared in constant time; they
-are never logged. `Memories` opens one `Memdir` per principal with the
-agent-facing defaults, so limits, scopes and history all come from `Memdir`.
+are never logged. Wrong tokens are counted per client address (`Throttle`):
+past `FAILURES` in `WINDOW` seconds the client is answered 429 with
+Retry-After, before its token is looked at, until the oldest failure leaves
+the window. The client address is the connection's, or behind a proxy named
+with `--trusted-proxy` the one it forwards (`Proxies`). `Memories` opens one
+`Memdir` per principal with the agent-facing defaults, so limits, scopes and
+history all come from `Memdir`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,11 @@ import hmac
 import ipaddress
 import os
 import re
+import threading
+import time
 import tomllib
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,9 @@ PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard 
 MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 _KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+FAILURES = 10  # wrong tokens one client may send...
+WINDOW = 60.0  # ...in this many seconds; then it waits until the oldest of them is this old
+MAX_CLIENTS = 65_536  # clients whose failures are remembered; the longest quiet are forgotten first
 
 
 @dataclass(frozen=True)
@@ -185,6 +197,130 @@ class Principals:
             if hmac.compare_digest(known, given):
                 found = principal
         return found
+
+
+def client_key(host: str) -> str:
+    """Whose failures an address counts as: an IPv6 address by its /64 (one host's usual share), others as given."""
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class Throttle:
+    """Wrong tokens per client: after `limit` of them within `window` seconds, `wait` says how long to wait.
+
+    The servers ask `wait` before they look at a token, so a blocked client
+    cannot tell a right token from a wrong one, and count a wrong one with
+    `failed`. A right token does not clear the count (else one token of its
+    own would let a client go on guessing others').
+    """
+
+    def __init__(self, limit: int = FAILURES, window: float = WINDOW, *, clock: Callable[[], float] = time.monotonic,
+                 max_clients: int = MAX_CLIENTS) -> None:
+        self.limit, self.window, self.clock, self.max_clients = limit, window, clock, max_clients
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait(self, client: str) -> float:
+        """Seconds until `client` may try a token again (0: now)."""
+        key, now = client_key(client), self.clock()
+        with self._lock:
+            times = self._failures.get(key)
+            if times is None:
+                return 0.0
+            while times and times[0] <= now - self.window:
+                times.popleft()
+            if not times:
+                del self._failures[key]
+                return 0.0
+            return max(0.0, times[0] + self.window - now) if len(times) >= self.limit else 0.0
+
+    def failed(self, client: str) -> None:
+        key, now = client_key(client), self.clock()
+        with self._lock:
+            times = self._failures.setdefault(key, deque(maxlen=self.limit))
+            times.append(now)
+            self._failures.move_to_end(key)
+            while len(self._failures) > self.max_clients:
+                self._failures.popitem(last=False)
+
+
+class Proxies:
+    """The proxies whose forwarded client address and scheme are believed (`--trusted-proxy`); none by default."""
+
+    def __init__(self, trusted: Iterable[str] = ()) -> None:
+        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for raw in trusted:
+            for item in re.split(r"[\s,]+", raw.strip()):
+                if not item:
+                    continue
+                try:
+                    self.networks.append(ipaddress.ip_network(item.strip("[]"), strict=False))
+                except ValueError:
+                    raise InvalidArgument(
+                        f"--trusted-proxy {item!r} is not an IP address or network; give one such as 127.0.0.1 or 10.0.0.0/8"
+                    ) from None
+
+    def __bool__(self) -> bool:
+        return bool(self.networks)
+
+    def trusts(self, host: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return False
+        ip = getattr(ip, "ipv4_mapped", None) or ip
+        return any(ip in net for net in self.networks)
+
+    def forwarded(self, peer: str, headers: dict[str, str]) -> tuple[str, str | None]:
+        """(client address, scheme or None) of a request that came from `peer` (the connection's address).
+
+        Only a trusted peer's `Forwarded` (RFC 7239) or `X-Forwarded-For` /
+        `X-Forwarded-Proto` count. The client is the nearest address on the
+        forwarded chain that is not itself a trusted proxy, so a client cannot
+        put a made-up address ahead of the one its proxy saw.
+        """
+        if not self.trusts(peer):
+            return peer, None
+        if "forwarded" in headers:
+            elements = [_pairs(e) for e in headers["forwarded"].split(",")]
+            hops = [_host(e.get("for", "")) for e in elements]
+            protos = [e["proto"] for e in elements if "proto" in e]
+        else:
+            hops = [_host(h) for h in headers.get("x-forwarded-for", "").split(",")]
+            protos = [p.strip() for p in headers.get("x-forwarded-proto", "").split(",")]
+        client = peer
+        for hop in reversed([h for h in hops if h]):
+            if not self.trusts(client):
+                break
+            client = hop
+        scheme = protos[-1].strip().lower() if protos else ""
+        return client, scheme if scheme in ("http", "https") else None
+
+
+def _pairs(element: str) -> dict[str, str]:
+    out = {}
+    for pair in element.split(";"):
+        key, sep, value = pair.partition("=")
+        if sep:
+            out[key.strip().lower()] = value.strip().strip('"')
+    return out
+
+
+def _host(value: str) -> str:
+    """The address of a forwarded `for` value: `[2001:db8::1]:4711` -> `2001:db8::1`, `192.0.2.1:80` -> `192.0.2.1`."""
+    value = value.strip().strip('"')
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else ""
+    if value.count(":") == 1:
+        return value.partition(":")[0]
+    return value
 
 
 def is_loopback(host: str) -> bool:

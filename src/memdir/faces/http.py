@@ -36,7 +36,7 @@ from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
 from ..web.page import Page
-from .auth import PRINCIPAL, Memories, Principal, Principals, is_loopback
+from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
 from .openapi import document
 from .tools import not_text
 
@@ -370,22 +370,35 @@ class Guard:
     Bound to a loopback address, only loopback Host headers are served (a web
     page cannot reach the memory through DNS rebinding). A request that changes
     memory must not come from another site's page (`_cross_site`), token or no
-    token. With tokens, every
-    request needs `Authorization: Bearer <token>`; the principal it names is
-    put in the ASGI scope for the routes and the MCP tools.
+    token. With tokens, every request needs `Authorization: Bearer <token>`;
+    the principal it names is put in the ASGI scope for the routes and the MCP
+    tools, and a client that sent too many wrong ones waits (`auth.Throttle`,
+    shared with the page). Behind a proxy named with `--trusted-proxy`, the
+    client address and scheme it forwards replace the connection's in the scope
+    (so the page's cookie is `Secure` behind a TLS proxy); from anyone else
+    those headers count for nothing.
     """
 
-    def __init__(self, app: ASGIApp, principals: Principals, *, loopback: bool, page: Any = None) -> None:
+    def __init__(self, app: ASGIApp, principals: Principals, *, loopback: bool, page: Any = None,
+                 proxies: Proxies | None = None, throttle: Throttle | None = None) -> None:
         self.app = app
         self.principals = principals
         self.loopback = loopback
         self.page = page  # the web page (`web.Page`): its own login cookie, and a CSRF token in each form
+        self.proxies = proxies or Proxies()
+        self.throttle = throttle or Throttle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        peer = scope.get("client") or ("", 0)
+        client, scheme = self.proxies.forwarded(str(peer[0]), headers)
+        if client != peer[0] or scheme is not None:  # what a trusted proxy says the client and its scheme were
+            scope["client"] = (client, 0 if client != peer[0] else peer[1])
+            if scheme is not None:
+                scope["scheme"] = scheme if scope["type"] == "http" else {"http": "ws", "https": "wss"}[scheme]
         if self.loopback and not _loopback_host(headers.get("host", "")):
             response = error(421, "MisdirectedRequest", "this server answers only to localhost, 127.0.0.1 and [::1] host names")
             await response(scope, receive, send)
@@ -405,9 +418,18 @@ class Guard:
         if page:
             await self.page(scope, receive, send)
             return
+        wait = self.throttle.wait(client) if self.principals.required else 0.0
+        if wait:  # before the token is looked at: a blocked client learns nothing of it
+            seconds = max(1, math.ceil(wait))
+            response = error(429, "RateLimited", f"too many wrong tokens from this address; wait {seconds} s and try again",
+                             {"Retry-After": str(seconds)})
+            await response(scope, receive, send)
+            return
         principal = self.principals.authenticate(headers.get("authorization"))
         if principal is None:
             missing = "authorization" not in headers
+            if not missing:
+                self.throttle.failed(client)
             message = (
                 "this server needs a bearer token: send the header 'Authorization: Bearer <token>'"
                 if missing else "the bearer token is not valid for this server; check the token you were given"
@@ -472,15 +494,20 @@ async def _not_found(request: Request, exc: Exception) -> Response:
                  f"no route {request.method} {request.url.path}; see /openapi.json for the routes")
 
 
-def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None) -> ASGIApp:
-    """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server."""
+def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None,
+          proxies: Proxies | None = None) -> ASGIApp:
+    """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server.
+
+    `proxies` are the proxies whose forwarded client address and scheme count (none by default)."""
     routes = Api(memories).routes()
     if mcp is None:
         app = Starlette(routes=routes)
     else:
         app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
     app.add_exception_handler(HTTPException, _not_found)
-    return Guard(app, principals, loopback=is_loopback(host), page=Page(principals, memories))
+    throttle = Throttle()  # one count of wrong tokens for the API, MCP and the page
+    return Guard(app, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
+                 proxies=proxies, throttle=throttle)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -502,7 +529,8 @@ def config(app: ASGIApp, *, header_timeout: float = HEADER_TIMEOUT, **options: A
     """uvicorn's settings for memdir: its h11 protocol with a header timeout (see `_protocol`)."""
     import uvicorn
 
-    options = {"log_level": "warning", "lifespan": "on", "timeout_graceful_shutdown": 3, **options}
+    # proxy_headers off: uvicorn would believe X-Forwarded-* from any loopback peer; the Guard believes --trusted-proxy only
+    options = {"log_level": "warning", "lifespan": "on", "timeout_graceful_shutdown": 3, "proxy_headers": False, **options}
     return uvicorn.Config(app, http=_protocol(header_timeout), **options)
 
 

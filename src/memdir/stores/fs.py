@@ -116,6 +116,7 @@ def _translated(doing: str) -> Callable[[Callable[Concatenate[FileStore, P], R]]
 
 
 DIR_MODE, FILE_MODE = 0o700, 0o600  # what memdir creates is private, whatever the umask
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO named *.md must not block the open (and the lock)
 
 
 def _mkdirs(path: Path) -> None:
@@ -146,6 +147,26 @@ def _write_private(path: Path, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _read(fd: int, path: str) -> Blob | None:
+    """A topic file's bytes from an fd opened with `_READ`, closing it; None when it is not a regular file
+    (a FIFO, a socket or a device named `*.md` is not a memory, and reading one could block or never end)."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = os.read(fd, st.st_size + 1)  # one byte more than the size: a read of exactly the size is all
+        if len(data) != st.st_size:  # it changed meanwhile (or a short read): read on to the end
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return Blob(data, _version(st))
 
 
 def _version(st: os.stat_result) -> str:
@@ -313,40 +334,21 @@ class FileStore:
             except (FileNotFoundError, NotADirectoryError):
                 return None
         try:
-            fd = os.open(f"{here}/{parts[-1]}", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(f"{here}/{parts[-1]}", _READ | os.O_NOFOLLOW)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             if e.errno == errno.ELOOP:  # the file itself is a symlink
                 return self._get(path)
             raise
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path)
-            data = os.read(fd, st.st_size + 1)  # one byte more than the size: a read of exactly the size is all
-            if len(data) != st.st_size:  # it changed meanwhile (or a short read): read on to the end
-                chunks = [data]
-                while chunk := os.read(fd, 1 << 16):
-                    chunks.append(chunk)
-                data = b"".join(chunks)
-        finally:
-            os.close(fd)
-        return Blob(data, _version(st))
+        return _read(fd, path)
 
     def _get(self, path: str) -> Blob | None:
-        full = self._full_text(path)
         try:
-            with open(full, "rb") as f:
-                st = os.fstat(f.fileno())
-                data = f.read()
-        except FileNotFoundError:
+            fd = os.open(self._full_text(path), _READ)
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        except IsADirectoryError:
-            raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path) from None
-        except NotADirectoryError:
-            return None
-        return Blob(data, _version(st))
+        return _read(fd, path)
 
     def _stat_version(self, path: str) -> str | None:
         try:

@@ -14,8 +14,14 @@ Layout (keys relative to the tenant's folder):
 S3 has no transactions, so a change is ordered by conditional writes:
 
 1. **Lease.** `lock()` creates `lock` with If-None-Match: * (a lease of
-   `lease_seconds`, renewed by a long holder). A lease whose holder died is taken
-   over once expired, with If-Match on its ETag so only one taker wins.
+   `lease_seconds`). While it is held, a heartbeat thread renews it every third
+   of that (If-Match on its ETag), so a holder keeps it however long its work
+   takes on a loaded machine, and only a holder that stopped (killed, frozen)
+   loses it. A lease whose holder died is taken over once expired, with
+   If-Match on its ETag so only one taker wins. A commit renews the lease
+   (If-Match) right before its commit point, so a holder whose lease was taken
+   (it froze, or the taker's clock runs ahead) commits nothing and gets
+   `Conflict`, as when another writer got there first.
 2. **Journal first: the commit point.** Under the lease, a commit checks
    the expected versions (HEAD), then creates `journal/<next seq>.json` with
    If-None-Match: *. Once that object exists the change has happened; if it
@@ -138,7 +144,9 @@ class S3Store:
         self._mutex = threading.RLock()
         self._depth = 0
         self._lease: str | None = None  # ETag of the lease we hold
-        self._lease_until = 0.0
+        self._lease_mutex = threading.Lock()  # the lease's ETag, between the holder and its heartbeat
+        self._lost = False  # our lease expired and another writer took it
+        self._heartbeat: tuple[threading.Event, threading.Thread] | None = None
         self._owner = uuid.uuid4().hex
         self._loaded = False
         self._head = 0  # newest journal seq folded in
@@ -387,6 +395,7 @@ class S3Store:
         with self._mutex:
             if self._depth == 0:
                 took_over = self._acquire(wait=True)
+                self._beat()
                 self._depth += 1
                 try:
                     if took_over:
@@ -406,8 +415,7 @@ class S3Store:
                     self._release()
 
     def _lease_body(self) -> bytes:
-        self._lease_until = time.time() + self.lease_seconds
-        return json.dumps({"owner": self._owner, "expires": self._lease_until}).encode()
+        return json.dumps({"owner": self._owner, "expires": time.time() + self.lease_seconds}).encode()
 
     def _acquire(self, wait: bool) -> bool | None:
         """Take the lease: False if it was free, True if taken over from a dead holder, None if busy (no wait)."""
@@ -446,17 +454,46 @@ class S3Store:
         except (_Condition, _Missing):
             return False
 
+    def _beat(self) -> None:
+        """Start renewing the lease just taken, every third of its length, until `_release`."""
+        self._lost = False
+        stop = threading.Event()
+        thread = threading.Thread(target=self._beating, args=(stop,), daemon=True, name=f"memdir-lease {self.where}")
+        self._heartbeat = (stop, thread)
+        thread.start()
+
+    def _beating(self, stop: threading.Event) -> None:
+        while not stop.wait(self.lease_seconds / 3):
+            try:
+                self._renew()
+            except Conflict:
+                return  # taken: the holder finds out at its next commit
+            except StoreError as e:  # S3 unreachable for now: the next beat (or the commit's own renewal) tries again
+                log.warning("memdir: could not renew the S3 write lease (%s); retrying", e)
+
     def _renew(self) -> None:
-        """Extend the lease if half of it has gone, so a long commit keeps it."""
-        if time.time() < self._lease_until - self.lease_seconds / 2:
-            return
-        try:
-            self._lease = self._put("lock", self._lease_body(), IfMatch=self._lease or "")
-        except (_Condition, _Missing):
-            raise StoreError(f"{self.where}: the write lock expired and another writer took it; retry") from None
+        """Extend the lease (If-Match on its ETag); Conflict if another writer took it meanwhile."""
+        with self._lease_mutex:
+            if not self._lost and self._lease is not None:
+                try:
+                    self._lease = self._put("lock", self._lease_body(), IfMatch=self._lease)
+                except (_Condition, _Missing):
+                    self._lost = True
+            if self._lost:
+                raise Conflict(f"another writer took the write lock of {self.where} while this one worked "
+                               "(its lease lapsed); nothing was committed: read again and retry")
+
+    def _unbeat(self) -> None:
+        if self._heartbeat is not None:
+            stop, thread = self._heartbeat
+            self._heartbeat = None
+            stop.set()
+            if thread is not threading.current_thread():
+                thread.join()
 
     def _release(self) -> None:
         """Give the lease back, but only once our journal is applied: a lease left to expire means repair."""
+        self._unbeat()
         self._fresh = False
         self._seen.clear()
         if self._dirty:
@@ -512,7 +549,7 @@ class S3Store:
                     "record_only": change.record_only,
                 })
             key = f"journal/{first:012d}.json"
-            self._renew()
+            self._renew()  # still ours (If-Match), right before the commit point, whatever the clocks say
             try:
                 self._put(key, json.dumps({"records": raws}, ensure_ascii=False).encode(), IfNoneMatch="*")
             except _Condition:
@@ -661,6 +698,7 @@ class S3Store:
         with self._mutex:
             if self._depth or not self._take_over():
                 return []  # no lease left behind (the last writer finished), or a live writer holds it
+            self._beat()
             self._depth += 1
             try:
                 self._pull()

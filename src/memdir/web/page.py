@@ -9,7 +9,10 @@ principal, and the library's refusals are shown in its own words.
 Who may use it is who may use the API: the server's default principal when it
 has no tokens, else the principal of a token given once in a login form. A
 login starts a session: an HttpOnly, SameSite=Strict cookie naming it, kept in
-this process only (a restart logs everyone out). Every state change is a form
+this process only (a restart logs everyone out; `sessions` keeps strangers'
+sessions apart from logged-in ones). A wrong token, at the login form or in a
+bearer header, counts against the client's address in the server's throttle,
+which answers 429 once there were too many. Every state change is a form
 POST carrying the session's CSRF token, on top of `http.Guard`'s check that
 the request comes from this server's own origin. Changes are journaled as
 `web:<principal>`, so the feed tells a person's edits from an agent's.
@@ -21,13 +24,10 @@ import copy
 import datetime as dt
 import hmac
 import logging
+import math
 import re
-import secrets
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
@@ -48,14 +48,13 @@ from ..remember import rollback
 from ..stores.base import Record
 from . import pictures
 from . import text as webtext
+from .sessions import Session, Sessions
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 COOKIE = "memdir_session"
-SESSION_IDLE = 12 * 3600  # seconds a session lasts unused
-MAX_SESSIONS = 10_000  # the oldest go first past this
 MAX_FORM = 1024 * 1024  # bytes of a form at most (a memory is far smaller)
 FEED_PAGE = 50
 HISTORY_LIMIT = 200
@@ -71,8 +70,7 @@ HEADERS = {
 SINCE = {"": "any time", "today": "today", "24h": "last 24 hours", "7d": "last 7 days", "30d": "last 30 days"}
 
 
-# ---------------------------------------------------------------- sessions
-
+# ---------------------------------------------------------------- what the server hands the page
 
 
 class Principal(Protocol):
@@ -98,48 +96,21 @@ class Memories(Protocol):
 
     def of(self, principal: Any) -> Memdir: ...
 
-@dataclass
-class Session:
-    id: str
-    principal: Principal | None  # None: not logged in yet (the login form's own session)
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    seen: float = field(default_factory=time.monotonic)
-    flash: list[dict[str, Any]] = field(default_factory=list)
+
+class Throttle(Protocol):
+    """The server's count of wrong tokens per client address (`auth.Throttle`)."""
+
+    def wait(self, client: str) -> float: ...
+
+    def failed(self, client: str) -> None: ...
 
 
-class Sessions:
-    """Sessions by id, in memory, oldest first; idle ones expire."""
+class _Unthrottled:
+    def wait(self, client: str) -> float:
+        return 0.0
 
-    def __init__(self) -> None:
-        self._by_id: OrderedDict[str, Session] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def new(self, principal: Principal | None) -> Session:
-        s = Session(secrets.token_urlsafe(32), principal)
-        with self._lock:
-            self._by_id[s.id] = s
-            while len(self._by_id) > MAX_SESSIONS:
-                self._by_id.popitem(last=False)
-        return s
-
-    def get(self, sid: str | None) -> Session | None:
-        if not sid:
-            return None
-        now = time.monotonic()
-        with self._lock:
-            s = self._by_id.get(sid)
-            if s is None:
-                return None
-            if now - s.seen > SESSION_IDLE:
-                del self._by_id[sid]
-                return None
-            s.seen = now
-            self._by_id.move_to_end(sid)
-            return s
-
-    def drop(self, sid: str) -> None:
-        with self._lock:
-            self._by_id.pop(sid, None)
+    def failed(self, client: str) -> None:
+        pass
 
 
 # ---------------------------------------------------------------- one request
@@ -186,6 +157,11 @@ Handler = Callable[[View], Response]
 _LOCAL = re.compile(r"/(?:[^/\\\s\x00-\x1f\x7f][^\\\s\x00-\x1f\x7f]*)?")
 
 
+def _client(request: Request) -> str:
+    """The client's address (the server put a trusted proxy's forwarded one there), for the throttle."""
+    return request.client.host if request.client else ""
+
+
 def local(url: str, default: str = "/") -> str:
     """`url` if it is a path on this site (never `//host`, a backslash or a control character a browser drops)."""
     return url if _LOCAL.fullmatch(url) else default
@@ -194,9 +170,10 @@ def local(url: str, default: str = "/") -> str:
 class Page:
     """The web page as an ASGI app; `http.Guard` hands it the requests it `owns`."""
 
-    def __init__(self, principals: Principals, memories: Memories) -> None:
+    def __init__(self, principals: Principals, memories: Memories, throttle: Throttle | None = None) -> None:
         self.principals = principals
         self.memories = memories
+        self.throttle = throttle or _Unthrottled()
         self.sessions = Sessions()
         self._views: dict[Principal, Memdir] = {}
         self.env = jinja2.Environment(
@@ -255,17 +232,18 @@ class Page:
         run.__name__ = handler.__name__
         return Route(path, run, methods=list(methods))
 
-    def _who(self, request: Request) -> tuple[Session | None, Principal | None]:
-        session = self.sessions.get(request.cookies.get(COOKIE))
-        if session is not None and session.principal is not None:
-            return session, session.principal
-        header = request.headers.get("authorization")
-        if header or not self.principals.required:
-            return session, self.principals.authenticate(header)
-        return session, None
-
     async def _run(self, request: Request, handler: Handler) -> Response:
-        session, principal = self._who(request)
+        session = self.sessions.get(request.cookies.get(COOKIE))
+        principal = None if session is None else session.principal
+        header = request.headers.get("authorization")
+        if principal is None and (header or not self.principals.required):
+            if header and self.principals.required:
+                wait = self.throttle.wait(_client(request))
+                if wait:
+                    return self._too_many(request, wait)
+            principal = self.principals.authenticate(header)
+            if principal is None:
+                self.throttle.failed(_client(request))
         if principal is None:
             if request.method in ("GET", "HEAD"):
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -273,7 +251,7 @@ class Page:
             return self._page_error(request, 401, "log in first: this server needs a token")
         fresh = session is None or session.principal != principal
         if fresh:
-            session = self.sessions.new(principal)
+            session = self.sessions.new(principal, proven=bool(header and self.principals.required))
         assert session is not None
         form: dict[str, list[str]] = {}
         if request.method == "POST":
@@ -339,11 +317,17 @@ class Page:
             **values)
         return HTMLResponse(html, status_code=status)
 
-    def _page_error(self, request: Request, status: int, message: str) -> Response:
+    def _page_error(self, request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         html = self.env.get_template("error.html").render(
             view=None, csrf="", principal=None, login=self.principals.required, flashes=[], here=request.url.path, me="",
-            message=message, title={400: "Bad request", 401: "Log in", 403: "Refused", 404: "Not found", 500: "Something broke"}.get(status, "Error"))
-        return self._headers(HTMLResponse(html, status_code=status))
+            message=message, title={400: "Bad request", 401: "Log in", 403: "Refused", 404: "Not found", 429: "Slow down",
+                                    500: "Something broke"}.get(status, "Error"))
+        return self._headers(HTMLResponse(html, status_code=status, headers=headers))
+
+    def _too_many(self, request: Request, wait: float) -> Response:
+        seconds = max(1, math.ceil(wait))
+        return self._page_error(request, 429, f"too many wrong tokens from this address; wait {seconds} s and try again",
+                                {"Retry-After": str(seconds)})
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -365,10 +349,13 @@ class Page:
         session = self.sessions.get(request.cookies.get(COOKIE))
         fresh = session is None
         if session is None:
-            session = self.sessions.new(None)
+            session = self.sessions.new(None, proven=False)
         nxt = request.query_params.get("next", "/")
         error, status = "", 200
         if request.method == "POST":
+            wait = self.throttle.wait(_client(request))
+            if wait:  # before the token is looked at: a blocked client learns nothing of it
+                return self._too_many(request, wait)
             try:
                 form = await self._form(request)
             except ValueError as e:
@@ -380,11 +367,13 @@ class Page:
             else:
                 principal = self.principals.authenticate(f"Bearer {token}") if token else None
                 if principal is None or not self.principals.required:
+                    if token and self.principals.required:
+                        self.throttle.failed(_client(request))
                     error, status = ("the token is not valid for this server; check the token you were given"
                                      if token else "give the token you were given for this server"), 401
                 else:
                     self.sessions.drop(session.id)  # a new id on login: a session id seen before it is worth nothing
-                    session = self.sessions.new(principal)
+                    session = self.sessions.new(principal, proven=True)
                     moved = RedirectResponse(local(nxt), 303)
                     self._cookie(moved, request, session.id)
                     return self._headers(moved)

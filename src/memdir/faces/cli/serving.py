@@ -9,7 +9,7 @@ import threading
 import click
 
 from ...remember.watch import Watcher
-from ..auth import Memories, Principal, Principals, check_bind, parse_bind, read_token_file
+from ..auth import Memories, Principal, Principals, Proxies, check_bind, parse_bind, read_token_file
 from ..demo import run, scratch
 from .base import Context
 
@@ -41,6 +41,11 @@ def demo(obj: Context, folder: str | None) -> None:
 @click.option("--auth", "auth_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="With --http: a TOML file of principals, one [tokens.NAME] table each with token (or token_sha256), "
                    "and optional tenant, scope-read, scope-write.")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="MEMDIR_TRUSTED_PROXY",
+              help="With --http: a reverse proxy (IP address or network, e.g. 127.0.0.1 or 10.0.0.0/8; repeat for several) "
+                   "whose Forwarded / X-Forwarded-For / X-Forwarded-Proto headers are believed: the client address "
+                   "wrong tokens count against, and https for the page's Secure cookie. Default: none. "
+                   "Env: MEMDIR_TRUSTED_PROXY (space-separated).")
 @click.option("--open", "open_page", is_flag=True, help="With --http: open the web page in the browser once serving.")
 @click.pass_context
 def serve(
@@ -52,6 +57,7 @@ def serve(
     token: str | None,
     token_file: str | None,
     auth_file: str | None,
+    trusted_proxies: tuple[str, ...] = (),
     open_page: bool = False,
 ) -> None:
     """Serve the memory to an agent over MCP (stdio, or HTTP with --http).
@@ -75,6 +81,8 @@ def serve(
     if bind is None:
         given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file")
                  if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+        if ctx.get_parameter_source("trusted_proxies") == click.core.ParameterSource.COMMANDLINE:
+            given.append("--trusted-proxy")
         if open_page:
             given.append("--open")
         if given:
@@ -90,6 +98,7 @@ def serve(
             principals.load(auth_file)
         host, port = parse_bind(bind)
         check_bind(host, principals)
+    proxies = Proxies(trusted_proxies)
     obj.prepare_root()
     memories = Memories(obj.root, transport="mcp" if bind is None else "http")
     try:
@@ -110,7 +119,7 @@ def serve(
 
             app = mcp.server(principals, memories)
             sock = http.listen(host, port)
-            http.run(http.build(principals, memories, host=host, mcp=app), sock, started)
+            http.run(http.build(principals, memories, host=host, mcp=app, proxies=proxies), sock, started)
     finally:
         memories.close()
 
