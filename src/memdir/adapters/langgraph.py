@@ -69,7 +69,7 @@ import builtins
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import yaml
@@ -125,17 +125,19 @@ class MemdirSearchItem(SearchItem):
 # ---------------------------------------------------------------- names
 
 
-def encode(name: str, *, key: bool = False) -> str:
-    """A label or key as a path component: reversible, without upper case, never a reserved name."""
-    out: builtins.list[str] = []
+def _pieces(name: str, key: bool) -> Iterator[str]:
     for i, ch in enumerate(name):
         if ch in _PLAIN or (key and ch == "." and i):
-            out.append(ch)
+            yield ch
         elif "A" <= ch <= "Z":
-            out.append("^" + ch.lower())
+            yield "^" + ch.lower()
         else:
-            out.append("".join(f"+{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
-    text = "".join(out)
+            yield "".join(f"+{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def encode(name: str, *, key: bool = False) -> str:
+    """A label or key as a path component: reversible, without upper case, never a reserved name."""
+    text = "".join(_pieces(name, key))
     if not text:
         return "+"  # the empty key
     if text in ("memory", "tenants"):  # MEMORY.md is the generated index, tenants/ another tenant's memory
@@ -170,14 +172,18 @@ def decode(text: str, *, key: bool = False) -> str | None:
 
 
 def file_name(key: str) -> str:
-    """The file name (without .md) of a key; a long one is cut at a whole character and hashed."""
+    """The file name (without .md) of a key; a long one is cut after a whole character and hashed."""
     text = encode(key, key=True)
     if len(text) <= NAME_BYTES:
         return text
-    cut = NAME_BYTES - 40
-    while text[cut - 1] == "^" or "+" in text[cut - 2 : cut]:  # not inside an escape
-        cut -= 1
-    return text[:cut] + "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    head: builtins.list[str] = []
+    size = 0
+    for piece in _pieces(key, True):
+        if size + len(piece) > NAME_BYTES - 40:
+            break
+        head.append(piece)
+        size += len(piece)
+    return "".join(head) + "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _hashed(stem: str) -> bool:
