@@ -50,7 +50,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 @pytest.fixture
 def store(backend: Backend) -> Iterator[MemdirStore]:
-    with backend.open(agent=True) as md:
+    with backend.open() as md:
         yield MemdirStore(md)
 
 
@@ -266,7 +266,7 @@ def _run(store: Any, ops: list[Any], asynchronous: bool) -> list[Any]:
 def test_generated_batches_answer_as_inmemorystore(backend: Backend, steps: list[tuple[list[Any], bool]]) -> None:
     theirs = InMemoryStore()
     created: dict[tuple[tuple[str, ...], str], Any] = {}  # DIFFERENCES["created_at"]: ours, kept across updates
-    with backend.open(tenant=f"lg{next(_tenants)}", agent=True) as md:
+    with backend.open(tenant=f"lg{next(_tenants)}") as md:
         ours = MemdirStore(md)
         for ops, asynchronous in steps:
             # Each search also runs unpaged in the same batch (reads see the state before it), and so does a
