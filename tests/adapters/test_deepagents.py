@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import Backend, make_backend
+from framework_docs import PAGES, run_docs_example
 from services import need
 
 import memdir
@@ -347,6 +348,12 @@ def test_through_composite_backend_and_undo(tmp_path: Path) -> None:
         assert [m["path"] for m in files.grep("Long", "/memories").matches] == ["/memories/prefs.md"]  # type: ignore[union-attr]
         md.undo("prefs.md")  # a person takes the agent's edit back
         assert files.read("/memories/prefs.md").file_data["content"] == "Short answers.\n"  # type: ignore[index]
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    out = run_docs_example(PAGES / "deepagents.md", tmp_path)
+    assert out[0] == "Saved." and "- [style](style.md) — Alice likes short answers" in out
+    assert out[-1] == "[('write', 'style.md')]"
 
 
 # ---------------------------------------------------------------- generated sequences

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Backend, make_backend
+from framework_docs import PAGES, run_docs_example
 from services import need
 
 import memdir
@@ -101,6 +102,11 @@ def test_names_are_reversible_and_never_differ_only_by_case(name: str, key: bool
     assert text == text.lower() or "^" not in text.lower() and text.lower() == text
     assert not any(c.isupper() for c in text)
     memdir.paths.topic_path(f"ns/{file_name(name)}.md")  # a valid memdir path, whatever the key
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    assert run_docs_example(PAGES / "langgraph.md", tmp_path) == [
+        "Noted: short answers.", "{'source': 'chat', 'content': 'I like short answers.'}", "I like short answers.", "None"]
 
 
 # ---------------------------------------------------------------- batches

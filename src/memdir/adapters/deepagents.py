@@ -72,9 +72,12 @@ from deepagents.backends.utils import (
     slice_read_response,
 )
 
-import memdir
-from memdir import Conflict, Entry, Forbidden, InvalidPath, Memdir, MemdirError, NotFound, model, paths
-from memdir.paths import INDEX_NAME
+from .. import model, paths
+from ..core.memdir import Memdir
+from ..core.ops import Op
+from ..errors import Conflict, Forbidden, InvalidPath, MemdirError, NotFound
+from ..model import Entry, Memory
+from ..paths import INDEX_NAME
 
 __all__ = ["MemdirBackend"]
 
@@ -143,7 +146,7 @@ class MemdirBackend(BackendProtocol):
         except InvalidPath:
             return []
 
-    def _text(self, rel: str) -> tuple[str, memdir.Memory | None] | None:
+    def _text(self, rel: str) -> tuple[str, Memory | None] | None:
         """A file's text as the agent sees it (and the memory it is), or None if there is no such file."""
         if self._is_index(rel):
             inside = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -274,7 +277,7 @@ class MemdirBackend(BackendProtocol):
 
     # ------------------------------------------------------------ writing
 
-    def _commit(self, ops: builtins.list[memdir.Op]) -> None:
+    def _commit(self, ops: builtins.list[Op]) -> None:
         self.md.apply(ops)
 
     def write(self, file_path: str, content: str) -> WriteResult:
@@ -282,7 +285,7 @@ class MemdirBackend(BackendProtocol):
             topic = self._topic(self._rel(file_path))
             if not isinstance(content, str):
                 raise _Refused(f"content must be text, got {type(content).__name__}")
-            self._commit([memdir.Op.write(topic, content)])
+            self._commit([Op.write(topic, content)])
         except _Refused as e:
             return WriteResult(error=f"Error: {e}")
         except MemdirError as e:
@@ -307,7 +310,7 @@ class MemdirBackend(BackendProtocol):
                 head = model.head_lines(before)
                 raise _Refused(f"this edit would turn the frontmatter of {self._shown(rel)} (lines 1-{head}) into body "
                                "text; keep its '---' lines at the top, or remove the whole block")
-            self._commit([memdir.Op.write(mem.path, after, expect=mem.version)])
+            self._commit([Op.write(mem.path, after, expect=mem.version)])
         except Conflict as e:
             return EditResult(error=f"Error: {e.message}")
         except _Refused as e:
@@ -326,9 +329,9 @@ class MemdirBackend(BackendProtocol):
                 self._topic(rel)
             entries = self._entries(rel)
             if entries:
-                self._commit([memdir.Op.delete(e.path, expect=e.version) for e in entries])
+                self._commit([Op.delete(e.path, expect=e.version) for e in entries])
             elif self._text(rel) is not None:
-                self._commit([memdir.Op.delete(self.folder + rel)])
+                self._commit([Op.delete(self.folder + rel)])
             else:
                 return DeleteResult(error=f"Error: '{file_path}' not found")
         except _Refused as e:
@@ -345,7 +348,7 @@ class MemdirBackend(BackendProtocol):
             try:
                 topic = self._topic(self._rel(path))
                 text = bytes(content).decode("utf-8")
-                self._commit([memdir.Op.write(topic, text)])
+                self._commit([Op.write(topic, text)])
             except (_Refused, InvalidPath, UnicodeDecodeError):
                 error = INVALID_PATH
             except Forbidden:

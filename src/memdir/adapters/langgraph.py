@@ -90,8 +90,12 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-import memdir
-from memdir import ANY, Conflict, Entry, InvalidArgument, InvalidPath, Memdir, Memory, NotFound, paths
+from .. import paths
+from ..core.memdir import Memdir
+from ..core.ops import ANY
+from ..core.ops import Op as MemdirOp  # langgraph has its own Op
+from ..errors import Conflict, InvalidArgument, InvalidPath, NotFound
+from ..model import Entry, Memory
 
 __all__ = ["MemdirItem", "MemdirSearchItem", "MemdirStore"]
 
@@ -383,7 +387,7 @@ class MemdirStore(BaseStore):
         checked = any(i in expects for i, _ in puts)
         for attempt in range(self.retries + 1):
             now = dt.datetime.now(dt.UTC)
-            changes: builtins.list[memdir.Op] = []
+            changes: builtins.list[MemdirOp] = []
             for i, op in puts:
                 namespace = tuple(op.namespace)
                 path = self._path(namespace, op.key)
@@ -395,12 +399,12 @@ class MemdirStore(BaseStore):
                 if op.value is None:
                     if cur is None and want in (ANY, None):
                         continue  # deleting what is not there changes nothing
-                    changes.append(memdir.Op.delete(path, expect=cur.version if want is ANY and cur else want))
+                    changes.append(MemdirOp.delete(path, expect=cur.version if want is ANY and cur else want))
                     continue
                 value = _json(op.value, path)
                 created = held.created_at if held is not None else now
                 text = render(op.key, value, created, now)
-                changes.append(memdir.Op.write(path, text, expect=memdir_version(cur) if want is ANY else want))
+                changes.append(MemdirOp.write(path, text, expect=memdir_version(cur) if want is ANY else want))
             if not changes:
                 return
             try:
