@@ -74,6 +74,17 @@ def test_an_item_is_a_topic_file_a_person_can_read(tmp_path: Path) -> None:
         assert [r.op for r in md.history("users/^u1/prefs.md")] == ["write", "write"]  # both journaled, undoable
 
 
+def test_a_hand_edit_is_the_items_last_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdir.open(tmp_path / "memory") as md:
+        store = MemdirStore(md)
+        store.put(("a",), "k", {"content": "old"})
+        later = memdir.model.Stamp("2099-01-01T00:00:00Z")
+        monkeypatch.setattr(memdir.model, "now_stamp", lambda: later)  # memdir's clock, an hour or a century on
+        md.write("a/k.md", "corrected\n")
+        item = store.get(("a",), "k")
+        assert item is not None and item.value == {"content": "corrected\n"} and item.updated_at.year == 2099
+
+
 def test_a_hand_written_file_is_an_item_with_its_body_as_content(tmp_path: Path) -> None:
     with memdir.open(tmp_path / "memory") as md:
         md.write("project/flock.md", "Launch on 2026-12-15.\n", description="Flock's launch")
@@ -192,6 +203,9 @@ def test_expect_is_compare_and_swap(store: MemdirStore) -> None:
         store.delete(("c",), "k", expect=item.version)
     store.delete(("c",), "k", expect=store.get(("c",), "k").version)  # type: ignore[union-attr]
     assert store.get(("c",), "k") is None
+    with pytest.raises(memdir.Conflict):
+        store.put(("c",), "k", {"n": 4}, expect=item.version)  # deleted since
+    store.delete(("c",), "k", expect=None)  # not there, as expected: nothing to do
     with pytest.raises(NotImplementedError):
         store.put(("c",), "k", {"n": 1}, ttl=5)
 

@@ -396,8 +396,10 @@ class MemdirStore(BaseStore):
                 want = expects.get(i, ANY)
                 if held is None and cur is not None:  # a file holding another key (a copied block): never overwritten
                     raise Conflict(f"{path} holds another key than {op.key!r}; move or delete that file first", path=path)
+                if cur is None and want not in (ANY, None):
+                    raise Conflict(f"{path} does not exist (expected version {want}); it was deleted", path=path)
                 if op.value is None:
-                    if cur is None and want in (ANY, None):
+                    if cur is None:
                         continue  # deleting what is not there changes nothing
                     changes.append(MemdirOp.delete(path, expect=cur.version if want is ANY and cur else want))
                     continue
@@ -456,6 +458,9 @@ class MemdirStore(BaseStore):
             created, updated = _stamp(mem.created), _stamp(mem.updated)
         if key is not None and found != key:
             return None
+        edited = _stamp(mem.updated)  # memdir's own stamp, to the second: later when a person edited the file
+        if edited is not None and (updated is None or edited - updated > dt.timedelta(seconds=1)):
+            updated = edited
         updated = updated or created or dt.datetime.now(dt.UTC)
         return MemdirItem(value=value, key=found, namespace=namespace, created_at=created or updated, updated_at=updated,
                           version=mem.version)
