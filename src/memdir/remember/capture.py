@@ -458,7 +458,8 @@ def sessions(md: Memdir, *, since: Any = None, open_only: bool = False, archived
 
 @dataclass(frozen=True)
 class Health:
-    """Capture health over the last days: the last capture, and every attempt that did not capture."""
+    """Capture health over the last days: the last capture, the sessions captured, and every attempt that did not
+    capture."""
 
     last_capture: SessionInfo | None
     captured: int
@@ -482,7 +483,7 @@ def health(md: Memdir, *, days: int = 7, now: dt.datetime | None = None) -> Heal
     captured = [s for s in infos if s.status == "captured"]
     return Health(
         last_capture=captured[0] if captured else None,
-        captured=len(captured),
+        captured=len({s.session or s.path for s in captured}),  # a session captured again is one session
         pending=[s for s in infos if s.status == "pending"],
         skipped=[s for s in infos if s.status == "skipped" or (s.status == "captured" and s.reason)],
         days=days,
