@@ -205,3 +205,19 @@ def test_a_transcript_path_is_read_as_a_regular_file_only(tmp_path: Path, kind: 
                 "over-the-configured-cap": "more than the 1 MB a capture reads"}[kind]
         assert what in m.body, m.body
     assert [p for p in root.rglob("*") if p.is_file() and b"root:x:0:0" in p.read_bytes()] == []
+
+
+@pytest.mark.parametrize("event", ["session-start.json", "session-end.json"])
+def test_a_hook_that_names_no_memory_refuses_and_writes_nothing(tmp_path: Path, event: str) -> None:
+    """Issue 20 item 16: without --root, the hook silently created ./memory/ inside the project's git work tree."""
+    project = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    done = hook(None, payload(event, DATA / "session.jsonl"), cwd=project)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.count("\n") == 1 and "add --root to its command" in done.stderr and "MEMDIR_ROOT" in done.stderr
+    assert sorted(p.name for p in project.iterdir()) == [".git"]  # nothing made in the work tree
+    memdir.open(project / "memory").close()  # one made by hand is named in the refusal, still not used unasked
+    again = hook(None, payload(event, DATA / "session.jsonl"), cwd=project)
+    assert again.returncode == 1 and f"--root {project / 'memory'} uses it" in again.stderr
+    named = hook(None, payload(event, DATA / "session.jsonl"), env={"MEMDIR_ROOT": str(tmp_path / "memory")}, cwd=project)
+    assert named.returncode == 0, named.stderr
