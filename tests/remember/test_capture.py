@@ -287,7 +287,8 @@ def test_the_transcript_cap_is_set_in_memdir_toml(md: memdir.Memdir, root: Path,
     (root / "memdir.toml").write_text("[capture]\nmax_transcript_mb = 0.001\n")
     big = tmp_path / "big.txt"
     big.write_text("User: a long session about invoices.\n" * 100)
-    done = memdir.capture(md, "s-1", big, at="2026-11-30T09:00:00Z")
+    with memdir.open(root) as fresh:  # a table the memory itself accepts
+        done = memdir.capture(fresh, "s-1", big, at="2026-11-30T09:00:00Z")
     assert (done.status, done.reason) == ("skipped", "too-large")
     assert cap.transcript_cap(md, {"MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB": "2"}) == 2 * 2**20
     (root / "memdir.toml").write_text("[capture]\nmax_transcript_bytes = 10\n")
@@ -308,3 +309,14 @@ def test_cli_capture_from_stdin_skips_a_line_that_is_not_utf8(root: Path) -> Non
     assert (run.exit_code, run.stdout) == (0, "created sessions/2026-11-30-091500-s-1.md\n")
     with memdir.open(root) as md:
         assert md.read("sessions/2026-11-30-091500-s-1.md").meta["skipped_lines"] == 1
+
+
+def test_a_summariser_that_cannot_be_loaded_keeps_the_session_raw(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 2: a summariser failure always leaves the raw session to retry, loading it included."""
+    monkeypatch.setenv("MEMDIR_SUMMARIZER", "anthropic")  # and no model named
+    done = memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:00:00Z")
+    assert (done.status, done.reason) == ("pending", "summariser error: the anthropic summariser needs a model: set "
+                                                     "model in [summarizer] or MEMDIR_SUMMARIZER_MODEL")
+    monkeypatch.delenv("MEMDIR_SUMMARIZER")
+    later = memdir.capture(md, "s-2", "User: the next session\n", at="2026-11-30T10:00:00Z")  # retries s-1 first
+    assert later.status == "captured" and md.read(done.path or "").meta["status"] == "captured"

@@ -20,7 +20,7 @@ from ..paths import UNPRINTABLE
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
-SECTIONS = ("diary", "summarizer", "semantic")  # memdir.toml tables that other modules read (diary.py, summarize.py, search/semantic.py)
+SECTIONS = ("diary", "summarizer", "semantic", "capture")  # memdir.toml tables other modules read (diary.py, summarize.py, search/semantic.py, capture.py)
 CONTEXT_BUDGET = 2000  # tokens `Memdir.context` fills by default (memdir.context.DEFAULT_BUDGET)
 
 

@@ -27,7 +27,8 @@ import hashlib
 import os
 import re
 import tomllib
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,7 +284,7 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     sid = session_id.strip()
     md = _as(md, actor)
     event = None if event is None else shown(event)
-    summarizer = summarizer or summarizer_for(md)
+    summarizer = summarizer or _loaded(md)
     source = os.fspath(transcript) if isinstance(transcript, os.PathLike) else None
     try:
         t = redacted(transcripts.load(transcript, max_bytes=transcript_cap(md) if max_bytes is None else max_bytes))
@@ -311,6 +312,29 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     except REFUSED as e:  # what the guard or a limit refuses still leaves a trace
         return _skip(md, sid, when, "refused", e.message, event)
     return Captured(shown(sid), "captured", done.path, done.change, "", summary)
+
+
+@dataclass
+class _Unloadable:
+    """The summariser memdir.toml or the environment name, when it cannot be loaded: every call fails as loading did,
+    so a capture keeps the session raw for the run after the setting is fixed."""
+
+    error: MemdirError
+    name: str = "unloadable"
+    usage: Counter[str] = field(default_factory=Counter)
+
+    def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
+        raise self.error
+
+    def digest(self, period: str, label: str, items: Sequence[summarize.Digest], *, limit: int) -> summarize.Digest:
+        raise self.error
+
+
+def _loaded(md: Memdir) -> Summarizer:
+    try:
+        return summarizer_for(md)
+    except MemdirError as e:  # a summariser that cannot be loaded is a summariser failure, not a lost session
+        return _Unloadable(e)
 
 
 def _when(at: Any, t: Transcript | None) -> dt.datetime:
