@@ -201,8 +201,8 @@ def test_a_transcript_path_is_read_as_a_regular_file_only(tmp_path: Path, kind: 
         m = md.read(entry.path)
         assert (m.meta["status"], m.meta["reason"]) == ("skipped", reason)
         what = {"fifo": "is a FIFO, not a regular file", "dev-zero": "is a device, not a regular file",
-                "symlink": "is a symbolic link", "sparse-65-mb": "more than the 64 MB a capture reads",
-                "over-the-configured-cap": "more than the 1 MB a capture reads"}[kind]
+                "symlink": "is a symbolic link", "sparse-65-mb": "is larger than the 64 MB a capture reads (68,157,440 bytes or more)",
+                "over-the-configured-cap": "is larger than the 1 MB a capture reads"}[kind]
         assert what in m.body, m.body
     assert [p for p in root.rglob("*") if p.is_file() and b"root:x:0:0" in p.read_bytes()] == []
 

@@ -205,6 +205,12 @@ def _whose(md: Memdir, path: str) -> str | None:
     return got if isinstance(got, str) else None
 
 
+def _id_of(path: str) -> str:
+    """The session id part of a record's file name (one per session)."""
+    m = _NAME.match(path.rsplit("/", 1)[-1])
+    return m.group(3) if m else path
+
+
 def day_of(path: str) -> str | None:
     """The YYYY-MM-DD a session record's file name starts with."""
     m = _NAME.match(path.rsplit("/", 1)[-1])
@@ -507,7 +513,7 @@ def health(md: Memdir, *, days: int = 7, now: dt.datetime | None = None) -> Heal
     captured = [s for s in infos if s.status == "captured"]
     return Health(
         last_capture=captured[0] if captured else None,
-        captured=len({s.session or s.path for s in captured}),  # a session captured again is one session
+        captured=len({_id_of(s.path) for s in captured}),  # a session captured again is one session
         pending=[s for s in infos if s.status == "pending"],
         skipped=[s for s in infos if s.status == "skipped" or (s.status == "captured" and s.reason)],
         days=days,

@@ -178,9 +178,10 @@ def read_file(path: Path, max_bytes: int = MAX_BYTES) -> Transcript:
 
 
 def _bounded(f: io.BufferedReader, path: Path, max_bytes: int) -> Iterator[bytes]:
-    """The lines of `f`, stopping with `too-large` once more than `max_bytes` were read (a file still growing)."""
+    """The lines of `f`, stopping with `too-large` once more than `max_bytes` were read (a file that grew after it
+    was checked, or one whose size the system does not report): no line is read past the cap either."""
     read = 0
-    for line in f:
+    while line := f.readline(max_bytes - read + 1):
         read += len(line)
         if read > max_bytes:
             raise _too_large(path, read, max_bytes)
@@ -189,7 +190,7 @@ def _bounded(f: io.BufferedReader, path: Path, max_bytes: int) -> Iterator[bytes
 
 def _too_large(path: Path, size: int, max_bytes: int) -> TranscriptError:
     return TranscriptError(
-        f"transcript {path} is over {size / 2**20:.0f} MB, more than the {max_bytes / 2**20:g} MB a capture reads; "
+        f"transcript {path} is larger than the {max_bytes / 2**20:g} MB a capture reads ({size:,} bytes or more); "
         "raise max_transcript_mb in memdir.toml [capture] (or MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB) to capture it",
         reason="too-large")
 
