@@ -3,7 +3,8 @@
 `LoopbackJSON` records every POST (path, headers, JSON body) so a test can
 check exactly what a client sent, and answers what its subclass's `answer`
 says. `ScriptedAPI` gives each POST the next scripted JSON reply (a model
-API: the test checks, say, the tool results of the previous turn).
+API: the test checks, say, the tool results of the previous turn). `Refusing`
+answers every POST with a 401 that echoes the key it refused.
 """
 
 from __future__ import annotations
@@ -72,3 +73,18 @@ class ScriptedAPI(LoopbackJSON):
         if self.replies:
             return 200, self.replies.pop(0)
         return 500, {"error": {"type": "api_error", "message": "the script has no more replies"}}
+
+
+class Refusing(LoopbackJSON):
+    """A model API that refuses the key and echoes it in the error's message (as some gateways do),
+    in the Anthropic or the OpenAI error shape."""
+
+    def __init__(self, key: str, provider: str) -> None:
+        super().__init__()
+        self.key, self.provider = key, provider
+
+    def answer(self, path: str, body: Any) -> tuple[int, Any]:
+        if self.provider == "anthropic":
+            return 401, {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key: {self.key}"}}
+        return 401, {"error": {"message": f"Incorrect API key provided: {self.key}.", "type": "invalid_request_error",
+                               "param": None, "code": "invalid_api_key"}}

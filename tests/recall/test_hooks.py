@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from fakeapi import Refusing
+
 import memdir
 from memdir.recall import hooks
 
@@ -21,10 +24,12 @@ def payload(name: str, transcript: Path | str) -> str:
     return (DATA / name).read_text().replace("TRANSCRIPT", str(transcript))
 
 
-def hook(root: Path, stdin: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
-    return subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "hook", "claude-code"],
-                          input=stdin, capture_output=True, text=True, env=env, timeout=60)
+def hook(root: Path | None, stdin: str, env: dict[str, str] | None = None,
+         cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}
+    where = [] if root is None else ["--root", str(root)]
+    return subprocess.run([sys.executable, "-m", "memdir", *where, "hook", "claude-code"], input=stdin,
+                          capture_output=True, text=True, env={**clean, **(env or {})}, cwd=cwd, timeout=60)
 
 
 def test_session_end_captures_the_transcript(tmp_path: Path) -> None:
@@ -138,3 +143,81 @@ def test_the_docs_settings_snippet_parses_and_names_every_event() -> None:
     for entries in hooks_.values():
         assert entries[0]["hooks"][0] == {"type": "command", "command": "memdir --root ~/memory hook claude-code"}
     assert set(hooks_) <= set(hooks.CLAUDE_CODE)
+
+
+def test_a_key_the_summariser_provider_echoes_never_reaches_the_hooks_message(tmp_path: Path) -> None:
+    """Issue 20 item 2: the provider's 401 body, key and all, went into the hook's systemMessage."""
+    pytest.importorskip("anthropic")
+    key = "mk_live_" + "Zx81Qw27Er56Ty90Ui34Op12"
+    root = tmp_path / "memory"
+    memdir.open(root).close()
+    with Refusing(key, "anthropic") as api:
+        done = hook(root, payload("session-end.json", DATA / "session.jsonl"), env={
+            "MEMDIR_SUMMARIZER": "anthropic", "MEMDIR_SUMMARIZER_MODEL": "claude-test",
+            "MEMDIR_SUMMARIZER_BASE_URL": api.base, "ANTHROPIC_API_KEY": key})
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == {"systemMessage": f"memdir: session {SESSION} not captured (summariser error: "
+                                                        "the Anthropic API failed: HTTP 401 authentication_error); see `memdir stats`"}
+    with memdir.open(root) as md:
+        assert [e.path for e in md.list("sessions/")] == [f"sessions/2026-11-30-090300-{SESSION}.md",
+                                                          f"sessions/raw/2026-11-30-090300-{SESSION}/part-001.md"]
+    assert [p for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes()] == []
+
+
+def _no_more_than_2_gb() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "symlink", "sparse-65-mb", "over-the-configured-cap"])
+def test_a_transcript_path_is_read_as_a_regular_file_only(tmp_path: Path, kind: str) -> None:
+    """Issue 20 item 8: transcript_path was read whole, following symlinks, with no type or size check: a FIFO
+    hung the hook, /dev/zero ate memory, a symlink to /etc/passwd was captured as a session."""
+    root = tmp_path / "memory"
+    memdir.open(root).close()
+    path, env, reason = tmp_path / "t.jsonl", {}, "unreadable"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path = Path("/dev/zero")
+    elif kind == "symlink":
+        path.symlink_to("/etc/passwd")
+    elif kind == "sparse-65-mb":
+        with path.open("wb") as f:
+            f.truncate(65 * 2**20)
+        reason = "too-large"
+    else:
+        path.write_text((DATA / "session.jsonl").read_text() * 1000)  # about 2 MB
+        env, reason = {"MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB": "1"}, "too-large"
+    done = subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "hook", "claude-code"],
+                          input=payload("session-end.json", path), capture_output=True, text=True, timeout=60,
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, **env},
+                          preexec_fn=_no_more_than_2_gb)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == {"systemMessage": f"memdir: session {SESSION} not captured ({reason}); see `memdir stats`"}
+    with memdir.open(root) as md:
+        [entry] = md.list("sessions/")
+        m = md.read(entry.path)
+        assert (m.meta["status"], m.meta["reason"]) == ("skipped", reason)
+        what = {"fifo": "is a FIFO, not a regular file", "dev-zero": "is a device, not a regular file",
+                "symlink": "is a symbolic link", "sparse-65-mb": "is larger than the 64 MB a capture reads (68,157,440 bytes or more)",
+                "over-the-configured-cap": "is larger than the 1 MB a capture reads"}[kind]
+        assert what in m.body, m.body
+    assert [p for p in root.rglob("*") if p.is_file() and b"root:x:0:0" in p.read_bytes()] == []
+
+
+@pytest.mark.parametrize("event", ["session-start.json", "session-end.json"])
+def test_a_hook_that_names_no_memory_refuses_and_writes_nothing(tmp_path: Path, event: str) -> None:
+    """Issue 20 item 16: without --root, the hook silently created ./memory/ inside the project's git work tree."""
+    project = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    done = hook(None, payload(event, DATA / "session.jsonl"), cwd=project)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.count("\n") == 1 and "add --root to its command" in done.stderr and "MEMDIR_ROOT" in done.stderr
+    assert sorted(p.name for p in project.iterdir()) == [".git"]  # nothing made in the work tree
+    memdir.open(project / "memory").close()  # one made by hand is named in the refusal, still not used unasked
+    again = hook(None, payload(event, DATA / "session.jsonl"), cwd=project)
+    assert again.returncode == 1 and f"--root {project / 'memory'} uses it" in again.stderr
+    named = hook(None, payload(event, DATA / "session.jsonl"), env={"MEMDIR_ROOT": str(tmp_path / "memory")}, cwd=project)
+    assert named.returncode == 0, named.stderr

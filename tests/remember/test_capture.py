@@ -184,3 +184,139 @@ def test_feedback_tool(md: memdir.Memdir) -> None:
     assert not r.is_error and r.data is not None and r.data["path"] == "feedback/reply-in-french.md"
     bad = tools.handle(md, "remember_feedback", {"rule": "x"})
     assert bad.is_error
+
+
+# ---------------------------------------------------------------- hostile and broken inputs (issue 20)
+
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+AWS = "AKIA" + "QWERTYUIOPASDFGH"
+ANTHROPIC = "sk-ant-api03-" + "Zx81Qw27Er56Ty90Ui34Op12" * 3
+REAL = DATA / "real" / "claude-code" / "transcripts"
+
+
+def files_holding(root: Path, *needles: str) -> list[str]:
+    """Every file under `root` (the journal and the catalog included) holding one of `needles`."""
+    return sorted(str(p) for p in root.rglob("*") if p.is_file() and any(n.encode() in p.read_bytes() for n in needles))
+
+
+def test_credential_shaped_metadata_never_reaches_the_record(md: memdir.Memdir, root: Path, tmp_path: Path) -> None:
+    """Item 7: the branch, folder, transcript path and session id went into the record as they were, the
+    guard refused the whole write, and the capture raised with nothing written."""
+    folder = tmp_path / f"keys-{AWS}"
+    folder.mkdir()
+    transcript = folder / "t.jsonl"
+    lines = CC.read_text().replace('"gitBranch":"main"', f'"gitBranch":"{GITHUB}"').replace("/home/u/proj", f"/home/u/{AWS}")
+    transcript.write_text(lines)
+    done = memdir.capture(md, ANTHROPIC, transcript, event="SessionEnd")
+    assert done.status == "captured" and done.path is not None
+    assert done.path.startswith("sessions/2026-11-30-090300-redacted.") and ANTHROPIC not in done.session
+    meta = md.read(done.path).meta
+    assert meta["branch"] == "[removed: it held what looks like a GitHub token]"
+    assert meta["cwd"] == meta["transcript"] == "[removed: it held what looks like an AWS access key id]"
+    assert meta["session"] == "[removed: it held what looks like an Anthropic API key]"
+    assert meta["preferences"] == ["I prefer small commits."]  # the session itself is all there
+    assert cap.find(md, ANTHROPIC) == done.path
+    again = memdir.capture(md, ANTHROPIC, transcript, event="SessionEnd")
+    assert (again.path, again.change) == (done.path, "unchanged")  # one record per session still
+    md.close()
+    assert files_holding(root, GITHUB, AWS, ANTHROPIC) == []
+
+
+def test_a_capture_the_guard_would_refuse_still_leaves_a_trace(md: memdir.Memdir) -> None:
+    """Item 7: a skip whose reason names a credential-shaped path was refused too: exit 1, nothing for stats."""
+    done = memdir.capture(md, "s-1", Path(f"/tmp/{AWS}/gone.jsonl"), at="2026-11-30T09:00:00Z")
+    assert (done.status, done.reason, done.path) == ("skipped", "missing", "sessions/2026-11-30-090000-s-1.md")
+    assert AWS not in md.read(done.path).text
+    h = cap.health(md, now=dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC))
+    assert [s.reason for s in h.skipped] == ["missing"]
+
+
+def test_a_record_a_limit_refuses_still_leaves_a_trace(tmp_path: Path) -> None:
+    """Item 7: whatever the planner refuses (the guard, a limit), the attempt is recorded, never lost silently."""
+    with memdir.open(tmp_path / "small", max_bytes=1000, max_name=60) as small:
+        text = "".join(f"User: I prefer option {i} for the build, and the report {i} failed again.\n" for i in range(40))
+        done = memdir.capture(small, "s-1", text, at="2026-11-30T09:00:00Z")
+        assert (done.status, done.reason) == ("skipped", "refused")
+        m = small.read(done.path or "")
+        assert m.meta["status"] == "skipped" and "the limit is 1,000" in m.body
+
+
+@pytest.mark.parametrize("ids", [("team a/b", "team-a-b"), ("team.a", "team-a"), ("x" * 70, "x" * 64),
+                                 ("a/b", "a b")])
+def test_session_ids_never_share_a_record(md: memdir.Memdir, ids: tuple[str, str]) -> None:
+    """Item 15: ids that sanitise to the same name shared one record, the second capture replacing the first."""
+    first = memdir.capture(md, ids[0], "User: the first session, about invoices\n", at="2026-11-30T09:00:00Z")
+    second = memdir.capture(md, ids[1], "User: the second session, about refunds\n", at="2026-11-30T09:00:00Z")
+    assert first.path != second.path and first.change == second.change == "created"
+    assert [md.read(p).meta["session"] for p in (first.path or "", second.path or "")] == list(ids)
+    assert cap.find(md, ids[0]) == first.path and cap.find(md, ids[1]) == second.path
+    unchanged = [i for i in ids if cap.safe_id(i) == i]
+    assert all(f"-{i}.md" in (first.path or "") + (second.path or "") for i in unchanged)  # a plain id is its own name
+
+
+def test_a_record_named_the_old_way_is_still_found(md: memdir.Memdir) -> None:
+    md.write("sessions/2026-11-30-090000-team-a-b.md", "---\ntype: session\nsession: team a/b\nstatus: captured\n---\nOld.\n")
+    done = memdir.capture(md, "team a/b", "User: the same session, later\n", at="2026-11-30T10:00:00Z")
+    assert (done.path, done.change) == ("sessions/2026-11-30-090000-team-a-b.md", "updated")
+    assert cap.find(md, "team-a-b") is None  # whose it is, its frontmatter says
+
+
+@pytest.mark.parametrize(("name", "turns", "skipped"), [
+    ("-home-marta-household/9a0e2b57-c6d1-4f83-b0a9-7e5d24f1c608.jsonl", 3, 1),  # the last line cut inside 温
+    ("-home-dana-src-tern/fd1e6b22-4a90-4c3e-9b17-58e2d0c6a3f1.jsonl", 3, 1),  # one line 2,400 levels deep
+])
+def test_one_bad_line_never_loses_a_session(md: memdir.Memdir, name: str, turns: int, skipped: int) -> None:
+    """Item 14: a last line cut inside a UTF-8 character made the whole transcript "not UTF-8"; a line nested
+    deeper than Python's recursion limit raised RecursionError and nothing was written."""
+    done = memdir.capture(md, "s-1", REAL / name)
+    assert done.status == "captured", done
+    meta = md.read(done.path or "").meta
+    assert (meta["turns"], meta["skipped_lines"]) == (turns, skipped)
+
+
+def test_a_bad_line_in_the_middle_is_skipped_and_counted(md: memdir.Memdir) -> None:
+    good = CC.read_bytes().split(b"\n")
+    data = b"\n".join([*good[:3], b'{"type": "user", "message": "caf\xc3', b"[" * 5000 + b"]" * 5000, *good[3:]])
+    done = memdir.capture(md, "s-1", data)
+    assert done.status == "captured"
+    meta = md.read(done.path or "").meta
+    assert meta["skipped_lines"] == 3 and meta["preferences"] == ["I prefer small commits."]  # the cut last line too
+
+
+def test_the_transcript_cap_is_set_in_memdir_toml(md: memdir.Memdir, root: Path, tmp_path: Path) -> None:
+    (root / "memdir.toml").write_text("[capture]\nmax_transcript_mb = 0.001\n")
+    big = tmp_path / "big.txt"
+    big.write_text("User: a long session about invoices.\n" * 100)
+    with memdir.open(root) as fresh:  # a table the memory itself accepts
+        done = memdir.capture(fresh, "s-1", big, at="2026-11-30T09:00:00Z")
+    assert (done.status, done.reason) == ("skipped", "too-large")
+    assert cap.transcript_cap(md, {"MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB": "2"}) == 2 * 2**20
+    (root / "memdir.toml").write_text("[capture]\nmax_transcript_bytes = 10\n")
+    with pytest.raises(memdir.InvalidArgument, match="unknown setting 'max_transcript_bytes'; known: max_transcript_mb"):
+        cap.transcript_cap(md, {})
+    (root / "memdir.toml").unlink()
+    with pytest.raises(memdir.InvalidArgument, match="MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB = '-1' is not valid"):
+        cap.transcript_cap(md, {"MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB": "-1"})
+
+
+def test_cli_capture_from_stdin_skips_a_line_that_is_not_utf8(root: Path) -> None:
+    from click.testing import CliRunner
+
+    from memdir.faces.cli import main
+
+    data = TEXT.encode() + b"User: caf\xc3"
+    run = CliRunner().invoke(main, ["--root", str(root), "capture", "s-1", "-", "--at", "2026-11-30T09:15:00Z"], input=data)
+    assert (run.exit_code, run.stdout) == (0, "created sessions/2026-11-30-091500-s-1.md\n")
+    with memdir.open(root) as md:
+        assert md.read("sessions/2026-11-30-091500-s-1.md").meta["skipped_lines"] == 1
+
+
+def test_a_summariser_that_cannot_be_loaded_keeps_the_session_raw(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 2: a summariser failure always leaves the raw session to retry, loading it included."""
+    monkeypatch.setenv("MEMDIR_SUMMARIZER", "anthropic")  # and no model named
+    done = memdir.capture(md, "s-1", TEXT, at="2026-11-30T09:00:00Z")
+    assert (done.status, done.reason) == ("pending", "summariser error: the anthropic summariser needs a model: set "
+                                                     "model in [summarizer] or MEMDIR_SUMMARIZER_MODEL")
+    monkeypatch.delenv("MEMDIR_SUMMARIZER")
+    later = memdir.capture(md, "s-2", "User: the next session\n", at="2026-11-30T10:00:00Z")  # retries s-1 first
+    assert later.status == "captured" and md.read(done.path or "").meta["status"] == "captured"

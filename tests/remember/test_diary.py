@@ -176,6 +176,24 @@ def test_a_late_session_is_folded_into_its_existing_daily(md: memdir.Memdir) -> 
                          "diary/2026-11-30.md"]
 
 
+def test_a_session_captured_again_after_its_roll_up_is_counted_once(md: memdir.Memdir) -> None:
+    """Issue 20 item 13: PreCompact, the nightly roll-up, then SessionEnd: the daily listed sessions: [s1, s1]."""
+    from memdir.remember import capture
+
+    day = dt.date(2026, 11, 30)
+    memdir.capture(md, "s1", session_text(day, "a"), at=at(day, 22), event="PreCompact:auto")
+    diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 4))
+    memdir.capture(md, "s1", session_text(day, "a") + "User: And I prefer tabs in Makefiles.\n", at=at(day, 23),
+                   event="SessionEnd")
+    diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
+    m = md.read("diary/2026-11-30.md")
+    assert m.meta["sessions"] == ["s1"]
+    assert m.meta["learned"] == ["I prefer short TTLs.", "And I prefer tabs in Makefiles."]
+    assert m.meta["folded"] == ["2026-11-30-220000-s1", "2026-11-30-230000-s1"]  # both records, each once
+    h = capture.health(md, now=at(day + dt.timedelta(days=1), 6))
+    assert h.captured == 1 and h.last_capture is not None and h.last_capture.path.endswith("230000-s1.md")
+
+
 def test_explicit_periods_and_retention_settings(md: memdir.Memdir) -> None:
     for d in (2, 3):
         memdir.capture(md, f"s{d}", session_text(dt.date(2026, 11, d), "a"), at=at(dt.date(2026, 11, d), 9))

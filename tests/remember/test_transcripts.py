@@ -91,3 +91,18 @@ def test_a_line_separator_inside_a_jsonl_string_does_not_split_the_line() -> Non
     t = load("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n")
     assert t.skipped == 0
     assert [(x.role, x.text) for x in t.turns] == [("user", "first\u2028still the first turn"), ("assistant", "ok\x0cdone")]
+
+
+def test_a_file_whose_size_the_system_does_not_report_is_still_read_within_the_cap(tmp_path: Path) -> None:
+    """A regular file that grew after it was checked (or says size 0, as /proc files do) stops at the cap, mid-line too."""
+    path = tmp_path / "t.txt"
+    path.write_text("User: " + "x" * 5000 + "\n")
+    with pytest.raises(TranscriptError) as e:
+        load(path, max_bytes=1000)  # its size says so at once
+    assert e.value.reason == "too-large"
+    from memdir.remember import transcripts
+
+    with path.open("rb") as f, pytest.raises(TranscriptError) as e:
+        list(transcripts._bounded(f, path, 1000))  # never more than the cap read, even inside one line
+    assert e.value.reason == "too-large" and "1,001 bytes or more" in e.value.message
+    assert load(Path("/proc/self/status"), max_bytes=100_000).turns  # size 0, content read as it comes

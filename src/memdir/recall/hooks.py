@@ -40,8 +40,8 @@ def _capture(md: Memdir, payload: dict[str, Any], event: str) -> dict[str, Any] 
     where = payload.get("transcript_path")
     transcript = Path(where) if isinstance(where, str) and where else Path("(no transcript_path in the hook event)")
     done = capture(md, session, transcript, event=event)
-    if done.status != "captured":
-        return {"systemMessage": f"memdir: session {session} not captured ({done.reason}); see `memdir stats`"}
+    if done.status != "captured":  # memdir's words only: the session id as recorded, the reason in one word
+        return {"systemMessage": f"memdir: session {done.session} not captured ({done.reason}); see `memdir stats`"}
     return None
 
 

@@ -104,7 +104,7 @@ def _text(md: Memdir, query: str | None, budget: int, **options: Any) -> str:
     """The context text, within `budget` tokens and MAX_CHARS characters (a smaller budget if need be)."""
     text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
     while len(text) > MAX_CHARS and budget > MIN_BUDGET:
-        budget = max(MIN_BUDGET, int(budget * MAX_CHARS / len(text) * 0.9))
+        budget = max(MIN_BUDGET, min(budget - 1, int(budget * MAX_CHARS / len(text))))
         text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
     return text
 

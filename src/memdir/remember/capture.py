@@ -9,16 +9,26 @@ replaces the record in place. Every attempt leaves a trace: a skipped capture
 the reason, and a summariser error keeps the conversation itself under
 `sessions/raw/` (status `pending`) until a later run summarises it. All of a
 capture's files change in one `Memdir.apply` batch.
+
+Nothing the secret guard would refuse goes into a record, or to a summariser:
+the transcript's turns are redacted as soon as it is read, a summariser failure
+is recorded as memdir's own line (a provider's status and error type, never
+its body), and the session id, working folder, git branch and transcript path
+are checked like any text (an id that holds a credential names its record
+`redacted.<digest>`). A capture the guard or a limit still refuses leaves a
+skipped record saying so, so `memdir stats` shows every attempt.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
 import os
 import re
 import tomllib
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 from .. import dates, model, paths
 from ..core import guard
 from ..core.memdir import Op
-from ..errors import InvalidArgument, MemdirError, NotFound
+from ..errors import InvalidArgument, InvalidMemory, LimitExceeded, MemdirError, NotFound
 from . import summarize, timeline, transcripts
-from .summarize import LISTS, SessionSummary, Summarizer
-from .transcripts import Transcript, TranscriptError
+from .summarize import LISTS, SessionSummary, Summarizer, describe
+from .transcripts import Transcript, TranscriptError, redact, redact_value, redacted
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir, Op
@@ -41,6 +51,9 @@ FEEDBACK = "feedback/"
 HEADINGS = {"asked": "Asked and did", "corrections": "Corrections and pushback", "preferences": "Preferences stated",
             "decisions": "Decisions", "broke": "What broke", "open": "Open threads"}
 _NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{6})-(.+)\.md$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_ID_CHARS = 64
+REFUSED = (InvalidMemory, LimitExceeded)  # what the planner refuses in a record: the guard, the schema, a limit
 
 
 # ---------------------------------------------------------------- settings
@@ -65,6 +78,28 @@ def settings(md: Memdir, table: str) -> dict[str, Any]:
 def summarizer_for(md: Memdir) -> Summarizer:
     """The summariser memdir.toml or the environment configure (extractive by default)."""
     return summarize.load(settings(md, "summarizer"))
+
+
+def transcript_cap(md: Memdir, environ: Any = None) -> int:
+    """The bytes a capture reads of a transcript file: `[capture] max_transcript_mb` in memdir.toml or
+    MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB (64 MB unless set)."""
+    environ = os.environ if environ is None else environ
+    table = settings(md, "capture")
+    for key in table:
+        if key != "max_transcript_mb":
+            raise InvalidArgument(f"memdir.toml [capture]: unknown setting {key!r}; known: max_transcript_mb")
+    where, value = "memdir.toml [capture] max_transcript_mb", table.get("max_transcript_mb")
+    if environ.get("MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB"):
+        where, value = "MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB", environ["MEMDIR_CAPTURE_MAX_TRANSCRIPT_MB"]
+    if value is None:
+        return transcripts.MAX_BYTES
+    try:
+        mb = float(value)
+        if isinstance(value, bool) or not 0 < mb < 2**20:
+            raise ValueError(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{where} = {value!r} is not valid; give the megabytes a transcript may have, e.g. 64") from None
+    return int(mb * 2**20)
 
 
 def _as(md: Memdir, actor: str | None) -> Memdir:
@@ -113,10 +148,29 @@ class SessionInfo:
 
 
 def safe_id(session_id: object) -> str:
+    """The session id as a record's file name holds it, one name per id.
+
+    An id of letters, digits, `-` and `_` (64 at most) that holds nothing the
+    secret guard refuses is its own name; any other id is named by what is left
+    of it after sanitising (`redacted` if it holds a credential), a `.` (which
+    no unchanged id holds) and 8 hex digits of its SHA-256, so "team a/b" and
+    "team-a-b" never share a record.
+    """
     if not isinstance(session_id, str) or not session_id.strip():
         raise InvalidArgument(f"session id must be non-empty text, got {session_id!r}")
-    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", session_id.strip()).strip("-")[:64]
-    return safe or "session"
+    sid = session_id.strip()
+    safe = "redacted" if guard.find_secret(sid) else _UNSAFE.sub("-", sid).strip("-")[:_ID_CHARS] or "session"
+    if safe == sid:
+        return sid
+    return f"{safe}.{hashlib.sha256(sid.encode()).hexdigest()[:8]}"
+
+
+def _legacy_id(sid: str) -> str:
+    """The name an id had before names were one per id (records captured then are still found)."""
+    return _UNSAFE.sub("-", sid.strip()).strip("-")[:_ID_CHARS] or "session"
+
+
+shown = redact_value  # a session id, folder, branch or path as a record may hold it
 
 
 def record_path(when: dt.datetime, session_id: str) -> str:
@@ -125,29 +179,42 @@ def record_path(when: dt.datetime, session_id: str) -> str:
 
 def find(md: Memdir, session_id: str, folder: str = SESSIONS) -> str | None:
     """The record of `session_id` directly in `folder`, if there is one."""
-    safe = safe_id(session_id)
+    sid = session_id.strip()
+    safe, legacy = safe_id(sid), _legacy_id(sid)
+    named = []
     for e in md.list(folder):
         name = e.path[len(folder):]
         m = _NAME.match(name)
-        if m and "/" not in name and m.group(3) == safe:
-            return e.path
+        if m and "/" not in name and m.group(3) in (safe, legacy):
+            named.append((m.group(3) != safe, e.path))
+    for old, path in sorted(named):  # the name of now first, then the name of before
+        if not old and safe != sid:
+            return path  # a name with a digest is one id's
+        whose = _whose(md, path)  # a plain name may be another id's, from before names had digests
+        if whose == sid or (whose is None and safe == sid):
+            return path
     return None
+
+
+def _whose(md: Memdir, path: str) -> str | None:
+    """The session id a record's frontmatter names, if it names one."""
+    try:
+        got = md.read(path).meta.get("session")
+    except MemdirError:
+        return None
+    return got if isinstance(got, str) else None
+
+
+def _id_of(path: str) -> str:
+    """The session id part of a record's file name (one per session)."""
+    m = _NAME.match(path.rsplit("/", 1)[-1])
+    return m.group(3) if m else path
 
 
 def day_of(path: str) -> str | None:
     """The YYYY-MM-DD a session record's file name starts with."""
     m = _NAME.match(path.rsplit("/", 1)[-1])
     return m.group(1) if m else None
-
-
-def redact(text: str) -> str:
-    """Lines that hold what the secret guard would refuse, replaced by a note (memories never hold credentials)."""
-    while (found := guard.find_secret(text)) is not None:
-        kind, number = found
-        lines = text.split("\n")
-        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
-        text = "\n".join(lines)
-    return text
 
 
 def _clean(items: Iterable[str], today: dt.date) -> list[str]:
@@ -163,7 +230,7 @@ def render_record(session_id: str, when: dt.datetime, summary: SessionSummary, *
         "name": model.clip(f"session {when:%Y-%m-%d %H:%M}: {title}", max_name),
         "description": model.clip(title, 280),
         "type": "session",
-        "session": session_id,
+        "session": shown(session_id),
         "status": "captured",
         "date": model.Stamp(dates.stamp(when)),
         "source": source,
@@ -210,21 +277,23 @@ def raw_parts(text: str, stem: str, md: Memdir) -> list[tuple[str, str]]:
 
 
 def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None = None, at: Any = None,
-            summarizer: Summarizer | None = None, event: str | None = None) -> Captured:
+            summarizer: Summarizer | None = None, event: str | None = None, max_bytes: int | None = None) -> Captured:
     """Write (or replace) the record of one session; never raises for a bad transcript (it is recorded as skipped).
 
     `transcript`: a path (`pathlib.Path`), text (plain, JSON messages or Claude
     Code JSONL) or a list of messages. `at`: when the session happened (default: the
     transcript's last timestamp, else now); relative dates in the record are
     resolved against it. `event` notes what triggered the capture (e.g. SessionEnd).
+    `max_bytes`: what is read of a transcript file at most (default: `transcript_cap`).
     """
     safe_id(session_id)
     sid = session_id.strip()
     md = _as(md, actor)
-    summarizer = summarizer or summarizer_for(md)
+    event = None if event is None else shown(event)
+    summarizer = summarizer or _loaded(md)
     source = os.fspath(transcript) if isinstance(transcript, os.PathLike) else None
     try:
-        t = transcripts.load(transcript)
+        t = redacted(transcripts.load(transcript, max_bytes=transcript_cap(md) if max_bytes is None else max_bytes))
     except TranscriptError as e:
         when = _when(at, None)
         return _skip(md, sid, when, e.reason, e.message, event)
@@ -233,18 +302,45 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     existing = find(md, sid)
     path = existing or record_path(when, sid)
     stem = path[len(SESSIONS):-3]
-    extra: dict[str, Any] = {k: v for k, v in (("event", event), ("transcript", source),
-                                               ("cwd", t.meta.get("cwd")), ("branch", t.meta.get("branch"))) if v}
+    extra: dict[str, Any] = {k: shown(v) for k, v in (("event", event), ("transcript", source),
+                                                      ("cwd", t.meta.get("cwd")), ("branch", t.meta.get("branch")))
+                             if isinstance(v, str) and v}
+    if t.skipped:
+        extra["skipped_lines"] = t.skipped  # lines of the transcript that could not be read
     stale = [e.path for e in md.list(f"{RAW}{stem}/")] if existing else []
     try:
         summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
     except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
-        reason = f"summariser error: {' '.join(str(e).split())[:200] or type(e).__name__}"
-        return _pending(md, sid, path, stem, when, t, reason, extra, stale)
-
+        return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", extra, stale, event)
     text = render_record(sid, when, summary, source=t.format, turns=len(t.turns), extra=extra, max_name=md.limits.max_name)
-    done = md.apply([Op.write(path, text), *[Op.delete(p) for p in stale]])[0]
-    return Captured(sid, "captured", done.path, done.change, "", summary)
+    try:
+        done = md.apply([Op.write(path, text), *[Op.delete(p) for p in stale]])[0]
+    except REFUSED as e:  # what the guard or a limit refuses still leaves a trace
+        return _skip(md, sid, when, "refused", e.message, event)
+    return Captured(shown(sid), "captured", done.path, done.change, "", summary)
+
+
+@dataclass
+class _Unloadable:
+    """The summariser memdir.toml or the environment name, when it cannot be loaded: every call fails as loading did,
+    so a capture keeps the session raw for the run after the setting is fixed."""
+
+    error: MemdirError
+    name: str = "unloadable"
+    usage: Counter[str] = field(default_factory=Counter)
+
+    def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
+        raise self.error
+
+    def digest(self, period: str, label: str, items: Sequence[summarize.Digest], *, limit: int) -> summarize.Digest:
+        raise self.error
+
+
+def _loaded(md: Memdir) -> Summarizer:
+    try:
+        return summarizer_for(md)
+    except MemdirError as e:  # a summariser that cannot be loaded is a summariser failure, not a lost session
+        return _Unloadable(e)
 
 
 def _when(at: Any, t: Transcript | None) -> dt.datetime:
@@ -257,40 +353,51 @@ def _when(at: Any, t: Transcript | None) -> dt.datetime:
 
 def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, event: str | None) -> Captured:
     """Record a capture that had nothing to capture, so a broken hook shows up in `memdir stats`."""
+    message = redact(" ".join(message.split()))
     existing = find(md, sid)
     note = f"{dates.stamp(dt.datetime.now(dt.UTC))} {reason}: {message}"
     if existing is not None:
         cur = md.read(existing)
         old, body = model.parse(cur.text, path=existing, strict=False)
         old["last_skip"] = model.clip(note, 280)
-        done = md.apply([Op.write(existing, model.render(old, body), expect=cur.version)])[0]
-        return Captured(sid, "skipped", existing, done.change, reason)
+        try:
+            done = md.apply([Op.write(existing, model.render(old, body), expect=cur.version)])[0]
+            return Captured(shown(sid), "skipped", existing, done.change, reason)
+        except REFUSED:
+            pass  # the record as it is cannot be written again: a stub of its own beside it
     path = record_path(when, sid)
+    if path == existing:
+        path = record_path(dt.datetime.now(dt.UTC), sid)
     meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: capture skipped ({reason})", md.limits.max_name),
                             "description": model.clip(f"capture skipped: {message}", 280), "type": "session",
-                            "session": sid, "status": "skipped", "reason": reason,
+                            "session": shown(sid), "status": "skipped", "reason": reason,
                             "date": model.Stamp(dates.stamp(when)), **({"event": event} if event else {})}
-    text = model.render(meta, f"Capture skipped ({reason}): {redact(message)}\n")
+    text = model.render(meta, f"Capture skipped ({reason}): {message}\n")
     done = md.apply([Op.write(path, text)])[0]
-    return Captured(sid, "skipped", path, done.change, reason)
+    return Captured(shown(sid), "skipped", path, done.change, reason)
 
 
 def _pending(md: Memdir, sid: str, path: str, stem: str, when: dt.datetime, t: Transcript, reason: str,
-             extra: dict[str, Any], stale: list[str]) -> Captured:
-    """Keep the conversation itself (status pending) so the next run can summarise it."""
-    parts = raw_parts(redact(t.as_text()), stem, md)
-    meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: not summarised yet", md.limits.max_name),
-                            "description": model.clip(f"pending: {reason}", 280), "type": "session", "session": sid,
-                            "status": "pending", "reason": model.clip(reason, 280), "date": model.Stamp(dates.stamp(when)),
-                            "source": t.format, "turns": len(t.turns), **extra}
-    body = (f"Summarising this session failed ({reason}). The conversation is kept in {RAW}{stem}/ "
-            "and is summarised on the next capture or roll-up.\n")
+             extra: dict[str, Any], stale: list[str], event: str | None) -> Captured:
+    """Keep the conversation itself (status pending) so the next run can summarise it.
+
+    Should the record be refused even so, it is written again with memdir's words only: the session is kept."""
+    parts = raw_parts(t.as_text(), stem, md)  # redacted as it was read
     keep = {p for p, _ in parts}
-    ops: list[Op] = [Op.write(path, model.render(meta, body))]
-    ops += [Op.write(p, text) for p, text in parts]
-    ops += [Op.delete(p) for p in stale if p not in keep]
-    done = md.apply(ops)[0]
-    return Captured(sid, "pending", path, done.change, reason)
+    moved = [Op.write(p, text) for p, text in parts] + [Op.delete(p) for p in stale if p not in keep]
+    for why, more in ((reason, extra), ("summariser error", {})):
+        meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: not summarised yet", md.limits.max_name),
+                                "description": model.clip(f"pending: {why}", 280), "type": "session",
+                                "session": shown(sid), "status": "pending", "reason": model.clip(why, 280),
+                                "date": model.Stamp(dates.stamp(when)), "source": t.format, "turns": len(t.turns), **more}
+        body = (f"Summarising this session failed ({why}). The conversation is kept in {RAW}{stem}/ "
+                "and is summarised on the next capture or roll-up.\n")
+        try:
+            done = md.apply([Op.write(path, model.render(meta, body)), *moved])[0]
+            return Captured(shown(sid), "pending", path, done.change, why)
+        except REFUSED as e:
+            refusal = e
+    return _skip(md, sid, when, "refused", refusal.message, event)
 
 
 def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str | None = None) -> list[Captured]:
@@ -313,22 +420,22 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
         meta = {} if rec is None else rec.meta
         named = _NAME.match(stem + ".md")
         sid = str(meta.get("session") or (named.group(3) if named else stem))
-        if skip is not None and safe_id(sid) == safe_id(skip):
-            continue
+        if skip is not None and (named.group(3) if named else stem) in (safe_id(skip), _legacy_id(skip)):
+            continue  # the session being captured now: its capture replaces the raw copy
         text = "".join(model.parse(md.read(p).text, path=p, strict=False)[1] for p in sorted(parts))
         t = transcripts.from_plain(text)
         when = dates.parse_when(str(meta["date"])) if meta.get("date") else _when(None, None)
         try:
             summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
         except Exception as e:  # noqa: BLE001
-            reason = f"summariser error: {' '.join(str(e).split())[:200] or type(e).__name__}"
+            reason = f"summariser error: {describe(e)}"
             if rec is not None:
                 m2, body = model.parse(rec.text, path=path, strict=False)
                 m2["reason"], m2["attempts"] = model.clip(reason, 280), int(m2.get("attempts") or 1) + 1
                 md.apply([Op.write(path, model.render(m2, body), expect=rec.version)])
             out.append(Captured(sid, "pending", path, "updated", reason))
             continue
-        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch") if meta.get(k)}
+        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines") if meta.get(k)}
         text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
                              extra=extra, max_name=md.limits.max_name)
         try:
@@ -381,7 +488,8 @@ def sessions(md: Memdir, *, since: Any = None, open_only: bool = False, archived
 
 @dataclass(frozen=True)
 class Health:
-    """Capture health over the last days: the last capture, and every attempt that did not capture."""
+    """Capture health over the last days: the last capture, the sessions captured, and every attempt that did not
+    capture."""
 
     last_capture: SessionInfo | None
     captured: int
@@ -405,7 +513,7 @@ def health(md: Memdir, *, days: int = 7, now: dt.datetime | None = None) -> Heal
     captured = [s for s in infos if s.status == "captured"]
     return Health(
         last_capture=captured[0] if captured else None,
-        captured=len(captured),
+        captured=len({_id_of(s.path) for s in captured}),  # a session captured again is one session
         pending=[s for s in infos if s.status == "pending"],
         skipped=[s for s in infos if s.status == "skipped" or (s.status == "captured" and s.reason)],
         days=days,

@@ -39,7 +39,7 @@ from ..stores.locations import folder_of, scheme_of
 from ..stores.sqlite import database_path
 from . import consolidate as upkeep
 from .capture import ARCHIVED, RAW, SESSIONS, day_of, retry_pending, settings, summarizer_for
-from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, SessionSummary, Summarizer
+from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, SessionSummary, Summarizer, describe
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir, Op
@@ -272,7 +272,7 @@ class Diary:
             digest = self.summarizer.digest(period.kind, period.label, items, limit=PERIOD_CHARS[period.kind]) if items \
                 else Digest("No session was captured in full; see the archived records.")
         except Exception as e:  # noqa: BLE001 - a failing summariser leaves everything in place for the next run
-            return self._step(period, period.path, "failed", folded, f"summariser error: {' '.join(str(e).split())[:200]}")
+            return self._step(period, period.path, "failed", folded, f"summariser error: {describe(e)}")
         text = self._render(period, digest, inputs, prior)
         dest = ARCHIVED if period.kind == "day" else ARCHIVED_DIARY
         ops: list[Op] = [Op.write(target or period.path, text, expect=None if prior is None else prior.version)]
@@ -324,6 +324,8 @@ class Diary:
         sessions = list(prior.meta.get("sessions") or []) if prior is not None else []
         if period.kind == "day":
             sessions += [str(m.meta["session"]) for m in inputs if m.meta.get("session")]
+        # a session captured again after its day was rolled up (PreCompact, the roll-up, SessionEnd) is one session
+        folded, sessions = list(dict.fromkeys(folded)), list(dict.fromkeys(sessions))
         title = {"day": f"{period.label} ({period.first:%A})", "week": f"week {period.label} ({period.first} to {period.last})",
                  "month": f"{period.first:%B %Y}"}[period.kind]
         meta: dict[str, Any] = {

@@ -7,6 +7,11 @@ stays within the length bound. `AnthropicSummarizer` and `OpenAISummarizer`
 (any OpenAI-compatible server: Ollama, vLLM, llama.cpp through `base_url`)
 are optional extras; their prompts live in `prompts.py`. `load(config)` picks
 one from `[summarizer]` in memdir.toml or `MEMDIR_SUMMARIZER*` variables.
+
+What leaves the machine is redacted first (the capture's secret replacement)
+and fenced (`fence.py`). A provider's failure is kept as its HTTP status and
+error type only, never its body (a provider may echo the key it refused), and
+`describe` is the one line a failure may be recorded as.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from typing import Any, Protocol
 
 from .. import paths
 from ..errors import InvalidArgument, MemdirError
-from . import prompts
-from .transcripts import Transcript
+from . import fence, prompts
+from .transcripts import Transcript, redact, redacted
 
 LISTS = ("asked", "corrections", "preferences", "decisions", "broke", "open")
 DIGEST_LISTS = ("learned", "decided", "worked_on", "broke", "open")
@@ -32,7 +37,31 @@ PERIOD_CHARS = {"day": 1200, "week": 600, "month": 600}
 
 
 class SummarizerError(MemdirError):
-    """The summariser failed (a provider error, or an answer that is not what was asked)."""
+    """The summariser failed (a provider error, or an answer that is not what was asked).
+
+    Its message is memdir's own words and the provider's status and error type, never text the provider sent."""
+
+
+_ERROR_TYPE = re.compile(r"[a-z]+(?:_[a-z]+){0,5}")  # authentication_error, rate_limit_error, insufficient_quota
+
+
+def provider_error(provider: str, e: BaseException) -> SummarizerError:
+    """A provider SDK's exception as its HTTP status (or the exception's class) and error type, without its body."""
+    status = getattr(e, "status_code", None)
+    body = getattr(e, "body", None)
+    inner = body.get("error") if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping) else body
+    kind = inner.get("type") if isinstance(inner, Mapping) else None
+    words = [f"HTTP {status}" if isinstance(status, int) else type(e).__name__]
+    if isinstance(kind, str) and len(kind) <= 48 and _ERROR_TYPE.fullmatch(kind):  # a word, never a key echoed
+        words.append(kind)
+    return SummarizerError(f"the {provider} API failed: {' '.join(words)}")
+
+
+def describe(e: BaseException) -> str:
+    """A summariser failure in one line that can be stored: memdir's own message, else the exception's class."""
+    if isinstance(e, MemdirError):
+        return redact(" ".join(str(e).split())[:200]) or type(e).__name__
+    return type(e).__name__
 
 
 @dataclass(frozen=True)
@@ -304,7 +333,7 @@ def parse_session(answer: str, limit: int) -> SessionSummary:
     except json.JSONDecodeError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("title"), str):
-        raise SummarizerError(f"the summariser's answer is not the JSON record asked for: {clip(text, 120)!r}")
+        raise SummarizerError(f"the summariser's answer is not the JSON record asked for ({len(text)} characters)")
     lists = {k: [clip(str(x)) for x in data.get(k) or () if isinstance(x, (str, int, float)) and str(x).strip()]
              for k in LISTS}
     title = clip(data["title"], 80)
@@ -328,16 +357,19 @@ class _Model:
         raise NotImplementedError
 
     def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
-        text = transcript.as_text()
+        text = redacted(transcript).as_text()  # nothing the secret guard knows leaves the machine
         if len(text) > self.transcript_chars:  # keep the start (the ask) and the end (the outcome)
             half = self.transcript_chars // 2
             text = text[:half] + "\n[… middle of the session left out …]\n" + text[-half:]
-        prompt = prompts.SESSION.format(items=MAX_ITEMS, date=date, transcript=text)
+        tag = "transcript-" + fence.nonce(text)
+        prompt = prompts.SESSION.format(items=MAX_ITEMS, date=date, transcript=text, tag=tag)
         return parse_session(self._ask(prompts.SYSTEM, prompt), limit)
 
     def digest(self, period: str, label: str, items: Sequence[Digest], *, limit: int) -> Digest:
         instruction = prompts.DIGEST[period].format(chars=limit)
-        prompt = prompts.DIGEST_INPUT.format(instruction=instruction, period=label, items=_render_items(items))
+        text = redact(_render_items(items))
+        tag = "summaries-" + fence.nonce(text)
+        prompt = prompts.DIGEST_INPUT.format(instruction=instruction, period=label, items=text, tag=tag)
         text = self._ask(prompts.SYSTEM, prompt).strip()
         if not text:
             raise SummarizerError(f"the summariser returned nothing for {label}")
@@ -362,7 +394,7 @@ class AnthropicSummarizer(_Model):
             reply = client.messages.create(model=self.model, max_tokens=self.max_tokens, system=system,
                                            messages=[{"role": "user", "content": user}])
         except anthropic.APIError as e:
-            raise SummarizerError(f"the Anthropic API failed: {clip(str(e), 200)}") from None
+            raise provider_error("Anthropic", e) from None
         self.usage["input_tokens"] += reply.usage.input_tokens
         self.usage["output_tokens"] += reply.usage.output_tokens
         self.usage["calls"] += 1
@@ -390,7 +422,7 @@ class OpenAISummarizer(_Model):
             reply = client.chat.completions.create(model=self.model, max_tokens=self.max_tokens, messages=[
                 {"role": "system", "content": system}, {"role": "user", "content": user}])
         except openai.OpenAIError as e:
-            raise SummarizerError(f"the OpenAI-compatible API failed: {clip(str(e), 200)}") from None
+            raise provider_error("OpenAI-compatible", e) from None
         if reply.usage is not None:
             self.usage["input_tokens"] += reply.usage.prompt_tokens
             self.usage["output_tokens"] += reply.usage.completion_tokens

@@ -62,7 +62,8 @@ def capture(obj: Context, session_id: str, transcript: str, at: str | None, as_j
     if transcript == "-":
         if sys.stdin.isatty():
             raise click.UsageError("give a transcript FILE, or pipe it on stdin")
-        source = sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)  # bytes: a line that is not UTF-8 is skipped, not the session
+        source = stream.read() if stream is not None else sys.stdin.read()
     else:
         source = Path(transcript)
     done = capture_mod.capture(_open(obj), session_id, source, at=at)
