@@ -1,7 +1,7 @@
 import pytest
 from services import need
 
-from memdir import InvalidMemory
+from memdir import InvalidMemory, model
 from memdir.model import Stamp, derive_description, memory, parse, render, set_fields, split, unstamped
 
 need("hypothesis")
@@ -234,3 +234,51 @@ def test_the_same_bad_block_names_each_file_it_is_in() -> None:
         with pytest.raises(InvalidMemory, match=rf"^{path}: frontmatter nests deeper than 8 levels"):
             parse(deep, path=path)
     assert parse("---\nname: [fine]\n---\n", path="a.md")[0] == {"name": ["fine"]}
+
+
+# ---------------------------------------------------------------- other writers' frontmatter
+
+TYPES = ("user", "feedback", "project", "reference", "session", "diary")
+
+
+def test_claude_codes_metadata_block_gives_the_type_and_the_date() -> None:
+    text = ("---\nname: Commit style\ndescription: imperative\nmetadata:\n  node_type: memory\n  type: feedback\n"
+            "  modified: 2026-03-09T10:02:44.100Z\n  originSessionId: b81e4f02\n---\nWrite it so.\n")
+    m = memory("feedback_commit_style.md", text, "v", TYPES)
+    assert (m.name, m.type, m.updated, m.created) == ("Commit style", "feedback", "2026-03-09T10:02:44Z", None)
+    assert m.text == text  # read, never rewritten
+
+
+def test_a_type_is_read_wherever_its_writer_put_it() -> None:
+    def kind(path: str, text: str) -> str | None:
+        return memory(path, text, "v", TYPES).type
+
+    assert kind("a.md", "---\ntype: Feedback\n---\nx\n") == "feedback"  # any case
+    assert kind("feedback_style.md", "no frontmatter: Claude Code's file name says it\n") == "feedback"
+    assert kind("project/x.md", "---\ntype: note\n---\nx\n") == "project"  # basic-memory's default says nothing
+    assert kind("people/Amara.md", "---\ntype: Person\n---\nx\n") == "person"  # another tool's own type stays
+    assert kind("notes_2026.md", "x\n") is None  # a prefix that is no type is no type
+
+
+def test_titles_dates_aliases_and_tags_of_basic_memory_obsidian_and_mcp() -> None:
+    bm = memory("people/Amara Nwosu.md", "---\ntitle: Amara Nwosu\ntype: Person\ntags: person, garden\n"
+                "updated: 2025-06-30\n---\nx\n", "v", TYPES)
+    assert (bm.name, bm.tags, bm.updated) == ("Amara Nwosu", ("person", "garden"), "2025-06-30")
+    ob = memory("Bills split.md", "---\ncreated: 2025-11-22\ntags:\n  - household/money\n  - '#budget'\n"
+                "aliases: [Split]\n---\nx\n", "v", TYPES)
+    assert (ob.created, ob.tags, model.aliases_of(ob.meta)) == ("2025-11-22", ("household/money", "budget"), ("Split",))
+    mcp = memory("person/dana.md", "---\nname: Dana\ncreatedAt: '2026-01-12T09:30:11.204Z'\nversion: 2\n---\nx\n", "v", TYPES)
+    assert mcp.created == "2026-01-12T09:30:11.204Z"
+
+
+def test_unquoted_colons_are_repaired_minimally_and_read() -> None:
+    block = "title: Decision: Postgres over SQLite\ntype: note\npermalink: decision\ndate: {{date}}\nok: 'a: b'"
+    fixed, lines = model.repaired(block)
+    assert lines == [2, 5]
+    assert fixed == ('title: "Decision: Postgres over SQLite"\ntype: note\npermalink: decision\ndate: "{{date}}"\n'
+                     "ok: 'a: b'")
+    text = f"---\n{block}\n---\nbody\n"
+    with pytest.raises(InvalidMemory, match="not valid YAML at line 2"):
+        parse(text, strict=True)  # a write is still refused: only readers and imports repair
+    assert parse(text, strict=False)[0]["title"] == "Decision: Postgres over SQLite"
+    assert model.repaired("key: [unclosed") == ("key: [unclosed", [])  # nothing to repair: the error stands

@@ -294,14 +294,55 @@ def _invalid(where: str, e: yaml.YAMLError, path: str) -> InvalidMemory:
 
 
 def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, Any], str]:
-    """(frontmatter dict, body). Lenient mode returns ({}, text) for a broken block."""
+    """(frontmatter dict, body). Lenient mode reads a block its writer's own parser accepts (`repaired`)
+    and returns ({}, text) for one still broken."""
     try:
         block, body = split(text, path=path)
         return (parse_meta(block, path=path) if block is not None else {}), body
     except InvalidMemory:
         if strict:
             raise
+        try:
+            block, body = split(text, path=path)
+            fixed, lines = repaired(block or "")
+            if lines:
+                return parse_meta(fixed, path=path), body
+        except InvalidMemory:
+            pass
         return {}, text
+
+
+_PLAIN = re.compile(r"^(?P<head>[ \t]*(?:- )?[A-Za-z_][\w.-]*:[ \t]+)(?P<value>(?:\{\{|[^\s\"'\[\]{}|>&*!#%@`]).*?)[ \t]*$")
+
+
+def repaired(block: str) -> tuple[str, list[int]]:
+    """A frontmatter block that plain YAML refuses but its writer accepted, with the fewest lines changed.
+
+    basic-memory and Claude Code write titles and descriptions such as
+    `title: Decision: Postgres over SQLite` unquoted; their readers take the
+    rest of the line as the value, YAML refuses the second colon; Obsidian's
+    templates hold `date: {{date}}`. Each such value is put in double quotes,
+    nothing else changes. Returns the block and
+    the file lines changed (the block starts on line 2); ([]) when nothing
+    would help, so the caller reports the original error.
+    """
+    out, changed = [], []
+    for number, line in enumerate(block.split("\n"), 2):
+        m = _PLAIN.match(line)
+        value = m.group("value") if m else ""
+        if m and (": " in value or value.endswith(":") or value.startswith("{{")):
+            escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+            line = f'{m.group("head")}"{escaped}"'
+            changed.append(number)
+        out.append(line)
+    if not changed:
+        return block, []
+    fixed = "\n".join(out)
+    try:
+        _parse_meta(fixed, "")
+    except InvalidMemory:
+        return block, []
+    return fixed, changed
 
 
 # ---------------------------------------------------------------- editing in place
@@ -517,36 +558,71 @@ def _text(value: Any) -> str | None:
 
 
 def tags_of(value: Any) -> tuple[str, ...]:
+    """Tags as written: a list, or one string of comma-separated tags; Obsidian's `#` in front is not part of a tag."""
     if value is None or value == "":
         return ()
     if isinstance(value, str):
-        return tuple(t.strip() for t in value.split(",") if t.strip())
+        return tuple(t for t in (t.strip().lstrip("#") for t in value.split(",")) if t)
     if isinstance(value, list):
-        return tuple(str(t) for t in value if t is not None and str(t) != "")
+        return tuple(t for t in (str(t).lstrip("#") for t in value if t is not None) if t)
     return (str(value),)
 
 
+# ---------------------------------------------------------------- other writers' frontmatter
+# Files other tools wrote are read as their writers mean them, never rewritten: Claude Code keeps
+# `type` and `modified` under `metadata:` and names files `<type>_<topic>.md`; basic-memory and
+# Obsidian say `title`; the MCP memory server says `createdAt`; Obsidian keeps `aliases`.
+
+NAME_KEYS = ("name", "title")
+CREATED_KEYS = ("created", "createdAt", "created_at", "date")
+UPDATED_KEYS = ("updated", "modified", "updatedAt", "updated_at")
+UNTYPED = ("note", "notes", "memory")  # the default type of basic-memory (and a Claude Code node) says no more than none
+
+
+def dialect(meta: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of `keys` set to a scalar, at the top of the frontmatter or in its `metadata:` block."""
+    for where in (meta, meta.get("metadata")):
+        if isinstance(where, dict):
+            for key in keys:
+                value = where.get(key)
+                if value not in (None, "") and not isinstance(value, (dict, list)):
+                    return value
+    return None
+
+
+def aliases_of(meta: dict[str, Any]) -> tuple[str, ...]:
+    """Obsidian's other names of a note (`aliases`: a list or one string), which `[[Alias]]` links use."""
+    value = meta.get("aliases", meta.get("alias"))
+    if isinstance(value, str):
+        value = [value]
+    return tuple(str(a).strip() for a in value if a is not None and str(a).strip()) if isinstance(value, list) else ()
+
+
 def effective_type(meta: dict[str, Any], path: str, types: tuple[str, ...]) -> str | None:
-    """The frontmatter type, else the top folder when it names a configured type."""
-    t = meta.get("type")
-    if isinstance(t, str) and t:
-        return t
+    """The type as its writer meant it: `type` (or Claude Code's `metadata: type:`), compared without case;
+    else the top folder or Claude Code's file-name prefix (`feedback_x.md`) when it names a configured type."""
+    t = dialect(meta, ("type",))
+    if isinstance(t, str) and t.strip() and t.strip().lower() not in UNTYPED:
+        return t.strip().lower()
     top = path.split("/", 1)[0] if "/" in path else ""
-    return top if top in types else None
+    if top in types:
+        return top
+    prefix = path.rsplit("/", 1)[-1].split("_", 1)[0]
+    return prefix if "_" in path.rsplit("/", 1)[-1] and prefix in types else None
 
 
 def memory(path: str, text: str, version: str, types: tuple[str, ...], *, change: str = "") -> Memory:
     meta, body = parse(text, path=path, strict=False)
-    name = meta.get("name")
+    name = dialect(meta, NAME_KEYS)
     desc = meta.get("description")
     return Memory(
         path=path,
         name=clip(str(name), 200) if name not in (None, "") else derive_name(path),
         description=clip(str(desc), 1000) if desc not in (None, "") else derive_description(body),
         type=effective_type(meta, path, types),
-        tags=tags_of(meta.get("tags")),
-        created=_text(meta.get("created")),
-        updated=_text(meta.get("updated")),
+        tags=tags_of(meta.get("tags", meta.get("tag"))),
+        created=_text(dialect(meta, CREATED_KEYS)),
+        updated=_text(dialect(meta, UPDATED_KEYS)),
         body=body,
         text=text,
         version=version,

@@ -1,6 +1,7 @@
 """Links between memories: parsing, resolution by path and by name, backlinks, renames, scopes, reconcile."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def test_parse_finds_both_kinds_in_order_and_skips_code_urls_and_images() -> Non
         "```\n[[in a fence]]\n```\n"
         "[spaced](<../my notes/a b.md>) [escaped](../my%20notes/c.md)\n"
     )
-    raws, pinned = parse("project/flock.md", text)
+    raws, pinned, _ = parse("project/flock.md", text)
     assert pinned
     assert [(r.text, r.line) for r in raws] == [
         ("[[Flock launch]]", 5), ("[the notes](../reference/stripe.md#retries)", 5),
@@ -32,7 +33,7 @@ def test_parse_finds_both_kinds_in_order_and_skips_code_urls_and_images() -> Non
     assert [r.path for r in raws] == [None, "reference/stripe.md", "people/alice.md", None, None,
                                       "my notes/a b.md", "my notes/c.md"]
     assert [r.name for r in raws][:4] == ["flock-launch", "stripe", "alice", "no-dark-themes"]
-    assert parse("a.md", "---\npinned: yes please\n---\nbody\n") == ([], False)
+    assert parse("a.md", "---\npinned: yes please\n---\nbody\n") == ([], False, ())
     assert parse("a.md", "---\nunclosed [[x]]\n")[0][0].name == "x"  # a broken frontmatter is body
 
 
@@ -178,3 +179,45 @@ def test_each_new_process_saves_what_it_caught_up_with(root: Path) -> None:
     with memdir.open(root) as md:  # one change since the snapshot: saved again, so the next process reads nothing
         links.graph(md)
     assert json.loads((root / ".memdir" / "links.json").read_text())["seq"] > saved
+
+
+def test_obsidian_and_basic_memory_links_resolve_as_their_writers_mean_them(root: Path) -> None:
+    # Written by hand, as Obsidian and basic-memory leave files: nothing is rewritten for memdir.
+    (root / "Household" / "Recipes").mkdir(parents=True)
+    (root / "attachments").mkdir()
+    (root / "Household" / "Recipes" / "Kanelbullar.md").write_text(
+        "---\naliases:\n  - Cinnamon buns\n  - kanelbulle\n---\n# Kanelbullar\n")
+    (root / "Work.md").write_text("---\naliases: Alpha\n---\nThe project.\n")
+    (root / "Decision- Postgres over SQLite.md").write_text(
+        "---\ntitle: Decision: Postgres over SQLite\ntype: note\n---\nDecided.\n")  # basic-memory's unquoted colon
+    (root / "attachments" / "floorplan.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "Home.md").write_text(
+        "See [[Cinnamon buns|the buns]], [[Alpha]] and [[kanelbulle#Dough]].\n"
+        "| what | note |\n|---|---|\n| buns | [[Kanelbullar\\|recipe]] |\n"
+        "![[floorplan.png|300]] ![[lease-2025.pdf]] [[Project map.canvas]] ![[Work]]\n"
+        "- relates_to [[Decision: Postgres over SQLite]]\n")
+    with memdir.open(root) as md:
+        got = memdir.links(md, "Home.md")
+        assert [(x.text, x.target) for x in got.links] == [
+            ("[[Cinnamon buns|the buns]]", "Household/Recipes/Kanelbullar.md"),
+            ("[[Alpha]]", "Work.md"),
+            ("[[kanelbulle#Dough]]", "Household/Recipes/Kanelbullar.md"),
+            ("[[Kanelbullar\\|recipe]]", "Household/Recipes/Kanelbullar.md"),
+            ("![[Work]]", "Work.md"),  # an embedded note is a link; embedded attachments are not
+            ("[[Decision: Postgres over SQLite]]", "Decision- Postgres over SQLite.md"),
+        ]
+        assert memdir.links(md, "Household/Recipes/Kanelbullar.md").backlinks == ("Home.md",)
+        assert links.broken(md) == []
+        assert md.read("Decision- Postgres over SQLite.md").name == "Decision: Postgres over SQLite"
+
+
+def test_the_obsidian_vaults_of_the_corpus_have_no_broken_links_but_the_ones_written_broken(tmp_path: Path) -> None:
+    real = Path(__file__).parents[1] / "data" / "real" / "obsidian"
+    found = {}
+    for vault in (real / "en" / "Homebase", real / "ja" / "はるとのノート"):
+        copy = tmp_path / vault.name
+        shutil.copytree(vault, copy)
+        with memdir.open(copy) as md:
+            found[vault.name] = sorted(detail.split(": ", 1)[1].split(" leads")[0] for _, detail in links.broken(md))
+    assert found == {"Homebase": ["[[Haruto]]"],  # the README names the links that lead nowhere on purpose
+                     "はるとのノート": ["[[味噌汁|マルタの保管庫のメモ]]", "[[鮭のホイル焼き\\|ホイル焼き]]"]}

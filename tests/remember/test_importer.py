@@ -1,11 +1,26 @@
+"""Importing folders (Claude Code memory, Obsidian, basic-memory): every line lands, every other file is named."""
+
+import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import memdir
+from memdir import model
+from memdir.core import index
 from memdir.faces.cli import main
-from memdir.remember.importer import import_basic_memory, import_dir, import_mcp_memory
+from memdir.remember.export import export_dir
+from memdir.remember.importer import NOTES_FILE, import_basic_memory, import_dir
+
+REAL = Path(__file__).parents[1] / "data" / "real"
+TERN = REAL / "claude-code" / "memory" / "tern"
+NOTES = REAL / "basic-memory" / "notes"
+VAULTS = [REAL / "obsidian" / "en" / "Homebase", REAL / "obsidian" / "ja" / "はるとのノート"]
+LONG = {  # over today's 200-line limit for what memdir writes: refused until long notes are kept (issue 21, item 5)
+    "home/Apartment Move Checklist.md", "research/Comparing Booking Calendars.md", "Household/Home inventory.md",
+}
 
 
 def claude_code_folder(tmp_path: Path) -> Path:
@@ -17,6 +32,7 @@ def claude_code_folder(tmp_path: Path) -> Path:
     (src / "notes").mkdir()
     (src / "notes" / "pipe.md").write_text("Pipe-style entry body.\n")
     (src / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    (src / "diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (src / "MEMORY.md").write_text(
         "# Memory\n\n"
         "## Feedback\n"
@@ -24,7 +40,7 @@ def claude_code_folder(tmp_path: Path) -> Path:
         "- [Launch](project_launch.md) — launch date and scope\n"
         "- notes/pipe.md | a pipe style description #reference\n"
         "- [Gone](missing.md) — this file is not there\n"
-        "some prose the importer cannot map\n"
+        "some prose: Dana prefers short answers\n"
     )
     return src
 
@@ -33,209 +49,168 @@ def test_import_claude_code_memory_folder(tmp_path: Path) -> None:
     src = claude_code_folder(tmp_path)
     with memdir.open(tmp_path / "memory") as md:
         result = import_dir(md, src)
-        assert sorted(result.imported) == ["feedback_testing.md", "notes/pipe.md", "project_launch.md", "user_role.md"]
-        assert [p for p, _ in result.skipped] == ["broken.md"]
-        assert "not valid YAML" in result.skipped[0][1]
+        assert sorted(result.imported) == ["MEMORY.md", "feedback_testing.md", "notes/pipe.md", "project_launch.md",
+                                           "user_role.md"]
+        assert result.skipped == [
+            ("diagram.png", "not a markdown note (png); memdir keeps .md files only, so links to it stay as written"),
+            ("broken.md", "broken.md: frontmatter is not valid YAML at line 3 (did not find expected ',' or ']'); "
+                          "fix that line between the '---' lines"),
+        ]
         assert result.dangling == ["missing.md"]
-        assert result.unmapped == [(8, "some prose the importer cannot map")]
+        assert result.kept == [("MEMORY.md", "MEMORY.md, around memdir's marked index region")]
+        assert (result.files_in, result.lines_in, result.lines_out) == (5, 17, 17)
 
-        testing = md.read("feedback_testing.md")
-        assert (testing.description, testing.type) == ("integration tests hit a real database", "feedback")
-        assert testing.meta.get("name") is None  # a title that is just the file name is not a name
-        launch = md.read("project_launch.md")
-        assert (launch.name, launch.description, launch.type) == ("Launch", "launch date and scope", "feedback")
-        pipe = md.read("notes/pipe.md")
-        assert (pipe.description, pipe.type) == ("a pipe style description", "reference")
-        role = md.read("user_role.md")
-        assert (role.name, role.description, role.type) == ("role", "data scientist", "user")  # the file wins
-        assert "data scientist" in md.index()
+        for rel in ("user_role.md", "feedback_testing.md", "project_launch.md", "notes/pipe.md"):
+            assert md.read(rel).text == (src / rel).read_text()  # byte for byte: no stamps, no added keys
+        assert md.read("feedback_testing.md").type == "feedback"  # Claude Code's file name says so
+        # the hand-kept MEMORY.md stays whole in the destination's, before memdir's region
+        top = md.index()
+        assert top.startswith((src / "MEMORY.md").read_text() + index.BEGIN + "\n# Memory Index\n")
+        assert "- [role](user_role.md) — data scientist" in top
+        assert (tmp_path / "memory" / "MEMORY.md").read_text() == top
 
         again = import_dir(md, src)
-        assert again.imported == []
-        assert all("already in the memory" in why for p, why in again.skipped if p != "broken.md")
-        summary = again.summary()
-        assert "skipped user_role.md: already in the memory (use --overwrite to replace it)" in summary
+        assert again.imported == [] and sorted(again.unchanged) == sorted(result.imported)
+        assert "imported 0 files, 5 unchanged" in again.summary()
     assert (src / "MEMORY.md").read_text().startswith("# Memory\n")  # the source is untouched
 
 
-def test_import_overwrite_reports_unchanged(tmp_path: Path) -> None:
+def test_a_changed_file_is_not_replaced_unless_asked(tmp_path: Path) -> None:
     src = claude_code_folder(tmp_path)
     with memdir.open(tmp_path / "memory") as md:
         import_dir(md, src)
-        again = import_dir(md, src, overwrite=True)
-        assert again.imported == [] and len(again.unchanged) == 4
+        (src / "project_launch.md").write_text("Launch moved to 2027-01-10.\n")
+        result = import_dir(md, src)
+        assert ("project_launch.md", "already in the memory with other text (use --overwrite to replace it)") in result.skipped
+        assert md.read("project_launch.md").body == "Launch is 2026-12-15.\n"
+        result = import_dir(md, src, overwrite=True)
+        assert result.imported == ["project_launch.md"] and md.read("project_launch.md").body == "Launch moved to 2027-01-10.\n"
+        assert md.undo("project_launch.md").body == "Launch is 2026-12-15.\n"  # journaled like every write
 
 
-# ---------------------------------------------------------------- mcp-memory
-
-GRAPH = [
-    {"type": "entity", "name": "John Smith", "entityType": "person",
-     "observations": ["Speaks fluent Spanish", "Prefers morning meetings"]},
-    {"type": "entity", "name": "Anthropic", "entityType": "organization", "observations": ["AI safety company"]},
-    {"type": "entity", "name": "Flock", "entityType": "project", "observations": ["Launch on 2026-12-15"]},
-    {"type": "relation", "from": "John Smith", "to": "Anthropic", "relationType": "works_at"},
-    {"type": "relation", "from": "John Smith", "to": "Flock", "relationType": "leads"},
-    {"type": "relation", "from": "John Smith", "to": "Acme", "relationType": "consults_for"},
-    {"type": "entity", "name": "Leaky", "entityType": "person", "observations": ["token ghp_" + "a" * 36]},
-]
-
-
-def graph_file(tmp_path: Path, extra: str = "") -> Path:
-    path = tmp_path / "memory.jsonl"
-    path.write_text("\n".join(json.dumps(item) for item in GRAPH) + "\n" + extra)
-    return path
-
-
-def test_import_mcp_memory_graph(tmp_path: Path) -> None:
-    src = graph_file(tmp_path, '{"type": "entity", "entityType": "x"}\nnot json\n{"type": "note"}\n')
+def test_notes_go_to_a_topic_file_when_the_destination_keeps_its_own(tmp_path: Path) -> None:
+    src = claude_code_folder(tmp_path)
     with memdir.open(tmp_path / "memory") as md:
-        result = import_mcp_memory(md, src)
-        assert sorted(result.imported) == ["organization/anthropic.md", "person/john-smith.md", "project/flock.md"]
-        assert result.skipped == [
-            ("line 8", "entity without a name"),
-            ("line 9", "not valid JSON (Expecting value)"),
-            ("line 10", "unknown record type 'note'; expected 'entity' or 'relation'"),
-            ("entity 'Leaky' (line 7)",
-             "person/leaky.md: frontmatter line 3 contains what looks like a GitHub token; memories must not hold credentials: "
-             "remove it and note where the secret is kept instead"),
-        ]
-        assert result.notes == ["relation John Smith consults_for Acme not imported: no entity named 'Acme'"]
-
-        john = md.read("person/john-smith.md")
-        assert (john.name, john.description, john.tags, john.type) == (
-            "John Smith", "person: Speaks fluent Spanish", ("person",), None)
-        assert john.body == (
-            "# John Smith\n\n- Speaks fluent Spanish\n- Prefers morning meetings\n\n"
-            "## Relations\n- works_at [Anthropic](../organization/anthropic.md)\n- leads [Flock](../project/flock.md)\n"
-        )
-        flock = md.read("project/flock.md")
-        assert flock.type == "project"  # an entity type that is a memdir type becomes the type
-        assert flock.body.endswith("## Referenced by\n- [John Smith](../person/john-smith.md) leads this\n")
-        assert md.search("spanish")[0].path == "person/john-smith.md"
-
-        again = import_mcp_memory(md, src)
-        assert again.imported == [] and ("entity 'Flock' (line 3)", "already in the memory (use --overwrite to replace it)") in again.skipped
+        md.write("x.md", "x\n")
+        assert md.keep_notes("# Our own notes\n\nKeep these.\n")
+        result = import_dir(md, src)
+        assert result.kept == [("MEMORY.md", f"{NOTES_FILE} (MEMORY.md keeps notes of its own)")]
+        assert md.read(NOTES_FILE).text == (src / "MEMORY.md").read_text()
+        assert md.index().startswith("# Our own notes\n\nKeep these.\n" + index.BEGIN)
 
 
-def test_mcp_memory_name_collisions_and_merges(tmp_path: Path) -> None:
-    src = tmp_path / "memory.jsonl"
-    lines = [
-        {"type": "entity", "name": "C++", "entityType": "language", "observations": ["fast"]},
-        {"type": "entity", "name": "C", "entityType": "language", "observations": ["old"]},
-        {"type": "entity", "name": "C", "entityType": "language", "observations": ["old", "portable"]},
-    ]
-    src.write_text("\n".join(json.dumps(x) for x in lines))
+def copy_of_every_md(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))
+            if ".obsidian" not in p.parts and ".trash" not in p.parts}
+
+
+@pytest.mark.parametrize("source", [TERN, NOTES, *VAULTS], ids=["claude-code", "basic-memory", "obsidian-en", "obsidian-ja"])
+def test_import_of_the_corpus_loses_no_line_and_names_every_file_it_leaves(tmp_path: Path, source: Path) -> None:
     with memdir.open(tmp_path / "memory") as md:
-        result = import_mcp_memory(md, src)
-        assert result.imported == ["language/c.md", "language/c-2.md"]
-        assert result.notes == ["line 3: entity 'C' appears again; its observations were merged"]
-        assert md.read("language/c-2.md").body == "# C\n\n- old\n- portable\n"
+        result = (import_basic_memory if source == NOTES else import_dir)(md, source)
+        expected = copy_of_every_md(source)
+        skipped = dict(result.skipped)
+        repaired = dict(result.repaired)
+        for rel, text in expected.items():
+            if rel in LONG:
+                assert "the limit is 200" in skipped.pop(rel)
+                continue
+            got = md.index() if rel == "MEMORY.md" else md.read(rel).text
+            if rel == "MEMORY.md":
+                assert got.startswith(text + index.BEGIN)  # the notes, then memdir's region
+            elif rel in repaired:  # only the lines YAML refused differ, and only by quotes
+                old, new = text.split("\n"), got.split("\n")
+                assert len(old) == len(new)
+                assert [i + 1 for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b] == repaired[rel]
+                assert all(b.replace('"', "") == a.replace('"', "") for a, b in zip(old, new, strict=True))
+            else:
+                assert got == text, rel  # byte for byte
+        # every other file of the source is named, with why
+        others = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file() and p.suffix != ".md"}
+        listed = set(skipped) - {p for p in skipped if p.endswith("/")}
+        hidden = {p for p in others if p.split("/", 1)[0].startswith(".")}
+        assert listed == others - hidden and all(any(h.startswith(d) for d in skipped if d.endswith("/")) for h in hidden)
+        assert result.lines_in == result.lines_out == sum(
+            model.count_lines(t) for r, t in expected.items() if r not in LONG)
+        assert result.files_in == len(expected) - len(LONG & set(expected))
 
 
-def test_cli_import_from_mcp_memory(tmp_path: Path) -> None:
-    src = graph_file(tmp_path)
+def test_the_corpus_frontmatter_stays_as_written_and_is_read_as_meant(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "bm") as md:
+        import_basic_memory(md, NOTES)
+        amara = md.read("people/Amara Nwosu.md")
+        assert amara.text.startswith("---\ntitle: Amara Nwosu\ntype: Person\npermalink: people/amara-nwosu\n"
+                                     "tags: [person, garden]\nupdated: 2025-06-30\n---\n")
+        assert (amara.name, amara.type, amara.updated, amara.created) == ("Amara Nwosu", "person", "2025-06-30", None)
+        decision = md.read("projects/orchard/Decision- Postgres over SQLite.md")
+        assert decision.name == "Decision: Postgres over SQLite" and decision.type is None  # `type: note`
+        assert decision.text.startswith('---\ntitle: "Decision: Postgres over SQLite"\ntype: note\n')
+    with memdir.open(tmp_path / "cc") as md:
+        import_dir(md, TERN)
+        feedback = sorted(e.path for e in md.list() if e.type == "feedback")
+        assert feedback == ["feedback_commit_style.md", "feedback_dutch_translations.md", "feedback_never_real_slack.md",
+                            "feedback_no_threshold_changes.md", "feedback_sentry_scrubber.md",
+                            "feedback_tests_before_commit.md"]
+        assert md.read("feedback_commit_style.md").updated == "2026-03-09T10:02:44Z"  # metadata.modified
+        shown = memdir.context(md).text
+        assert all(md.read(p).name in shown for p in feedback)  # every feedback memory reaches the session
+
+
+def test_relative_dates_in_imported_notes_are_kept_as_written(tmp_path: Path) -> None:
+    vault = VAULTS[0]
+    bills = (vault / "Household" / "Bills split.md").read_text(encoding="utf-8")
+    assert "A few weeks ago" in bills and "Last Tuesday" in bills
+    with memdir.open(tmp_path / "memory") as md:
+        import_dir(md, vault)
+        assert md.read("Household/Bills split.md").text == bills  # no "(2026-…)" put into a note of 2025
+        today = dt.datetime.now(dt.UTC).date()
+        written = md.write("agent.md", "We met a few weeks ago.\n")  # what an agent writes: against the write's date
+        assert f"a few weeks ago ({(today - dt.timedelta(weeks=3)).isoformat()})" in written.body
+
+
+def test_cli_import_reports_files_and_lines_in_and_out(tmp_path: Path) -> None:
+    src = claude_code_folder(tmp_path)
     runner = CliRunner()
-    out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "mcp-memory", str(src), "--json"])
+    out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", str(src), "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    assert len(data["imported"]) == 3 and data["skipped"][0]["path"] == "entity 'Leaky' (line 7)"
-    assert data["notes"] == ["relation John Smith consults_for Acme not imported: no entity named 'Acme'"]
-    out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "mcp-memory", str(tmp_path)])
-    assert out.exit_code == 2 and "--from mcp-memory reads a JSONL file" in out.output
-    out = runner.invoke(main, ["--root", str(tmp_path / "m2"), "import", "--from", "basic-memory", str(src)])
+    assert data["files"] == {"in": 5, "not_brought_in": 2} and data["lines"] == {"in": 17, "out": 17}
+    assert data["kept_notes"] == [{"from": "MEMORY.md", "to": "MEMORY.md, around memdir's marked index region"}]
+    out = runner.invoke(main, ["--root", str(tmp_path / "m2"), "import", "--from", "obsidian", str(src)])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[:3] == [
+        "imported 5 files",
+        "brought in 5 of 7 source items: 17 lines in, 17 lines out",
+        "kept MEMORY.md whole in MEMORY.md, around memdir's marked index region",
+    ]
+    out = runner.invoke(main, ["--root", str(tmp_path / "m3"), "import", "--from", "basic-memory", str(src / "MEMORY.md")])
     assert out.exit_code == 2 and "--from basic-memory reads a folder" in out.output
 
 
-# ---------------------------------------------------------------- basic-memory
-
-COFFEE = """---
-title: Coffee Brewing Methods
-type: note
-tags: [coffee, brewing]
-permalink: coffee-brewing-methods
-source: barista course
----
-
-# Coffee Brewing Methods
-
-## Observations
-- [method] Pour over gives more clarity than a French press
-- [technique] Water at 96°C extracts best #temperature
-- [preference] Ethiopian beans suit lighter roasts (tasting notes)
-
-## Relations
-- relates_to [[Coffee Bean Origins]]
-- contrasts_with [[Tea Brewing Methods]]
-"""
-
-ORIGINS = """---
-title: Coffee Bean Origins
-type: reference
-permalink: coffee-bean-origins
-tags: beans, origins
----
-
-# Coffee Bean Origins
-
-Where the beans come from, by region.
-
-- [region] Ethiopia: floral and light #africa
-"""
-
-
-def basic_memory_folder(tmp_path: Path) -> Path:
-    src = tmp_path / "basic-memory"
-    (src / "coffee").mkdir(parents=True)
-    (src / ".basic-memory").mkdir()
-    (src / ".basic-memory" / "config.json").write_text("{}")
-    (src / "coffee" / "coffee-brewing-methods.md").write_text(COFFEE)
-    (src / "coffee" / "Coffee Bean Origins.md").write_text(ORIGINS)
-    (src / "coffee" / "cup.png").write_bytes(b"\x89PNG")
-    (src / "long.md").write_text("---\ntitle: Long\n---\n" + "- [fact] line\n" * 250)
-    return src
-
-
-def test_import_basic_memory_notes(tmp_path: Path) -> None:
-    src = basic_memory_folder(tmp_path)
+@pytest.mark.parametrize("source", [TERN, NOTES, *VAULTS], ids=["claude-code", "basic-memory", "obsidian-en", "obsidian-ja"])
+def test_import_then_export_gives_the_source_back(tmp_path: Path, source: Path) -> None:
     with memdir.open(tmp_path / "memory") as md:
-        result = import_basic_memory(md, src)
-        assert result.imported == ["coffee/Coffee Bean Origins.md", "coffee/coffee-brewing-methods.md"]
-        assert result.skipped == [
-            ("coffee/cup.png", "not a markdown note; memdir keeps .md files only"),
-            ("long.md", "long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it"),
-        ]
-        assert result.notes == [
-            f"coffee/coffee-brewing-methods.md: [[Tea Brewing Methods]] names no note in {src}; the link is kept as text"
-        ]
-        coffee = md.read("coffee/coffee-brewing-methods.md")
-        assert (coffee.name, coffee.type, coffee.description) == (
-            "Coffee Brewing Methods", None, "Pour over gives more clarity than a French press")
-        assert coffee.tags == ("coffee", "brewing", "temperature")
-        assert (coffee.meta["permalink"], coffee.meta["source"]) == ("coffee-brewing-methods", "barista course")
-        assert "title" not in coffee.meta and coffee.body == COFFEE.split("---\n", 2)[2]  # the text is kept
-        origins = md.read("coffee/Coffee Bean Origins.md")
-        assert (origins.type, origins.description, origins.tags) == (
-            "reference", "Where the beans come from, by region.", ("beans", "origins", "africa"))
-        assert md.index().splitlines()[2:] == [
-            "## Reference",
-            "- [Coffee Bean Origins](<coffee/Coffee Bean Origins.md>) — Where the beans come from, by region.",
-            "",
-            "## Other",
-            "- [Coffee Brewing Methods](coffee/coffee-brewing-methods.md) — Pour over gives more clarity than a French press",
-        ]
-        assert md.search("ethiopian roasts")[0].path == "coffee/coffee-brewing-methods.md"
+        result = import_dir(md, source)
+        report = export_dir(md, tmp_path / "out")
+    back = copy_of_every_md(tmp_path / "out")
+    want = {r: t for r, t in copy_of_every_md(source).items() if r not in LONG}
+    assert back.keys() == want.keys()
+    repaired = dict(result.repaired)
+    assert {r for r in want if back[r] != want[r]} == set(repaired)
+    assert report.files == len(want) and report.lines == result.lines_out
 
 
-def test_cli_import_from_basic_memory(tmp_path: Path) -> None:
-    src = basic_memory_folder(tmp_path)
-    out = CliRunner().invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "basic-memory", str(src)])
+def test_cli_export_writes_a_folder_and_refuses_a_full_one(tmp_path: Path) -> None:
+    src = claude_code_folder(tmp_path)
+    runner = CliRunner()
+    root = str(tmp_path / "memory")
+    assert runner.invoke(main, ["--root", root, "import", str(src)]).exit_code == 0
+    out = runner.invoke(main, ["--root", root, "export", str(tmp_path / "out")])
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines() == [
-        "imported 2 files",
-        "skipped coffee/cup.png: not a markdown note; memdir keeps .md files only",
-        "skipped long.md: long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it",
-        f"coffee/coffee-brewing-methods.md: [[Tea Brewing Methods]] names no note in {src}; the link is kept as text",
-    ]
+    assert out.stdout.splitlines() == ["exported 5 files (17 lines)", "wrote MEMORY.md with the notes kept beside memdir's index"]
+    assert (tmp_path / "out" / "MEMORY.md").read_text() == (src / "MEMORY.md").read_text()
+    out = runner.invoke(main, ["--root", root, "export", str(tmp_path / "out")])
+    assert out.exit_code == 1 and "is not empty; export into a new or empty folder" in out.output
 
 
 def test_import_never_follows_a_symlink_out_of_the_source(tmp_path: Path) -> None:

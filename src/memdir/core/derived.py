@@ -19,7 +19,7 @@ import logging
 import sqlite3
 
 from .. import paths
-from ..errors import MemdirError
+from ..errors import Conflict, MemdirError
 from ..paths import INDEX_NAME
 from ..stores.base import Store
 from ..util import gc_paused
@@ -105,6 +105,24 @@ class Derived:
         lines, size = kept.caps(self.limits.index_max_lines, self.limits.index_max_bytes)
         text, links = index.render(cat, folder, lines, size)
         return kept.around(text), links
+
+    def keep(self, folder: str, notes: str) -> bool:
+        """Make `notes` the hand-kept part of `folder`'s MEMORY.md, around memdir's region (store lock held).
+
+        False when they are there already. Refuses when the file keeps other
+        notes, so nothing a person wrote there is replaced.
+        """
+        want, have = index.kept(notes), index.kept(self.on_disk(folder))
+        if want.empty or have == want:
+            return False
+        if not have.empty:
+            raise Conflict(f"{folder}{INDEX_NAME} already keeps notes of its own ({have.lines} lines); "
+                           "merge the new ones into it by hand, or keep them in a topic file", path=folder + INDEX_NAME)
+        self.refresh(full=self.stale)
+        self.stale = False
+        text, _ = self.render(self.loaded(), folder, want.around(""))
+        self.store.derive({folder + INDEX_NAME: text.encode()}, self.store.derived())
+        return True
 
     def committed(self, records: int, *, derive: bool = True) -> None:
         """After a commit (store lock held): bring the index files along, or (`derive=False`: edits made by

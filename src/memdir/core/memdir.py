@@ -27,8 +27,8 @@ from ..search import grep as grepping
 from ..search import lexical
 from ..search.lexical import Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
+from . import guard, ops, reconcile
 from . import limits as limits_mod
-from . import ops, reconcile
 from .catalog import Catalog
 from .derived import Derived
 from .index import render as render_index
@@ -407,6 +407,23 @@ class Memdir:
             if text and not text.endswith("\n"):
                 text += "\n"
             return self._land([Op.write(p, text + entry, expect=ops.version_of(cur))], take=False)[0]
+
+    def keep_notes(self, notes: str, folder: str = "") -> bool:
+        """Keep `notes` (what a person or another tool wrote in a MEMORY.md) byte for byte in the folder's
+        MEMORY.md, beside memdir's marked index region: how an import brings Claude Code's hand-kept notes.
+
+        False when they are there already; `Conflict` when the file keeps other notes; the secret guard
+        holds as for a topic file.
+        """
+        f = paths.folder(folder)
+        if not isinstance(notes, str):
+            raise InvalidArgument(f"{f}{paths.INDEX_NAME}: notes must be text, got {type_name(notes)}")
+        if self._scope is not None:
+            raise Forbidden(f"{f}{paths.INDEX_NAME}: a scoped principal cannot keep notes in an index; ask the owner")
+        if self.limits.secret_guard:
+            guard.check(notes, f + paths.INDEX_NAME)
+        with self._writing():
+            return self._state.derived.keep(f, notes)
 
     def apply(self, ops_: Sequence[Op]) -> builtins.list[Memory]:
         """Several writes, deletes and renames committed at once: all of them land, or none.

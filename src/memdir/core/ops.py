@@ -47,11 +47,18 @@ class Op:
     text: str | None = None
     dest: str | None = None
     expect: Any = ANY
+    as_written: bool = False  # the text lands byte for byte: no created/updated lines, no schema (an import)
 
     @classmethod
-    def write(cls, path: str, text: str, *, expect: Any = ANY) -> Op:
-        """Create or replace `path` with `text` (frontmatter and body)."""
-        return cls("write", path, text, expect=expect)
+    def write(cls, path: str, text: str, *, expect: Any = ANY, as_written: bool = False) -> Op:
+        """Create or replace `path` with `text` (frontmatter and body).
+
+        `as_written`: the text is another writer's (an import, a file a person
+        wrote), kept byte for byte: memdir adds no `created`/`updated` lines (the
+        file's own dates stand) and checks no schema of its keys (another tool's
+        `type: Person` or `tags: a, b` stay); YAML, size and secrets still hold.
+        """
+        return cls("write", path, text, expect=expect, as_written=as_written)
 
     @classmethod
     def delete(cls, path: str, *, expect: Any = ANY) -> Op:
@@ -116,7 +123,10 @@ class Planner:
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
-            text = self.stamp(target, cur if dst is None else None, old_meta, op.text)
+            if op.as_written:
+                text = self.as_written(target, cur if dst is None else None, op.text)
+            else:
+                text = self.stamp(target, cur if dst is None else None, old_meta, op.text)
             if text is None:
                 assert cur is not None
                 return None, self.memory(p, cur, "unchanged")
@@ -169,6 +179,16 @@ class Planner:
                 return None
         meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in CLEARS)}  # empty means unset
         validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits)
+        return text
+
+    def as_written(self, path: str, cur: Blob | None, text: str) -> str | None:
+        """`text` checked as another writer's file: valid YAML, size and secrets; None when it is there already."""
+        meta, body = model.parse(text, path=path, strict=True)
+        if cur is not None and cur.data == text.encode():
+            return None
+        limits_mod.check_size(text, path, self.limits)
+        if self.limits.secret_guard:
+            guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
         return text
 
     def writable(self, *targets: str) -> None:

@@ -465,7 +465,7 @@ def _names(m: Shown) -> set[str]:
 
 def _targets(m: Shown) -> set[str]:
     """What the links in `m` say (paths and names, unresolved)."""
-    raws, _ = links.parse(m.path, m.text)
+    raws = links.parse(m.path, m.text)[0]
     return {r.path for r in raws if r.path} | {r.name for r in raws}
 
 

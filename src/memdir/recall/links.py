@@ -9,11 +9,13 @@ A link is parsed when its file is written and resolved when asked, against the
 names that exist then, so a link to a memory written later starts working, and
 a moved memory is still found:
 
-- `[[X]]` (also `[[X|shown]]`, `[[X#heading]]`) names a memory by its file
-  name without `.md` or by its `name`, compared without case, with spaces,
-  `-` and `_` alike; `[[folder/x]]` is a path from the memory root. When
-  several memories match, the one in the linking file's folder wins, then the
-  shortest path (Obsidian's rule).
+- `[[X]]` (also `[[X|shown]]`, `[[X\\|shown]]` inside a table, `[[X#heading]]`,
+  `![[X]]`) names a memory by its file name without `.md`, by its `name` or
+  `title`, or by one of its Obsidian `aliases`, compared without case, with
+  spaces, `-` and `_` alike; `[[folder/x]]` is a path from the memory root.
+  When several memories match, the one in the linking file's folder wins, then
+  the shortest path (Obsidian's rule). An embed or link of an attachment
+  (`![[plan.png|300]]`, `[[map.canvas]]`) is no link to a memory.
 - `[text](../project/x.md)` is a path relative to the linking file; when
   nothing is there any more, the file name is looked up as a `[[name]]` would be.
 
@@ -58,7 +60,11 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SEPARATORS = re.compile(r"[\s_-]+")
 SNAPSHOT = "links.json"
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
+ATTACHMENTS = frozenset(  # what Obsidian embeds or links besides notes: no memory, so never a broken link
+    "png jpg jpeg gif bmp svg webp avif heic tif tiff ico pdf mp3 wav m4a ogg oga flac 3gp webm mp4 mov mkv ogv "
+    "canvas base csv tsv txt json xml html htm zip docx xlsx pptx odt ods epub".split())
+_TARGET_END = re.compile(r"\\?\||#|\^")
 SAVE_EVERY = 200  # a long-running process saves the snapshot again after this many changes
 
 
@@ -110,20 +116,22 @@ class Links:
         return {"path": self.path, "links": [x.to_dict() for x in self.links], "backlinks": list(self.backlinks)}
 
 
-def parse(path: str, text: str) -> tuple[list[_Raw], bool]:
-    """The links of a file's body (not in code) and whether its frontmatter pins it."""
+def parse(path: str, text: str) -> tuple[list[_Raw], bool, tuple[str, ...]]:
+    """The links of a file's body (not in code), whether its frontmatter pins it, and the other names
+    links may use for it (a `title` beside its `name`, Obsidian's `aliases`)."""
     try:
         block, body = model.split(text)
     except MemdirError:  # an unclosed frontmatter block: all of it is body
         block, body = None, text
     pinned = False
-    if block is not None and "pinned" in block:
-        try:
-            pinned = model.parse_meta(block).get("pinned") is True
-        except MemdirError:
-            pinned = False
+    aliases: tuple[str, ...] = ()
+    if block is not None and ("pinned" in block or "alias" in block or "title" in block):
+        meta, _ = model.parse(text, strict=False)
+        pinned = meta.get("pinned") is True
+        title = meta.get("title")
+        aliases = model.aliases_of(meta) + ((str(title),) if isinstance(title, (str, int, float)) and title != "" else ())
     if "[" not in body:
-        return [], pinned
+        return [], pinned, aliases
     offset = text.count("\n", 0, len(text) - len(body))
     home = paths.parent(path)
     out: list[_Raw] = []
@@ -138,13 +146,15 @@ def parse(path: str, text: str) -> tuple[list[_Raw], bool]:
         found = [(m.start(), _wiki(m.group(), m.group(1), number)) for m in _WIKI.finditer(line)]
         found += [(m.start(), _markdown(m.group(), m.group(2), home, number)) for m in _MARKDOWN.finditer(line)]
         out += [raw for _, raw in sorted(found, key=lambda f: f[0]) if raw is not None]
-    return out, pinned
+    return out, pinned, aliases
 
 
 def _wiki(text: str, inner: str, line: int) -> _Raw | None:
-    target = inner.split("|", 1)[0].split("#", 1)[0].strip()
+    target = _TARGET_END.split(inner, 1)[0].strip()
     if not target:
         return None  # [[#heading]]: a place in the same file
+    if "." in target and target.rsplit(".", 1)[1].lower() in ATTACHMENTS:
+        return None  # an attachment, not a memory
     if "/" in target or target.lower().endswith(".md"):
         full = target if target.lower().endswith(".md") else target + ".md"
         return _Raw(text, line, _normal(full.lstrip("/")), name_key(_stem(full)))
@@ -175,11 +185,12 @@ class _Node(NamedTuple):
     updated: str
     pinned: bool
     raws: tuple[_Raw, ...]
+    aliases: tuple[str, ...] = ()
 
 
-def _keys(path: str, name: str) -> set[str]:
-    """The name keys a link may use for the file at `path` named `name`."""
-    return {name_key(_stem(path)), name_key(name)}
+def _keys(path: str, node: _Node) -> set[str]:
+    """The name keys a link may use for the file at `path`: its file name, name and other names."""
+    return {name_key(_stem(path)), name_key(node.name)} | {name_key(a) for a in node.aliases}
 
 
 def _refs(node: _Node) -> set[str]:
@@ -233,10 +244,10 @@ class Graph:
                 if blob is None:
                     continue
                 try:
-                    raws, pinned = parse(path, blob.data.decode("utf-8"))
+                    raws, pinned, aliases = parse(path, blob.data.decode("utf-8"))
                 except UnicodeDecodeError:  # not text: reconcile reports it
-                    raws, pinned = [], False
-                self._put(path, _Node(entry.name, entry.type, entry.updated or "", pinned, tuple(raws)))
+                    raws, pinned, aliases = [], False, ()
+                self._put(path, _Node(entry.name, entry.type, entry.updated or "", pinned, tuple(raws), aliases))
             self.seq = seq
             # Save on the first catch-up in this process (a hook's process lives for one call), then now and then.
             if self.snapshot is not None and latest and (not self._caught_up or seq - self._saved >= SAVE_EVERY):
@@ -264,7 +275,7 @@ class Graph:
         self._newest.clear()
 
     def _index_one(self, path: str, node: _Node, add: bool) -> None:
-        for key in _keys(path, node.name):
+        for key in _keys(path, node):
             (self._names[key].add if add else self._names[key].discard)(path)
         for ref in _refs(node):
             (self._refs[ref].add if add else self._refs[ref].discard)(path)
@@ -283,8 +294,9 @@ class Graph:
                 if data.get("format") != SNAPSHOT_FORMAT:
                     return
                 nodes, types, pins = self.nodes, self.types, self.pinned  # what `_put` does, without its call per file
-                for path, (name, kind, updated, pinned, raws) in data["nodes"].items():
-                    nodes[path] = _Node(name, kind, updated, pinned, tuple(_Raw(*r) for r in raws) if raws else ())
+                for path, (name, kind, updated, pinned, raws, aliases) in data["nodes"].items():
+                    nodes[path] = _Node(name, kind, updated, pinned, tuple(_Raw(*r) for r in raws) if raws else (),
+                                        tuple(aliases))
                     types[kind].add(path)
                     if pinned:
                         pins.add(path)
@@ -296,7 +308,7 @@ class Graph:
 
     def _save(self) -> None:
         assert self.snapshot is not None
-        nodes = {p: [n.name, n.type, n.updated, n.pinned, [[r.text, r.line, r.path, r.name] for r in n.raws]]
+        nodes = {p: [n.name, n.type, n.updated, n.pinned, [[r.text, r.line, r.path, r.name] for r in n.raws], n.aliases]
                  for p, n in self.nodes.items()}
         data = json.dumps({"format": SNAPSHOT_FORMAT, "seq": self.seq, "nodes": nodes}, ensure_ascii=False)
         tmp = self.snapshot.with_name(f"{self.snapshot.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -342,7 +354,7 @@ class Graph:
                 return set()
             self._index()
             sources: set[str] = set()
-            for key in {path} | _keys(path, node.name):
+            for key in {path} | _keys(path, node):
                 sources |= self._refs.get(key, set())
             return {s for s in sources - {path}
                     if any(self.resolve(r, s) == path for r in self.nodes[s].raws)}

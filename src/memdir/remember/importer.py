@@ -1,24 +1,28 @@
-"""`memdir import`: bring in memories kept by other systems.
+"""`memdir import`: bring in memories kept by other systems, losing nothing.
 
-Each importer writes through `Memdir.write` (so every limit, the secret guard
-and the journal apply), never overwrites unless asked, and reports what it
-imported and what it could not, with the reason.
+Each importer writes through `Memdir` (so the journal, size limits and the
+secret guard apply), never overwrites unless asked, and reports every file of
+the source: what it brought in, with the lines it read and the lines that
+landed, and what it did not, with the reason.
 
-- claude-code (`import_dir`): a folder of topic files. Files are copied with
-  their relative paths. The folder's MEMORY.md (if any) fills in what the
-  files lack: link lines `- [title](file.md) — desc` and pipe lines
-  `- path | description #category`; a `## Section` heading or a `#category`
-  that names a configured type becomes the type.
-- mcp-memory (`import_mcp_memory`): the knowledge-graph JSONL of the reference
-  MCP memory server; one topic file per entity.
-- basic-memory (`import_basic_memory`): a folder of basic-memory notes.
+- A folder (`import_dir`: a Claude Code memory folder, an Obsidian vault;
+  `import_basic_memory`: a basic-memory project): every `.md` file lands byte
+  for byte at its relative path (`Op.write(as_written=True)`): frontmatter
+  as its writer left it (keys, order, dates, other tools' types), no
+  `created`/`updated` lines added, relative dates kept as written. memdir
+  reads the dialects (`model.dialect`), so nothing needs rewriting. The one
+  change: a value plain YAML refuses but its writer accepted (an unquoted
+  `title: Decision: Postgres`) is quoted (`model.repaired`), and the report
+  says which line. A folder's `MEMORY.md` (Claude Code keeps notes in it) is
+  kept whole as the hand-kept part of the destination's `MEMORY.md`
+  (`Memdir.keep_notes`), or, when that file keeps notes of its own, as the
+  topic file `memory-notes.md`.
+- mcp-memory: see `mcp_memory.py`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,52 +31,92 @@ from typing import Any
 from .. import model, paths
 from ..core import index
 from ..core.memdir import ANY, Memdir
-from ..errors import InvalidArgument, MemdirError
+from ..core.ops import Op
+from ..errors import Conflict, MemdirError
 from ..paths import INDEX_NAME
+
+NOTES_FILE = "memory-notes.md"  # where a MEMORY.md's notes go when the destination's MEMORY.md keeps its own
 
 
 @dataclass
 class ImportResult:
+    """What an import did with every file (or record) of its source."""
+
     imported: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    unmapped: list[tuple[int, str]] = field(default_factory=list)  # index lines not understood
+    merged: list[str] = field(default_factory=list)  # files that took in what a re-import added
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (source path, why)
+    repaired: list[tuple[str, list[int]]] = field(default_factory=list)  # (path, file lines quoted for YAML)
     dangling: list[str] = field(default_factory=list)  # index lines naming files that are not there
-    notes: list[str] = field(default_factory=list)  # anything else that was not carried over, in one line each
+    notes: list[str] = field(default_factory=list)  # anything else worth knowing, one line each
+    kept: list[tuple[str, str]] = field(default_factory=list)  # (source MEMORY.md, where its notes are)
+    files_in: int = 0  # files (or records) of the source brought in
+    lines_in: int = 0  # their lines as the source has them
+    lines_out: int = 0  # the lines they hold in the destination
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "imported": self.imported,
             "unchanged": self.unchanged,
+            "merged": self.merged,
             "skipped": [{"path": p, "why": w} for p, w in self.skipped],
-            "unmapped_index_lines": [{"line": n, "text": t} for n, t in self.unmapped],
+            "repaired": [{"path": p, "lines": n} for p, n in self.repaired],
+            "kept_notes": [{"from": s, "to": d} for s, d in self.kept],
             "index_lines_without_file": self.dangling,
             "notes": self.notes,
+            "files": {"in": self.files_in, "not_brought_in": len(self.skipped)},
+            "lines": {"in": self.lines_in, "out": self.lines_out},
         }
 
     def summary(self) -> str:
         n = len(self.imported)
-        out = [f"imported {n} file{'' if n == 1 else 's'}" + (f", {len(self.unchanged)} unchanged" if self.unchanged else "")]
+        head = f"imported {n} file{'' if n == 1 else 's'}"
+        for count, what in ((len(self.merged), "merged"), (len(self.unchanged), "unchanged")):
+            if count:
+                head += f", {count} {what}"
+        out = [head, f"brought in {self.files_in} of {self.files_in + len(self.skipped)} source items: "
+                     f"{self.lines_in:,} lines in, {self.lines_out:,} lines out"]
+        for source, where in self.kept:
+            out.append(f"kept {source} whole in {where}")
+        for path, numbers in self.repaired:
+            shown = ", ".join(str(x) for x in numbers)
+            out.append(f"repaired {path} line{'' if len(numbers) == 1 else 's'} {shown}: quoted a value "
+                       "that plain YAML refuses and its writer accepts (a colon, a {{placeholder}})")
         for path, why in self.skipped:
             out.append(f"skipped {path}: {why}")
-        for number, text in self.unmapped:
-            out.append(f"could not map MEMORY.md line {number}: {text.strip()}")
         for path in self.dangling:
             out.append(f"MEMORY.md names {path}, which is not in the folder")
         out.extend(self.notes)
         return "\n".join(out)
 
-    def _write(self, md: Memdir, path: str, text: str, overwrite: bool, source: str, **meta: Any) -> None:
-        """Write one file through memdir and record the outcome under `source` (what the user knows it as)."""
-        try:
-            m = md.write(path, text, expect=ANY if overwrite else None, **meta)
-        except MemdirError as e:
-            why = e.message
-            if why.startswith(path + " already exists"):
-                why = "already in the memory (use --overwrite to replace it)"
-            self.skipped.append((source, why))
-            return
-        (self.unchanged if m.change == "unchanged" else self.imported).append(path)
+    def landed(self, path: str, change: str, lines_in: int, lines_out: int) -> None:
+        """Count one source item whose text is now in the destination."""
+        {"unchanged": self.unchanged, "merged": self.merged}.get(change, self.imported).append(path)
+        self.files_in += 1
+        self.lines_in += lines_in
+        self.lines_out += lines_out
+
+
+def write_as_written(md: Memdir, result: ImportResult, path: str, text: str, *, overwrite: bool, source: str,
+                     lines_in: int) -> bool:
+    """Land `text` byte for byte at `path` (an identical file there is `unchanged`); record the outcome."""
+    try:
+        _, old, _ = md.read_text(path)
+    except MemdirError:
+        old = None
+    if old == text:
+        result.landed(path, "unchanged", lines_in, model.count_lines(text))
+        return True
+    try:
+        md.apply([Op.write(path, text, expect=ANY if overwrite else None, as_written=True)])
+    except MemdirError as e:
+        why = e.message
+        if old is not None and isinstance(e, Conflict):
+            why = "already in the memory with other text (use --overwrite to replace it)"
+        result.skipped.append((source, why))
+        return False
+    result.landed(path, "imported", lines_in, model.count_lines(text))
+    return True
 
 
 def _inside(root: Path, rel: str) -> bool:
@@ -81,80 +125,124 @@ def _inside(root: Path, rel: str) -> bool:
     return real.startswith(top + os.sep)
 
 
-def _linked_folders(folder: str, dirs: list[str], rel: str, result: ImportResult) -> list[str]:
-    """The folders to walk; symlinked ones are reported as skipped (the walk never follows them)."""
-    keep = []
-    for d in sorted(d for d in dirs if not d.startswith(".")):
-        if os.path.islink(os.path.join(folder, d)):
-            result.skipped.append((d if rel == "." else f"{rel}/{d}", "a symlinked folder; import does not follow folder links"))
-        else:
-            keep.append(d)
-    return keep
+def _count(folder: str) -> int:
+    return sum(len(files) for _, _, files in os.walk(folder))
 
 
-def _load(root: Path, rel: str, result: ImportResult) -> tuple[str, str, dict[str, Any], str] | None:
-    """(memdir path, text, frontmatter, body) of one source file, or None with the reason in `result`."""
+def _walk(root: Path, result: ImportResult) -> list[str]:
+    """Every `.md` file under `root` to bring in; every other file is reported with the reason it stays out."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root).as_posix()
+        at = "" if rel == "." else rel + "/"
+        keep = []
+        for d in sorted(dirs):
+            where = os.path.join(folder, d)
+            if os.path.islink(where):
+                result.skipped.append((at + d, "a symlinked folder; import does not follow folder links"))
+            elif d.startswith("."):
+                n = _count(where)
+                result.skipped.append((at + d + "/", f"a hidden folder ({n} file{'' if n == 1 else 's'}: another "
+                                                     "tool's settings or data); not memories"))
+            else:
+                keep.append(d)
+        dirs[:] = keep
+        for name in sorted(files):
+            if name.startswith("."):
+                result.skipped.append((at + name, "a hidden file; not a memory"))
+            elif not name.lower().endswith(".md"):
+                kind = name.rsplit(".", 1)[-1].lower() if "." in name else "no extension"
+                result.skipped.append((at + name, f"not a markdown note ({kind}); memdir keeps .md files only, "
+                                                  "so links to it stay as written"))
+            else:
+                found.append(at + name)
+    return found
+
+
+def _text(root: Path, rel: str, result: ImportResult) -> str | None:
     if not _inside(root, rel):
         result.skipped.append((rel, "a symlink leading out of the source folder; not followed"))
         return None
     try:
-        path = paths.topic_path(rel)
-        text = (root / rel).read_text(encoding="utf-8")
-        meta, body = model.parse(text, path=path, strict=True)
-    except UnicodeDecodeError:
-        result.skipped.append((rel, "not UTF-8 text"))
-        return None
+        return (root / rel).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        result.skipped.append((rel, f"not UTF-8 text (byte {e.start})"))
+    except OSError as e:
+        result.skipped.append((rel, f"cannot be read ({e.strerror or e})"))
+    return None
+
+
+def _repaired(path: str, text: str, result: ImportResult) -> str:
+    """`text` with a frontmatter block its writer accepted but plain YAML refuses quoted where it must be."""
+    try:
+        model.parse(text, path=path, strict=True)
+        return text
+    except MemdirError:
+        pass
+    try:
+        block, _ = model.split(text, path=path)
+    except MemdirError:
+        return text  # never closed: refused with its own message
+    if block is None:
+        return text
+    fixed, lines = model.repaired(block)
+    if not lines:
+        return text
+    result.repaired.append((path, lines))
+    start = text.index("\n") + 1  # the block starts after the opening '---' line
+    return text[:start] + fixed + text[start + len(block):]
+
+
+def _keep_index(md: Memdir, root: Path, rel: str, result: ImportResult, overwrite: bool) -> None:
+    """A source MEMORY.md: its notes kept whole in the destination's MEMORY.md (or a topic file)."""
+    text = _text(root, rel, result)
+    if text is None:
+        return
+    folder = rel[: -len(INDEX_NAME)]
+    here = folder + INDEX_NAME
+    if index.kept(text).empty:
+        result.skipped.append((rel, "memdir's own generated index; rebuilt from the files"))
+        return
+    lines = model.count_lines(text)
+    try:
+        changed = md.keep_notes(text, folder)
+    except Conflict:
+        target = folder + NOTES_FILE
+        if write_as_written(md, result, target, text, overwrite=overwrite, source=rel, lines_in=lines):
+            result.kept.append((rel, f"{target} ({here} keeps notes of its own)"))
+        return
     except MemdirError as e:
         result.skipped.append((rel, e.message))
-        return None
-    return path, text, meta, body
-
-
-def _source_files(source: Path, result: ImportResult) -> list[str]:
-    found = []
-    for folder, dirs, files in os.walk(source):
-        rel = Path(folder).relative_to(source).as_posix()
-        dirs[:] = _linked_folders(folder, dirs, rel, result)
-        for name in sorted(files):
-            if name.endswith(".md") and name != INDEX_NAME and not name.startswith("."):
-                found.append(name if rel == "." else f"{rel}/{name}")
-    return found
+        return
+    result.kept.append((rel, f"{here}, around memdir's marked index region"))
+    result.landed(here, "imported" if changed else "unchanged", lines, lines)
 
 
 def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = False) -> ImportResult:
-    """Import every topic file under `source`; report what could not be imported and why."""
+    """Import every markdown file under `source` as written, and its MEMORY.md notes; report every other file."""
     root = Path(source)
     result = ImportResult()
-    hints: dict[str, index.IndexLine] = {}
-    index_file = root / INDEX_NAME
-    if index_file.is_file() and _inside(root, INDEX_NAME):
-        lines, result.unmapped = index.parse(index_file.read_text(encoding="utf-8", errors="replace"))
-        for item in lines:
-            hints[item.path.lstrip("./")] = item
-    files = _source_files(root, result)
-    present = set(files)
-    result.dangling = sorted(p for p in hints if p not in present)
-    for rel in files:
-        loaded = _load(root, rel, result)
-        if loaded is None:
+    files = _walk(root, result)
+    indexes = [rel for rel in files if rel.rsplit("/", 1)[-1] == INDEX_NAME]
+    topics = [rel for rel in files if rel not in indexes]
+    for rel in topics:
+        text = _text(root, rel, result)
+        if text is None:
             continue
-        path, text, meta, _ = loaded
-        extra: dict[str, Any] = {}
-        hint = hints.get(rel)
-        if hint is not None:
-            if not meta.get("description") and hint.description:
-                extra["description"] = model.clip(hint.description, md.limits.max_description)
-            if not meta.get("name") and hint.title and hint.title != rel and hint.title != rel.rsplit("/", 1)[-1]:
-                extra["name"] = model.clip(hint.title, md.limits.max_name)
-            if not meta.get("type"):
-                for candidate in (hint.category, (hint.section or "").strip().lower()):
-                    if candidate and candidate.lower() in md.limits.types:
-                        extra["type"] = candidate.lower()
-                        break
-                else:
-                    if hint.category:
-                        extra["tags"] = list(model.tags_of(meta.get("tags"))) + [hint.category]
-        result._write(md, path, text, overwrite, rel, **extra)
+        try:
+            path = paths.topic_path(rel)
+        except MemdirError as e:
+            result.skipped.append((rel, e.message))
+            continue
+        lines = model.count_lines(text)
+        write_as_written(md, result, path, _repaired(path, text, result), overwrite=overwrite, source=rel, lines_in=lines)
+    present = set(topics)
+    for rel in indexes:  # after the topic files, so the index region lists them
+        text = _text(root, rel, result) or ""
+        folder = rel[: -len(INDEX_NAME)]
+        listed, _ = index.parse(text)
+        result.dangling += sorted({folder + x.path.lstrip("./") for x in listed} - present - {folder + INDEX_NAME})
+        _keep_index(md, root, rel, result, overwrite)
     return result
 
 
@@ -167,172 +255,33 @@ def slug(text: str) -> str:
     return "-".join(words)[:80].strip("-_") or "untitled"
 
 
-def _link(src: str, dst: str) -> str:
-    """The relative markdown link target from file `src` to file `dst`."""
-    return posixpath.relpath(dst, posixpath.dirname(src) or ".")
-
-
-# ---------------------------------------------------------------- mcp-memory
-
-
-@dataclass
-class _Entity:
-    name: str
-    kind: str
-    observations: list[str]
-    line: int
-    path: str = ""
-
-
-def import_mcp_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = False) -> ImportResult:
-    """Import the reference MCP memory server's knowledge graph (JSONL: entities and relations).
-
-    Each entity becomes `<entity type>/<name>.md`: its observations as bullet
-    lines and its relations, both ways, as links to the other entities' files.
-    """
-    result = ImportResult()
-    entities: dict[str, _Entity] = {}
-    relations: list[tuple[str, str, str]] = []
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise InvalidArgument(f"{source} is not UTF-8 text (byte {err.start}); give the server's memory.jsonl file") from None
-    for number, raw in enumerate(paths.lines(text), 1):
-        if not raw.strip():
-            continue
-        where = f"line {number}"
-        try:
-            item = json.loads(raw)
-        except json.JSONDecodeError as err:
-            result.skipped.append((where, f"not valid JSON ({err.msg})"))
-            continue
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "entity":
-            name, etype, obs = item.get("name"), item.get("entityType"), item.get("observations", [])
-            if not isinstance(name, str) or not name.strip():
-                result.skipped.append((where, "entity without a name"))
-                continue
-            if not isinstance(obs, list) or not all(isinstance(o, str) for o in obs):
-                result.skipped.append((where, f"entity {name!r}: observations must be a list of strings"))
-                continue
-            kind_text = etype if isinstance(etype, str) and etype.strip() else "entity"
-            if name in entities:  # the server never writes two, but merged files might
-                known = entities[name].observations
-                known.extend(o for o in obs if o not in known)
-                result.notes.append(f"line {number}: entity {name!r} appears again; its observations were merged")
-            else:
-                entities[name] = _Entity(name, kind_text, list(obs), number)
-        elif kind == "relation":
-            parts = [item.get(k) for k in ("from", "relationType", "to")]
-            if not all(isinstance(p, str) and p for p in parts):
-                result.skipped.append((where, "relation needs from, to and relationType"))
-                continue
-            relations.append((parts[0], parts[1], parts[2]))
-        else:
-            result.skipped.append((where, f"unknown record type {kind!r}; expected 'entity' or 'relation'"))
-    taken: set[str] = set()
-    for ent in entities.values():
-        base = f"{slug(ent.kind)}/{slug(ent.name)}"
-        path, n = base + ".md", 2
-        while path in taken:
-            path, n = f"{base}-{n}.md", n + 1
-        taken.add(path)
-        ent.path = path
-    outgoing: dict[str, list[str]] = {}
-    incoming: dict[str, list[str]] = {}
-    for a, rel, b in dict.fromkeys(relations):
-        src, dst = entities.get(a), entities.get(b)
-        if src is None or dst is None:
-            missing = a if src is None else b
-            result.notes.append(f"relation {a} {rel} {b} not imported: no entity named {missing!r}")
-            continue
-        outgoing.setdefault(a, []).append(f"- {rel} [{_label(b)}]({_link(src.path, dst.path)})")
-        incoming.setdefault(b, []).append(f"- [{_label(a)}]({_link(dst.path, src.path)}) {rel} this")
-    for ent in entities.values():
-        lines = [f"# {ent.name}", ""] + [f"- {o}" for o in ent.observations]
-        if ent.name in outgoing:
-            lines += ["", "## Relations"] + outgoing[ent.name]
-        if ent.name in incoming:
-            lines += ["", "## Referenced by"] + incoming[ent.name]
-        first = ent.observations[0] if ent.observations else ent.kind
-        meta: dict[str, Any] = {
-            "name": model.clip(ent.name, md.limits.max_name),
-            "description": model.clip(f"{ent.kind}: {first}", md.limits.max_description),
-            "tags": [ent.kind],
-        }
-        if ent.kind.lower() in md.limits.types:
-            meta["type"] = ent.kind.lower()
-        result._write(md, ent.path, "\n".join(lines) + "\n", overwrite, f"entity {ent.name!r} (line {ent.line})", **meta)
-    return result
-
-
-def _label(name: str) -> str:
-    return name.replace("[", "\\[").replace("]", "\\]")
-
-
 # ---------------------------------------------------------------- basic-memory
 
-_WIKI = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]")
-_OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\]]+)\]\s+(?P<text>.+)$")
-_HASHTAG = re.compile(r"(?:^|\s)#([\w/-]+)")
+_WIKI = re.compile(r"!?\[\[([^\]|#^\\]+)(?:\\?[|#^][^\]]*)?\]\]")
 
 
 def import_basic_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = False) -> ImportResult:
-    """Import a folder of basic-memory notes, keeping their text.
+    """Import a basic-memory project as written (`import_dir`), and report `[[links]]` that name no note.
 
-    Frontmatter `title` becomes the name, `tags` (and the `#tags` of
-    observations) the tags, `type` the type when it is one of memdir's (else a
-    tag), `permalink` and custom keys stay as they are. The description is the
-    first observation or line of prose. `[[Wiki links]]` that name no note in
-    the folder are reported.
+    basic-memory's `title`, `permalink`, `type`, observations (`- [category]
+    text`) and relations (`- relation [[X]]`) stay as they are: memdir reads the
+    title as the name, and a link finds a note by its title.
     """
-    root = Path(source)
-    result = ImportResult()
-    notes: list[tuple[str, dict[str, Any], str]] = []
-    for folder, dirs, files in os.walk(root):
-        rel_dir = Path(folder).relative_to(root).as_posix()
-        dirs[:] = _linked_folders(folder, dirs, rel_dir, result)
-        for name in sorted(files):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if name.startswith("."):
-                continue
-            if not name.endswith(".md"):
-                result.skipped.append((rel, "not a markdown note; memdir keeps .md files only"))
-                continue
-            loaded = _load(root, rel, result)
-            if loaded is not None:
-                path, _, meta, body = loaded
-                notes.append((path, meta, body))
-    known = set()
-    for path, meta, _ in notes:
-        stem = path.rsplit("/", 1)[-1][:-3]
-        known |= {stem.lower(), str(meta.get("title", stem)).lower(), str(meta.get("permalink", "")).lower()}
-    for path, meta, body in notes:
-        out = dict(meta)
-        title = out.pop("title", None)
-        if isinstance(title, str) and title.strip():
-            out["name"] = model.clip(title, md.limits.max_name)
-        tags = list(model.tags_of(out.get("tags")))
-        kind = out.pop("type", None)
-        if isinstance(kind, str) and kind.lower() in md.limits.types:
-            out["type"] = kind.lower()
-        elif isinstance(kind, str) and kind and kind.lower() != "note":
-            tags.append(kind)
-        description = None
-        for line in paths.lines(body):
-            obs = _OBSERVATION.match(line)
-            if obs:
-                tags += _HASHTAG.findall(obs.group("text"))
-                description = description or obs.group("text")
-            elif description is None and line.strip() and not line.lstrip().startswith(("#", "- ", "* ")):
-                description = line.strip()
-        tags = [t.lstrip("#") for t in tags if t.lstrip("#")]
-        if tags:
-            out["tags"] = list(dict.fromkeys(tags))
-        if description and not out.get("description"):
-            out["description"] = model.clip(description, md.limits.max_description)
+    result = import_dir(md, source, overwrite=overwrite)
+    known: set[str] = set()
+    bodies: list[tuple[str, str]] = []
+    for path in result.imported + result.unchanged:
+        if path.rsplit("/", 1)[-1] == INDEX_NAME:
+            continue
+        try:
+            m = md.read(path)
+        except MemdirError:
+            continue
+        known |= {slug(path.rsplit("/", 1)[-1][:-3]), slug(m.name), slug(str(m.meta.get("permalink", "")))}
+        known |= {slug(a) for a in model.aliases_of(m.meta)}
+        bodies.append((path, m.body))
+    for path, body in bodies:
         for target in dict.fromkeys(_WIKI.findall(body)):
-            if target.strip().lower() not in known and slug(target) not in known:
-                result.notes.append(f"{path}: [[{target}]] names no note in {root}; the link is kept as text")
-        result._write(md, path, model.render(out, body), overwrite, path)
+            if slug(target) not in known and slug(target.rsplit("/", 1)[-1]) not in known:
+                result.notes.append(f"{path}: [[{target}]] names no note in {source}; the link is kept as text")
     return result

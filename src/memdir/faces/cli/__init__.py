@@ -11,7 +11,7 @@ from .base import main
 
 COMMANDS = {  # the group module of each command; tests/faces/test_cli.py checks it against what each registers
     "files": ("init", "write", "read", "rm", "mv", "ls", "index", "grep", "search", "reindex", "context", "links", "log"),
-    "repair": ("undo", "reconcile", "doctor", "import", "copy", "db"),
+    "repair": ("undo", "reconcile", "doctor", "import", "export", "copy", "db"),
     "serving": ("demo", "serve", "ui", "watch"),
     "remember": ("capture", "sessions", "rollup", "consolidate", "check", "stats", "feedback", "supersede"),
     "hooks": ("hook",),

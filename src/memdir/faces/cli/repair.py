@@ -1,4 +1,4 @@
-"""Commands that undo and repair, and bring memories in or over: undo, reconcile, doctor, import, copy, db."""
+"""Commands that undo and repair, and bring memories in, out or over: undo, reconcile, doctor, import, export, copy, db."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import click
 from ...core.memdir import Memdir
 from ...core.reconcile import Finding, Report
 from ...recall import links
-from ...remember import importer
+from ...remember import importer, mcp_memory
 from ...remember.copy import copy_tenant
+from ...remember.export import export_dir
 from ...stores.locations import migrate
 from .base import Context, Group, emit, fail, json_option
 
@@ -89,8 +90,9 @@ def doctor(obj: Context, as_json: bool) -> None:
 @click.command("import")
 @click.argument("source", type=click.Path(exists=True))
 @click.option(
-    "--from", "kind", type=click.Choice(["claude-code", "mcp-memory", "basic-memory"]), default="claude-code",
-    show_default=True, help="What SOURCE is: a memory folder, the MCP memory server's JSONL file, or basic-memory notes.",
+    "--from", "kind", type=click.Choice(["claude-code", "obsidian", "mcp-memory", "basic-memory"]), default="claude-code",
+    show_default=True,
+    help="What SOURCE is: a memory folder or Obsidian vault, the MCP memory server's JSONL file, or basic-memory notes.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist in the memory.")
 @json_option
@@ -98,19 +100,48 @@ def doctor(obj: Context, as_json: bool) -> None:
 def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool) -> None:
     """Bring in memories from another system; reports what it imported and what it could not.
 
+    Files land as written (frontmatter, dates, text); every file not brought
+    in is listed with the reason, and the lines in and out are counted.
+
     \b
     claude-code   a memory folder (e.g. ~/.claude/projects/<project>/memory);
-                  its MEMORY.md lines fill in missing descriptions and types
-    mcp-memory    the reference MCP memory server's memory.jsonl: one file per entity
+                  its MEMORY.md notes stay in the destination's MEMORY.md
+    obsidian      a vault: notes as written; attachments are listed, not copied
+    mcp-memory    the reference MCP memory server's memory.jsonl: one file per
+                  entity; importing an updated graph again merges it
     basic-memory  a basic-memory folder of notes (observations, relations, tags)
     """
     is_file = os.path.isfile(source)
     if is_file != (kind == "mcp-memory"):
         want = "a JSONL file" if kind == "mcp-memory" else "a folder"
         raise click.BadParameter(f"--from {kind} reads {want}; {source} is not one", param_hint="SOURCE")
-    run = {"claude-code": importer.import_dir, "mcp-memory": importer.import_mcp_memory,
-           "basic-memory": importer.import_basic_memory}[kind]
+    run = {"claude-code": importer.import_dir, "obsidian": importer.import_dir,
+           "mcp-memory": mcp_memory.import_mcp_memory, "basic-memory": importer.import_basic_memory}[kind]
     result = run(obj.memdir(create=True), source, overwrite=overwrite)
+    if as_json:
+        emit(result.to_dict())
+        return
+    click.echo(result.summary())
+
+
+@click.command("export")
+@click.argument("destination", type=click.Path())
+@click.option("--mcp-memory", "mcp", is_flag=True,
+              help="Write the entities as the MCP memory server's memory.jsonl (DESTINATION is that file).")
+@json_option
+@click.pass_obj
+def export(obj: Context, destination: str, mcp: bool, as_json: bool) -> None:
+    """Write the memory out for another tool: a folder of files as stored, or a memory.jsonl.
+
+    The way back from `memdir import`: importing and exporting gives the
+    source back. Nothing in the memory changes.
+
+    \b
+    memdir export ../exported           every topic file, and the MEMORY.md notes
+    memdir export --mcp-memory memory.jsonl
+    """
+    md = obj.memdir()
+    result = mcp_memory.export_mcp_memory(md, destination) if mcp else export_dir(md, destination)
     if as_json:
         emit(result.to_dict())
         return
@@ -179,5 +210,5 @@ def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as
 
 
 def register(main: click.Group) -> None:
-    for command in (undo, reconcile, doctor, import_, copy_cmd, db):
+    for command in (undo, reconcile, doctor, import_, export, copy_cmd, db):
         main.add_command(command)
