@@ -282,3 +282,10 @@ def test_unquoted_colons_are_repaired_minimally_and_read() -> None:
         parse(text, strict=True)  # a write is still refused: only readers and imports repair
     assert parse(text, strict=False)[0]["title"] == "Decision: Postgres over SQLite"
     assert model.repaired("key: [unclosed") == ("key: [unclosed", [])  # nothing to repair: the error stands
+
+
+def test_a_heading_that_repeats_the_title_gives_way_to_the_first_line_of_text() -> None:
+    text = "---\ntitle: Amara Nwosu\ntype: Person\n---\n\n# Amara Nwosu\n\n- [fact] Retired nurse; waters every morning\n"
+    assert memory("people/Amara Nwosu.md", text, "v", TYPES).description == "Retired nurse; waters every morning"
+    assert memory("a.md", "---\nname: Plan\n---\n# Launch plan\n\nSteps.\n", "v", TYPES).description == "Launch plan"
+    assert memory("patterns.md", "# Patterns\n\nHow code is written.\n", "v", TYPES).description == "Patterns"

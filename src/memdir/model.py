@@ -499,16 +499,27 @@ def render(meta: dict[str, Any], body: str) -> str:
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 
-def derive_description(body: str) -> str:
-    """The first heading, else the first non-blank line, trimmed for an index line."""
+def derive_description(body: str, name: str = "") -> str:
+    """The first heading, else the first non-blank line, trimmed for an index line.
+
+    A heading that only repeats the frontmatter's `name` or `title` (basic-memory
+    and Obsidian start every note so) gives way to the first line of text, an
+    observation's `[category]` left out."""
     lines = body.split("\n")
     if "#" in body:  # (every search index update asks, so a body without a heading skips the regex)
         for line in lines:
             m = _HEADING.match(line)
             if m and m.group(1):
+                if name and m.group(1).strip().casefold() == name.strip().casefold():
+                    text = next((t for row in lines if (t := row.strip()) and not _HEADING.match(row)), "")
+                    if text:
+                        return clip(_OBSERVED.sub("", text.lstrip("-*> ").strip()))
                 return clip(m.group(1))
     first = next((stripped for line in lines if (stripped := line.strip())), "")
     return clip(first.lstrip("-*> ").strip())
+
+
+_OBSERVED = re.compile(r"^\[[^\]]+\]\s+")  # basic-memory's `- [category] text`
 
 
 def derive_name(path: str) -> str:
@@ -618,7 +629,7 @@ def memory(path: str, text: str, version: str, types: tuple[str, ...], *, change
     return Memory(
         path=path,
         name=clip(str(name), 200) if name not in (None, "") else derive_name(path),
-        description=clip(str(desc), 1000) if desc not in (None, "") else derive_description(body),
+        description=clip(str(desc), 1000) if desc not in (None, "") else derive_description(body, str(name or "")),
         type=effective_type(meta, path, types),
         tags=tags_of(meta.get("tags", meta.get("tag"))),
         created=_text(dialect(meta, CREATED_KEYS)),

@@ -180,7 +180,7 @@ def test_cli_import_reports_files_and_lines_in_and_out(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines()[:3] == [
         "imported 5 files",
-        "brought in 5 of 7 source items: 17 lines in, 17 lines out",
+        "brought in 5 of 7 source items: 17 lines in, 17 out",
         "kept MEMORY.md whole in MEMORY.md, around memdir's marked index region",
     ]
     out = runner.invoke(main, ["--root", str(tmp_path / "m3"), "import", "--from", "basic-memory", str(src / "MEMORY.md")])

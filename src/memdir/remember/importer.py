@@ -74,8 +74,8 @@ class ImportResult:
         for count, what in ((len(self.merged), "merged"), (len(self.unchanged), "unchanged")):
             if count:
                 head += f", {count} {what}"
-        out = [head, f"brought in {self.files_in} of {self.files_in + len(self.skipped)} source items: "
-                     f"{self.lines_in:,} lines in, {self.lines_out:,} lines out"]
+        lines = f"{self.lines_in:,} line{'' if self.lines_in == 1 else 's'} in, {self.lines_out:,} out"
+        out = [head, f"brought in {self.files_in} of {self.files_in + len(self.skipped)} source items: {lines}"]
         for source, where in self.kept:
             out.append(f"kept {source} whole in {where}")
         for path, numbers in self.repaired:

@@ -35,6 +35,7 @@ RELATIONS = "## Relations"
 REFERENCED = "## Referenced by"
 OWN = ("type", "name", "entityType", "observations")  # an entity record's own fields; the others are kept as written
 EDGE = ("type", "from", "to", "relationType")
+NOT_ENTITY = "not an entity (its frontmatter has no entityType)"
 
 
 @dataclass
@@ -246,7 +247,6 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: 
         a, b = rel["from"], rel["to"]
         if a not in entities or b not in entities:
             missing = a if a not in entities else b
-            result.notes.append(f"relation {a} {rel['relationType']} {b} not imported: no entity named {missing!r}")
             result.files_in -= 1
             result.lines_in -= 1
             result.skipped.append((f"relation {a} {rel['relationType']} {b}", f"no entity named {missing!r}"))
@@ -276,6 +276,10 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: 
 # ---------------------------------------------------------------- export
 
 
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 @dataclass
 class ExportResult:
     entities: int = 0
@@ -287,9 +291,11 @@ class ExportResult:
                 "left_out": [{"path": p, "why": w} for p, w in self.left_out]}
 
     def summary(self) -> str:
-        out = [f"exported {self.entities} entities and {self.relations} relations"]
-        out += [f"left out {p}: {w}" for p, w in self.left_out]
-        return "\n".join(out)
+        head = f"exported {_count(self.entities, 'entity', 'entities')} and {_count(self.relations, 'relation')}"
+        plain = [p for p, w in self.left_out if w == NOT_ENTITY]
+        if plain:
+            head += f"; left out {_count(len(plain), 'memory', 'memories')} with no entityType"
+        return "\n".join([head] + [f"left out {p}: {w}" for p, w in self.left_out if w != NOT_ENTITY])
 
 
 def graph(md: Memdir) -> tuple[list[dict[str, Any]], ExportResult]:
@@ -305,7 +311,7 @@ def graph(md: Memdir) -> tuple[list[dict[str, Any]], ExportResult]:
             continue
         kind = m.meta.get("entityType")
         if not isinstance(kind, str):
-            result.left_out.append((entry.path, "not an entity (its frontmatter has no entityType)"))
+            result.left_out.append((entry.path, NOT_ENTITY))
             continue
         name = str(m.meta.get("name") or m.name)
         record: dict[str, Any] = {"type": "entity", "name": name, "entityType": kind,
