@@ -235,3 +235,19 @@ def test_import_never_follows_a_symlink_out_of_the_source(tmp_path: Path) -> Non
                 ("notes/setup.md", "a symlink leading out of the source folder; not followed"),
             ]
             assert md.grep("hunter2") == [] and md.grep("outside the source") == []
+
+
+def test_an_agent_edits_an_imported_note_without_touching_what_it_did_not_write(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "memory") as md:
+        import_basic_memory(md, NOTES)
+        amara = md.read("people/Amara Nwosu.md")  # `type: Person`, which is not one of memdir's types
+        edited = md.edit("people/Amara Nwosu.md", "Uses a tablet, large text", "Uses a tablet, large text; new glasses")
+        assert edited.meta["type"] == "Person" and edited.text.startswith(amara.text.split("updated:")[0])
+        with pytest.raises(memdir.InvalidMemory, match="type 'Person' is not one of"):
+            md.write("people/new.md", "---\ntype: Person\n---\nx\n")  # a key this write sets is still checked
+        import_dir(md, VAULTS[0])
+        bills = md.read("Household/Bills split.md")
+        yesterday = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
+        rewritten = md.write("Household/Bills split.md", bills.body + "\nWe settled up yesterday.\n")
+        assert "A few weeks ago" in rewritten.body and "A few weeks ago (" not in rewritten.body  # its words stay
+        assert f"yesterday ({yesterday})" in rewritten.body  # the line this write brings is resolved

@@ -276,3 +276,14 @@ def test_the_cookie_is_secure_behind_a_trusted_tls_proxy_only(root: Path) -> Non
         assert "secure" not in cookie(srv.url, {"X-Forwarded-Proto": "http"}).lower()
     with Served(root, "--trusted-proxy", "10.0.0.0/8", env={"MEMDIR_TOKEN": TOKEN}) as srv:  # another proxy
         assert all("secure" not in cookie(srv.url, h).lower() for h in https)
+
+
+def test_text_a_person_saves_on_the_page_keeps_its_relative_dates(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/new?folder=user/")
+        status, _, html = b.post("/ui/new", {"path": "user/trip", "name": "", "description": "", "type": "user",
+                                            "tags": "", "body": "We booked it a few weeks ago; we leave next Friday."})
+        assert status == 200 and "Created user/trip.md." in html
+        with memdir.open(root) as md:  # a hand edit is kept as written (issue 21, item 13)
+            assert md.read("user/trip.md").body == "We booked it a few weeks ago; we leave next Friday.\n"

@@ -319,8 +319,6 @@ class Memdir:
         ops.bound(p, body, self.limits)  # bounds first, then the rate, then parsing
         ops.take(self._store, p, self.limits)
         given, text_body = model.parse(body, path=p, strict=True)
-        if absolute_dates:  # only the body part: the frontmatter stays as written
-            body = body[: len(body) - len(text_body)] + dates.absolute(text_body, dt.datetime.now(dt.UTC).date())
         fields: dict[str, Any] = {}  # what the keywords set; None removes the key
         for key, value in (("name", name), ("description", description), ("type", type)):
             if value is not None:
@@ -331,7 +329,9 @@ class Memdir:
             cur = self._store.get(p)
             ops.check_expect(p, cur, expect)
             old = "" if cur is None else cur.data.decode("utf-8", "replace")
-            old_meta, _ = model.parse(old, path=p, strict=True)  # a broken block is refused, never dropped
+            old_meta, old_body = model.parse(old, path=p, strict=True)  # a broken block is refused, never dropped
+            if absolute_dates:  # only the body part: the frontmatter stays as written
+                body = body[: len(body) - len(text_body)] + _dated(text_body, old_body)
             if model.split(body, path=p)[0] is not None:  # the body brings its own frontmatter, as written
                 kept = {k: v for k, v in old_meta.items() if k not in given and k not in model.STAMPS}
                 text = model.set_fields(body, {**kept, **fields}, path=p)
@@ -612,6 +612,16 @@ class Memdir:
         self._state.derived.committed(len(records), derive=derive)
         self._state.search.committed(changes, records)
         return records
+
+
+def _dated(body: str, old: str) -> str:
+    """`body` with relative dates resolved against today in the lines this write brings, and only those:
+    a line the file already held keeps its words (an imported note's "a few weeks ago" meant its own date)."""
+    resolved = dates.absolute(body, dt.datetime.now(dt.UTC).date())
+    if resolved == body or not old:
+        return resolved
+    kept = set(old.split("\n"))
+    return "\n".join(a if a in kept else b for a, b in zip(body.split("\n"), resolved.split("\n"), strict=True))
 
 
 def type_name(value: object) -> str:

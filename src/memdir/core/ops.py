@@ -178,6 +178,9 @@ class Planner:
             if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
                 return None
         meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in CLEARS)}  # empty means unset
+        # The schema binds the keys this write sets: another tool's `type: Person` or `tags: a, b` that the
+        # file already holds (an import, a hand edit) stays and does not stop an edit of the body.
+        meta = {k: v for k, v in meta.items() if k not in old_meta or old_meta[k] != v}
         validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits)
         return text
 

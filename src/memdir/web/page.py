@@ -487,7 +487,7 @@ def save(v: View) -> Response:
     try:
         body = v.md.read(path).body if metadata_only else values["body"]
         m = v.md.write(path, body, name=values["name"], description=values["description"], type=values["type"],
-                       tags=_tags(values["tags"]), expect=version or None)
+                       tags=_tags(values["tags"]), expect=version or None, absolute_dates=False)  # a hand edit
     except errors.Conflict as e:
         if metadata_only:
             v.flash(e.message, "error")
@@ -528,7 +528,7 @@ def create(v: View) -> Response:
     path = raw if raw.lower().endswith(".md") or not raw or raw.endswith("/") else raw + ".md"
     try:
         m = v.md.write(path, values["body"], name=values["name"], description=values["description"],
-                       type=values["type"], tags=_tags(values["tags"]), expect=None)
+                       type=values["type"], tags=_tags(values["tags"]), expect=None, absolute_dates=False)
     except errors.MemdirError as e:
         return v.render("edit.html", errors.status_of(e), m=None, path="", version="", values=values,
                         types=_types(v.md, values["type"]), error=e.message, conflict=None, creating=True,
