@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Backend
 
 import memdir
 from memdir import model
@@ -251,3 +252,18 @@ def test_an_agent_edits_an_imported_note_without_touching_what_it_did_not_write(
         rewritten = md.write("Household/Bills split.md", bills.body + "\nWe settled up yesterday.\n")
         assert "A few weeks ago" in rewritten.body and "A few weeks ago (" not in rewritten.body  # its words stay
         assert f"yesterday ({yesterday})" in rewritten.body  # the line this write brings is resolved
+
+
+def test_every_backend_keeps_the_imported_notes_beside_its_index(memory: memdir.Memdir, backend: Backend,
+                                                                 tmp_path: Path) -> None:
+    src = claude_code_folder(tmp_path)
+    result = import_dir(memory, src)
+    assert result.kept == [("MEMORY.md", "MEMORY.md, around memdir's marked index region")]
+    notes = (src / "MEMORY.md").read_text()
+    memory.write("later.md", "written after the import\n")  # the next write renders beside the notes
+    with backend.open() as again:  # another process sees the same file
+        top = again.index()
+        assert top.startswith(notes + index.BEGIN) and "- [later](later.md)" in top
+        assert export_dir(again, tmp_path / "out").notes == ["MEMORY.md"]
+    assert (tmp_path / "out" / "MEMORY.md").read_text() == notes
+    assert (tmp_path / "out" / "user_role.md").read_text() == (src / "user_role.md").read_text()

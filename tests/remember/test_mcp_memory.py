@@ -170,3 +170,19 @@ def test_cli_import_and_export_mcp_memory(tmp_path: Path) -> None:
     assert out.stdout == "exported 3 entities and 2 relations\n"
     with memdir.open(root) as md:
         assert len(graph(md)[0]) == 5
+
+
+def test_every_backend_round_trips_and_merges_the_graph(memory: memdir.Memdir, tmp_path: Path) -> None:
+    import_mcp_memory(memory, V1)
+    assert len(import_mcp_memory(memory, V2).merged) == 8
+    export_mcp_memory(memory, tmp_path / "out.jsonl")
+    got = sorted(map(key, records(tmp_path / "out.jsonl")))
+    old = {r.get("name"): r for r in records(V1) if r["type"] == "entity"}
+    union = []  # what a merge keeps: v2's records, with what v1 held and v2 no longer does (reported, not lost)
+    for r in records(V2):
+        if r["type"] == "entity" and r["name"] in old:
+            kept = old[r["name"]]["observations"]
+            r = {**r, "observations": kept + [o for o in r["observations"] if o not in kept]}
+        union.append(r)
+    union += [r for r in records(V1) if r["type"] == "relation" and r["relationType"] == "lives_in"]
+    assert got == sorted(map(key, union))
