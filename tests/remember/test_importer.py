@@ -267,3 +267,15 @@ def test_every_backend_keeps_the_imported_notes_beside_its_index(memory: memdir.
         assert export_dir(again, tmp_path / "out").notes == ["MEMORY.md"]
     assert (tmp_path / "out" / "MEMORY.md").read_text() == notes
     assert (tmp_path / "out" / "user_role.md").read_text() == (src / "user_role.md").read_text()
+
+
+def test_a_folders_own_index_in_any_case_keeps_its_notes_there(tmp_path: Path) -> None:
+    src = tmp_path / "vault"
+    (src / "work").mkdir(parents=True)
+    (src / "work" / "plan.md").write_text("The plan.\n")
+    (src / "work" / "memory.md").write_text("# Work notes\n\nAsk Priya first.\n")  # a name memdir reserves
+    with memdir.open(tmp_path / "memory") as md:
+        result = import_dir(md, src)
+        assert result.kept == [("work/memory.md", "work/MEMORY.md, around memdir's marked index region")]
+        assert result.skipped == [] and result.lines_in == result.lines_out == 4
+        assert md.index("work/").startswith("# Work notes\n\nAsk Priya first.\n" + index.BEGIN)

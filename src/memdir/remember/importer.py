@@ -223,7 +223,7 @@ def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = 
     root = Path(source)
     result = ImportResult()
     files = _walk(root, result)
-    indexes = [rel for rel in files if rel.rsplit("/", 1)[-1] == INDEX_NAME]
+    indexes = [rel for rel in files if rel.rsplit("/", 1)[-1].casefold() == INDEX_NAME.casefold()]
     topics = [rel for rel in files if rel not in indexes]
     for rel in topics:
         text = _text(root, rel, result)
