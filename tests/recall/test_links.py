@@ -206,6 +206,8 @@ def test_obsidian_and_basic_memory_links_resolve_as_their_writers_mean_them(root
             ("![[Work]]", "Work.md"),  # an embedded note is a link; embedded attachments are not
             ("[[Decision: Postgres over SQLite]]", "Decision- Postgres over SQLite.md"),
         ]
+        assert [x.relation for x in got.links] == [None] * 5 + ["relates_to"]  # basic-memory's relation line
+        assert got.links[-1].to_dict()["relation"] == "relates_to" and "relation" not in got.links[0].to_dict()
         assert memdir.links(md, "Household/Recipes/Kanelbullar.md").backlinks == ("Home.md",)
         assert links.broken(md) == []
         assert md.read("Decision- Postgres over SQLite.md").name == "Decision: Postgres over SQLite"

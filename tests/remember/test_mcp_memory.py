@@ -186,3 +186,15 @@ def test_every_backend_round_trips_and_merges_the_graph(memory: memdir.Memdir, t
         union.append(r)
     union += [r for r in records(V1) if r["type"] == "relation" and r["relationType"] == "lives_in"]
     assert got == sorted(map(key, union))
+
+
+def test_an_observation_of_several_lines_comes_back_whole(tmp_path: Path) -> None:
+    src = tmp_path / "memory.jsonl"
+    entity = {"type": "entity", "name": "Runbook", "entityType": "doc",
+              "observations": ["Steps:\n1. drain\n2. restart", "  indented on purpose", "last"]}
+    src.write_text(json.dumps(entity))
+    with memdir.open(tmp_path / "memory") as md:
+        import_mcp_memory(md, src)
+        assert md.read("doc/runbook.md").body.startswith("# Runbook\n\n- Steps:\n  1. drain\n  2. restart\n- ")
+        assert graph(md)[0] == [entity]
+        assert import_mcp_memory(md, src).unchanged == ["doc/runbook.md"]

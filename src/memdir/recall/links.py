@@ -15,7 +15,8 @@ a moved memory is still found:
   spaces, `-` and `_` alike; `[[folder/x]]` is a path from the memory root.
   When several memories match, the one in the linking file's folder wins, then
   the shortest path (Obsidian's rule). An embed or link of an attachment
-  (`![[plan.png|300]]`, `[[map.canvas]]`) is no link to a memory.
+  (`![[plan.png|300]]`, `[[map.canvas]]`) is no link to a memory. A
+  basic-memory relation line (`- implements [[X]]`) gives its link a `relation`.
 - `[text](../project/x.md)` is a path relative to the linking file; when
   nothing is there any more, the file name is looked up as a `[[name]]` would be.
 
@@ -64,6 +65,7 @@ SNAPSHOT_FORMAT = 2
 ATTACHMENTS = frozenset(  # what Obsidian embeds or links besides notes: no memory, so never a broken link
     "png jpg jpeg gif bmp svg webp avif heic tif tiff ico pdf mp3 wav m4a ogg oga flac 3gp webm mp4 mov mkv ogv "
     "canvas base csv tsv txt json xml html htm zip docx xlsx pptx odt ods epub".split())
+_RELATION = re.compile(r"[ \t]*[-*][ \t]+([A-Za-z_][\w-]*)[ \t]+(?=\[\[)")
 _TARGET_END = re.compile(r"\\?\||#|\^")
 SAVE_EVERY = 200  # a long-running process saves the snapshot again after this many changes
 
@@ -86,6 +88,7 @@ class _Raw(NamedTuple):
     line: int
     path: str | None  # a path from the root, for [[a/b]] and [x](rel.md)
     name: str  # the name key to look up
+    relation: str | None = None  # basic-memory's `- relates_to [[X]]`: the kind of link
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,11 @@ class Link:
     text: str
     line: int
     target: str | None
+    relation: str | None = None  # what a basic-memory relation line names it (`- implements [[X]]`)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "line": self.line, "target": self.target}
+        out = {"text": self.text, "line": self.line, "target": self.target}
+        return out | {"relation": self.relation} if self.relation else out
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,9 @@ def parse(path: str, text: str) -> tuple[list[_Raw], bool, tuple[str, ...]]:
             continue
         line = _CODE_SPAN.sub(lambda m: " " * len(m.group()), line)
         found = [(m.start(), _wiki(m.group(), m.group(1), number)) for m in _WIKI.finditer(line)]
+        typed = _RELATION.match(line)
+        if typed and found and found[0][0] == typed.end() and found[0][1] is not None:
+            found[0] = (found[0][0], found[0][1]._replace(relation=typed.group(1)))
         found += [(m.start(), _markdown(m.group(), m.group(2), home, number)) for m in _MARKDOWN.finditer(line)]
         out += [raw for _, raw in sorted(found, key=lambda f: f[0]) if raw is not None]
     return out, pinned, aliases
@@ -308,7 +316,7 @@ class Graph:
 
     def _save(self) -> None:
         assert self.snapshot is not None
-        nodes = {p: [n.name, n.type, n.updated, n.pinned, [[r.text, r.line, r.path, r.name] for r in n.raws], n.aliases]
+        nodes = {p: [n.name, n.type, n.updated, n.pinned, [list(r) for r in n.raws], n.aliases]
                  for p, n in self.nodes.items()}
         data = json.dumps({"format": SNAPSHOT_FORMAT, "seq": self.seq, "nodes": nodes}, ensure_ascii=False)
         tmp = self.snapshot.with_name(f"{self.snapshot.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -345,7 +353,7 @@ class Graph:
     def links(self, path: str) -> list[Link]:
         with self._lock:
             node = self.nodes.get(path)
-            return [] if node is None else [Link(r.text, r.line, self.resolve(r, path)) for r in node.raws]
+            return [] if node is None else [Link(r.text, r.line, self.resolve(r, path), r.relation) for r in node.raws]
 
     def backlinks(self, path: str) -> set[str]:
         with self._lock:
@@ -388,7 +396,8 @@ def of(md: Memdir, path: str, text: str | None = None) -> Links:
     if text is None:
         path, text, _ = md.read_text(path)  # NotFound when missing or outside the scope
     g = graph(md)
-    found = g.links(path) if path in g.nodes else [Link(r.text, r.line, g.resolve(r, path)) for r in parse(path, text)[0]]
+    found = g.links(path) if path in g.nodes else [Link(r.text, r.line, g.resolve(r, path), r.relation)
+                                                   for r in parse(path, text)[0]]
     scope = md.principal
     shown = tuple(x for x in found if x.target is None or scope is None or scope.can_read(x.target))
     return Links(path, shown, tuple(_visible(md, g.backlinks(path))))

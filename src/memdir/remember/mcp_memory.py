@@ -154,8 +154,13 @@ def _meta(ent: _Entity, types: tuple[str, ...], max_description: int) -> dict[st
     return meta
 
 
+def _bullet(observation: str) -> str:
+    """An observation as a bullet; one with several lines goes on indented below (so it comes back whole)."""
+    return "- " + "\n  ".join(observation.split("\n"))
+
+
 def _body(ent: _Entity, entities: dict[str, _Entity]) -> str:
-    lines = [f"# {ent.name}", ""] + [f"- {o}" for o in ent.observations]
+    lines = [f"# {ent.name}", ""] + [_bullet(o) for o in ent.observations]
     if ent.out:
         lines += ["", RELATIONS] + [_out_line(ent, e, entities) for e in ent.out]
     if ent.incoming:
@@ -173,12 +178,14 @@ def _in_line(ent: _Entity, source: str, rel: str, entities: dict[str, _Entity]) 
 
 def _observations(body: str) -> list[str]:
     """The bullet lines under an entity file's title, up to its first `##` section."""
-    found = []
-    for line in paths.lines(body):
+    found: list[str] = []
+    for line in body.split("\n"):
         if line.startswith("## "):
             break
         if line.startswith("- "):
             found.append(line[2:])
+        elif line.startswith("  ") and found:
+            found[-1] += "\n" + line[2:]
     return found
 
 
@@ -209,7 +216,7 @@ def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], resul
     """The file an earlier import made, with what the graph adds; what the graph dropped stays and is reported."""
     body = old.body
     have = _observations(body)
-    body = _insert(body, None, [f"- {o}" for o in ent.observations if o not in have])
+    body = _insert(body, None, [_bullet(o) for o in ent.observations if o not in have])
     gone = [o for o in have if o not in ent.observations]
     if gone:
         result.notes.append(f"{ent.path}: kept {len(gone)} observation{'' if len(gone) == 1 else 's'} the new graph "
