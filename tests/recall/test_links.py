@@ -189,13 +189,14 @@ def test_obsidian_and_basic_memory_links_resolve_as_their_writers_mean_them(root
         "---\naliases:\n  - Cinnamon buns\n  - kanelbulle\n---\n# Kanelbullar\n")
     (root / "Work.md").write_text("---\naliases: Alpha\n---\nThe project.\n")
     (root / "Decision- Postgres over SQLite.md").write_text(
-        "---\ntitle: Decision: Postgres over SQLite\ntype: note\n---\nDecided.\n")  # basic-memory's unquoted colon
+        "---\ntitle: Decision: Postgres over SQLite\ntype: note\npermalink: orchard/pg-decision\n---\nDecided.\n")
     (root / "attachments" / "floorplan.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "Home.md").write_text(
         "See [[Cinnamon buns|the buns]], [[Alpha]] and [[kanelbulle#Dough]].\n"
         "| what | note |\n|---|---|\n| buns | [[Kanelbullar\\|recipe]] |\n"
         "![[floorplan.png|300]] ![[lease-2025.pdf]] [[Project map.canvas]] ![[Work]]\n"
-        "- relates_to [[Decision: Postgres over SQLite]]\n")
+        "- relates_to [[Decision: Postgres over SQLite]]\n"  # by its title, which YAML alone refuses
+        "Also [[pg-decision]].\n")  # by its permalink
     with memdir.open(root) as md:
         got = memdir.links(md, "Home.md")
         assert [(x.text, x.target) for x in got.links] == [
@@ -205,9 +206,10 @@ def test_obsidian_and_basic_memory_links_resolve_as_their_writers_mean_them(root
             ("[[Kanelbullar\\|recipe]]", "Household/Recipes/Kanelbullar.md"),
             ("![[Work]]", "Work.md"),  # an embedded note is a link; embedded attachments are not
             ("[[Decision: Postgres over SQLite]]", "Decision- Postgres over SQLite.md"),
+            ("[[pg-decision]]", "Decision- Postgres over SQLite.md"),
         ]
-        assert [x.relation for x in got.links] == [None] * 5 + ["relates_to"]  # basic-memory's relation line
-        assert got.links[-1].to_dict()["relation"] == "relates_to" and "relation" not in got.links[0].to_dict()
+        assert [x.relation for x in got.links] == [None] * 5 + ["relates_to", None]  # basic-memory's relation line
+        assert got.links[-2].to_dict()["relation"] == "relates_to" and "relation" not in got.links[0].to_dict()
         assert memdir.links(md, "Household/Recipes/Kanelbullar.md").backlinks == ("Home.md",)
         assert links.broken(md) == []
         assert md.read("Decision- Postgres over SQLite.md").name == "Decision: Postgres over SQLite"

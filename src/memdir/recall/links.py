@@ -10,8 +10,8 @@ names that exist then, so a link to a memory written later starts working, and
 a moved memory is still found:
 
 - `[[X]]` (also `[[X|shown]]`, `[[X\\|shown]]` inside a table, `[[X#heading]]`,
-  `![[X]]`) names a memory by its file name without `.md`, by its `name` or
-  `title`, or by one of its Obsidian `aliases`, compared without case, with
+  `![[X]]`) names a memory by its file name without `.md`, by its `name`,
+  `title` or basic-memory `permalink`, or by one of its Obsidian `aliases`, compared without case, with
   spaces, `-` and `_` alike; `[[folder/x]]` is a path from the memory root.
   When several memories match, the one in the linking file's folder wins, then
   the shortest path (Obsidian's rule). An embed or link of an attachment
@@ -130,11 +130,11 @@ def parse(path: str, text: str) -> tuple[list[_Raw], bool, tuple[str, ...]]:
         block, body = None, text
     pinned = False
     aliases: tuple[str, ...] = ()
-    if block is not None and ("pinned" in block or "alias" in block or "title" in block):
+    if block is not None and any(k in block for k in ("pinned", "alias", "title", "permalink")):
         meta, _ = model.parse(text, strict=False)
         pinned = meta.get("pinned") is True
-        title = meta.get("title")
-        aliases = model.aliases_of(meta) + ((str(title),) if isinstance(title, (str, int, float)) and title != "" else ())
+        others = [meta.get("title"), str(meta.get("permalink") or "").rsplit("/", 1)[-1]]  # basic-memory's names
+        aliases = model.aliases_of(meta) + tuple(str(x) for x in others if isinstance(x, (str, int, float)) and x != "")
     if "[" not in body:
         return [], pinned, aliases
     offset = text.count("\n", 0, len(text) - len(body))
