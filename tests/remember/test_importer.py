@@ -58,6 +58,10 @@ def test_import_claude_code_memory_folder(tmp_path: Path) -> None:
                           "fix that line between the '---' lines"),
         ]
         assert result.dangling == ["missing.md"]
+        assert result.notes == [  # a type only MEMORY.md gives is not written into the file, but named
+            "notes/pipe.md: MEMORY.md line 6 files it under reference, but the file names no type; "
+            "add 'type: reference' to its frontmatter to make it one",
+        ]  # (project_launch.md is a project by its file name, whatever section MEMORY.md puts it in)
         assert result.kept == [("MEMORY.md", "MEMORY.md, around memdir's marked index region")]
         assert (result.files_in, result.lines_in, result.lines_out) == (5, 17, 17)
 

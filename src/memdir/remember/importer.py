@@ -242,8 +242,25 @@ def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = 
         folder = rel[: -len(INDEX_NAME)]
         listed, _ = index.parse(text)
         result.dangling += sorted({folder + x.path.lstrip("./") for x in listed} - present - {folder + INDEX_NAME})
+        _untyped(md, folder, listed, result)
         _keep_index(md, root, rel, result, overwrite)
     return result
+
+
+def _untyped(md: Memdir, folder: str, listed: list[index.IndexLine], result: ImportResult) -> None:
+    """Name the files a MEMORY.md files under a type (`## Feedback`, `#feedback`) that say no type themselves:
+    the import does not write a type into them, the report says how to make it one."""
+    for line in listed:
+        kind = next((k.lower() for k in (line.category, line.section) if k and k.lower() in md.limits.types), None)
+        path = folder + line.path.lstrip("./")
+        if kind is None or path not in result.imported + result.unchanged:
+            continue
+        try:
+            if md.read(path).type is None:
+                result.notes.append(f"{path}: {folder}{INDEX_NAME} line {line.number} files it under {kind}, but the "
+                                    f"file names no type; add 'type: {kind}' to its frontmatter to make it one")
+        except MemdirError:
+            continue
 
 
 # ---------------------------------------------------------------- shared helpers
