@@ -179,7 +179,7 @@ def test_cli_import_reports_files_and_lines_in_and_out(tmp_path: Path) -> None:
     out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", str(src), "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    assert data["files"] == {"in": 5, "not_brought_in": 2} and data["lines"] == {"in": 17, "out": 17}
+    assert data["files"] == {"source": 7, "brought_in": 5, "left_out": 2} and data["lines"] == {"in": 17, "out": 17}
     assert data["kept_notes"] == [{"from": "MEMORY.md", "to": "MEMORY.md, around memdir's marked index region"}]
     out = runner.invoke(main, ["--root", str(tmp_path / "m2"), "import", "--from", "obsidian", str(src)])
     assert out.exit_code == 0, out.output

@@ -64,7 +64,8 @@ class ImportResult:
             "kept_notes": [{"from": s, "to": d} for s, d in self.kept],
             "index_lines_without_file": self.dangling,
             "notes": self.notes,
-            "files": {"in": self.files_in, "not_brought_in": len(self.skipped)},
+            "files": {"source": self.files_in + len(self.skipped), "brought_in": self.files_in,
+                      "left_out": len(self.skipped)},
             "lines": {"in": self.lines_in, "out": self.lines_out},
         }
 
