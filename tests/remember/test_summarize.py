@@ -22,12 +22,12 @@ SESSION = load(DATA / "claude-code" / "session.jsonl")
 
 def test_extractive_keeps_the_sentences_that_carry_signal() -> None:
     s = Extractive().session(SESSION, date="2026-11-30", limit=4000)
-    assert s.title == "Fix upload test"
+    assert s.title == "Please fix the flaky upload test."  # the first request (the summary names another conversation)
     assert s.asked == ("Please fix the flaky upload test.",)
     assert s.preferences == ("I prefer small commits.",)
     assert s.corrections == ("No, don't touch the backoff.",)
     assert s.decisions == ("Let's go with a shorter backoff in tests.",)
-    assert s.broke == ("[tool error: FAILED tests/test_upload.py::test_retry - TimeoutError]",)
+    assert s.broke == ("[tool error: pytest tests/test_upload.py: tests/test_upload.py::test_retry - TimeoutError]",)
     assert s.open == ("We still need to check the CI config tomorrow.",)
 
 
