@@ -26,6 +26,7 @@ SLACK = TERN / "b81e4f02-6a3d-4f19-8c2e-5e0d91a4c7b3.jsonl"
 PYDANTIC = TERN / "0f6b3d85-91c4-4a27-b8e0-6d2f5a1c9e47.jsonl"
 AUDIT = TERN / "e2a47c19-8d05-4b6e-a1f3-29c7d0e8b654.jsonl"
 CI = TERN / "71c2e0aa-3f58-4d9b-a6e1-c04b82d7f319.jsonl"
+HTTPX = TERN / "3a7d5e91-0c4b-4f2e-8d16-b95a27e4c083.jsonl"
 BILLS = HOUSEHOLD / "c3d8f1e0-5b27-4e9a-8f46-1a0c7d3e92b5.jsonl"
 CODEX = REAL / "codex" / "dot-codex" / "sessions"
 GEMINI = next((REAL / "gemini" / "dot-gemini" / "tmp").iterdir())
@@ -88,6 +89,15 @@ def test_task_results_are_kept_and_subagent_files_fold_into_their_parent(md: mem
     assert "tern/handlers/fallback.py:88" in reports[0]
     assert m.meta["tools"][:3] == ["Grep 3", "Read 3", "Task 3"]  # the subagents' searches, counted with the session's calls
     assert m.meta["asked"][0].startswith("before the audit with Copperleaf's DPO on Friday")
+
+
+def test_a_test_that_failed_inside_a_subagent_is_in_the_parent_record(md: memdir.Memdir) -> None:
+    """The parent only sees the subagent's prose; the failing line is in the subagent's own file, folded in."""
+    m = record(md, HTTPX)
+    assert m.meta["subagents"] == 1
+    assert m.meta["broke"] == ["python -m pytest tests/orders -q -p no:cacheprovider: tests/orders/test_lookup.py::"
+                               "test_lookup_times_out - Failed: DID NOT RAISE <class 'tern.orders.lookup.LookupTimeout'>"]
+    assert m.meta["files"] == ["pyproject.toml", "tern/orders/lookup.py"] and "malicious" not in m.text
 
 
 def test_an_inline_sidechain_answer_is_kept_and_a_synthetic_api_error_is_no_failure(md: memdir.Memdir) -> None:
