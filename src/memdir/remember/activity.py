@@ -97,7 +97,7 @@ def declined(output: str) -> bool:
 
 def tally(output: str) -> str | None:
     """A test run's closing count ("30 passed in 0.74s"), when the output ends with one."""
-    for ln in reversed([ln.strip(" =") for ln in output.split("\n") if ln.strip()][-3:]):
+    for ln in reversed([ln.strip(" =") for ln in output[-600:].split("\n") if ln.strip()][-3:]):
         m = _TEST_TALLY.search(ln)
         if m:
             return clip(m.group(0).strip(" ="), 80)
@@ -199,6 +199,12 @@ class Log:
         elif "git commit" in what and (sha := _COMMIT.search(output)):
             self._mark(call_id, f"commit {sha.group(1)}")
         return None
+
+    def wants(self, call_id: str | None) -> bool:
+        """Whether a successful result of this call says anything (a command's tally or commit, a subagent's report):
+        the output of a read or a search is never looked at."""
+        name = self.calls.get(call_id or "", ("tool", ""))[0]
+        return name in SHELLS or name in TASKS
 
     def _mark(self, call_id: str | None, note: str) -> None:
         i = self.ran.get(call_id or "")

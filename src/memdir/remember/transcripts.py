@@ -356,10 +356,11 @@ def _content(content: Any, log: Log) -> list[str]:
             log.call(str(block.get("name", "tool")), block.get("input"), _str(block.get("id")))
             out.append(_tool_line(str(block.get("name", "tool")), block.get("input")))
         elif kind == "tool_result":
-            line = log.result(_str(block.get("tool_use_id")), _text_of(block.get("content")),
-                              error=bool(block.get("is_error")))
-            if line:
-                out.append(f"[tool error: {line}]")
+            call, error = _str(block.get("tool_use_id")), bool(block.get("is_error"))
+            if error or log.wants(call):  # a read's or a search's output says nothing: it is not even joined
+                line = log.result(call, _text_of(block.get("content")), error=error)
+                if line:
+                    out.append(f"[tool error: {line}]")
         elif kind in ("image", "image_url", "input_image"):
             out.append("[image]")
         elif kind in ("document", "file", "input_file"):
