@@ -8,6 +8,7 @@ subagents' reports are kept, and a subagent's own file leaves nothing of its own
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,16 @@ def test_gemini_chats_and_checkpoints_are_read(md: memdir.Memdir) -> None:
 ])
 def test_the_failing_line_is_the_one_that_says_what_failed(output: str, line: str) -> None:
     assert failing_line(output) == line
+
+
+def test_a_continued_conversation_is_titled_by_its_own_first_request() -> None:
+    """A session continued after the context ran out starts with the earlier conversation's summary (older Claude
+    Code versions do not flag it isCompactSummary): it is not this session's request."""
+    lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "This session is being continued from a "
+              "previous conversation that ran out of context. The conversation is summarized below:\nAnalysis: ..."}},
+             {"type": "user", "uuid": "u2", "message": {"role": "user", "content": "now add the Dutch reply too"}}]
+    t = load("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert t.meta["request"] == "now add the Dutch reply too" and len(t.turns) == 1
 
 
 def test_markup_is_stripped_and_what_the_person_typed_stays() -> None:

@@ -44,7 +44,7 @@ from .. import paths
 from ..core import guard
 from ..errors import InvalidArgument
 from . import agents
-from .activity import Activity, Log, bash_inputs, strip_markup
+from .activity import CONTINUED, Activity, Log, bash_inputs, strip_markup
 from .turns import Transcript, Turn
 
 __all__ = ["MAX_BYTES", "Transcript", "TranscriptError", "Turn", "load", "redact", "redact_value", "redacted"]
@@ -484,6 +484,8 @@ def _event(event: dict[str, Any], r: _Reading) -> None:
             return
         msg = dict(msg_)
         msg.setdefault("role", etype)
+        if etype == "user" and CONTINUED.match(_text_of(msg.get("content"))[:200]):
+            return  # a compaction summary without the flag (older files): the earlier conversation, not a request
         turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None, log=r.log)
         if event.get("isSidechain"):  # a subagent's turn: its tool calls count, its words are its report's
             if turn is not None:
