@@ -34,6 +34,8 @@ DIGEST_LISTS = ("learned", "decided", "worked_on", "broke", "open")
 ITEM_CHARS = 200
 MAX_ITEMS = 6
 USER_SENTENCES = 6  # sentences of a user's turn read for cues
+PASTED = 12  # a user's turn of more sentences than this is read by its first paragraph: the rest is pasted
+_NARRATION = re.compile(r"^(?:I'll|I will|I'm going to|Let me|Now,? |Next,? |First,? |Then,? |Starting )")
 PERIOD_CHARS = {"day": 1200, "week": 600, "month": 600}
 
 
@@ -210,7 +212,10 @@ class Extractive:
             self.usage["input_tokens"] += estimate_tokens(turn.text)
             said = sentences(turn.text)
             if turn.role == "user":
-                said = said[:USER_SENTENCES]  # past these, a turn is most often pasted text (docs, logs, code)
+                said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(turn.text.split("\n\n", 1)[0])
+                said = said[:USER_SENTENCES]  # past these (or past the first paragraph of a long turn) is pasted text
+            elif tools:
+                said = [x for x in said if not _NARRATION.match(x)]  # "Let me run the tests first": not a decision
             for n, sentence in enumerate(said):
                 kind = self._kind(sentence, turn.role, final=i == last, tools=tools)
                 if turn.role == "user" and n == 0 and not sentence.startswith("[tool "):
