@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ import memdir
 from memdir.recall.context import build
 from memdir.remember import capture as cap
 from memdir.remember.activity import failing_line, strip_markup
-from memdir.remember.transcripts import load
+from memdir.remember.summarize import Digest, Extractive, SessionSummary, SummarizerError
+from memdir.remember.transcripts import Transcript, load
 
 REAL = Path(__file__).parent.parent / "data" / "real"
 TERN = REAL / "claude-code" / "transcripts" / "-home-dana-src-tern"
@@ -111,6 +114,35 @@ def test_a_household_traceback_and_a_remembered_preference(md: memdir.Memdir) ->
     m = record(md, BILLS)
     assert m.meta["broke"] == ["python3 split.py bills/2026-03.csv: KeyError: 'Category'"]
     assert any("remember the ratio changes every january" in p for p in m.meta["preferences"])
+
+
+@dataclass
+class Down:
+    """A summariser whose provider is down until `up` is set."""
+
+    up: bool = False
+    name: str = "down"
+    usage: Counter[str] = field(default_factory=Counter)
+
+    def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
+        if not self.up:
+            raise SummarizerError("the model server is down")
+        return Extractive().session(transcript, date=date, limit=limit)
+
+    def digest(self, period: str, label: str, items: list[Digest], *, limit: int) -> Digest:
+        return Extractive().digest(period, label, items, limit=limit)
+
+
+def test_what_the_agent_did_survives_a_summariser_failure(md: memdir.Memdir) -> None:
+    """A pending session is summarised later from its raw words; the activity read from its tool calls is kept."""
+    down = Down()
+    assert memdir.capture(md, "refund", REFUND, summarizer=down).status == "pending"
+    down.up = True
+    [done] = cap.retry_pending(md, down)
+    m = md.read(done.path or "")
+    assert m.meta["status"] == "captured" and m.meta["files"][0] == "tern/intents/refund.py"
+    assert m.meta["tools"][:2] == ["Edit 6", "Bash 4"] and "## What was done\n- Tools used: Edit ×6, Bash ×4" in m.body
+    assert m.meta["broke"][0].endswith("AssertionError: assert 'order_status' == 'refund'")
 
 
 @pytest.mark.parametrize("agent", sorted(TERN.rglob("agent-*.jsonl")), ids=lambda p: p.name)

@@ -335,13 +335,35 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     try:
         summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
     except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
-        return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", extra, stale, event)
+        kept = {**extra, **_activity_meta(t.activity)}  # what the agent did, for the retry's record
+        return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", kept, stale, event)
     text = _fitted(md, sid, when, summary, t, extra)
     try:
         done = md.apply([Op.write(path, text), *[Op.delete(p) for p in [*stale, *stubs]]])[0]
     except REFUSED as e:  # what the guard or a limit refuses still leaves a trace
         return _skip(md, sid, when, "refused", e.message, event)
     return Captured(shown(sid), "captured", done.path, done.change, "", summary)
+
+
+ACTIVITY = ("tools_used", "files_changed", "commands_run", "failed", "reports")  # a pending record's activity
+
+
+def _activity_meta(a: Activity) -> dict[str, Any]:
+    """The activity as a pending record keeps it until the retry renders the record."""
+    values = ([f"{name} {n}" for name, n in a.tools], a.files, a.commands, a.failures, a.results)
+    return {k: list(v) for k, v in zip(ACTIVITY, values, strict=True) if v}
+
+
+def _activity_of(meta: dict[str, Any]) -> Activity | None:
+    """The activity a pending record kept, if it kept one."""
+    if not any(meta.get(k) for k in ACTIVITY):
+        return None
+    tools = []
+    for item in meta.get("tools_used") or ():
+        name, _, n = str(item).rpartition(" ")
+        tools.append((name, int(n)) if n.isdigit() and name else (str(item), 1))
+    lists = [tuple(str(x) for x in meta.get(k) or ()) for k in ACTIVITY[1:]]
+    return Activity(tuple(tools), *lists)
 
 
 def _fitted(md: Memdir, sid: str, when: dt.datetime, summary: SessionSummary, t: Transcript, extra: dict[str, Any]) -> str:
@@ -468,9 +490,10 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
                 md.apply([Op.write(path, model.render(m2, body), expect=rec.version)])
             out.append(Captured(sid, "pending", path, "updated", reason))
             continue
-        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines") if meta.get(k)}
+        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines", "summary", "subagents")
+                 if meta.get(k)}
         text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
-                             extra=extra, max_name=md.limits.max_name)
+                             extra=extra, max_name=md.limits.max_name, activity=_activity_of(meta))
         try:
             # expect the record as read (or still absent): a concurrent retry makes this one a no-op
             md.apply([Op.write(path, text, expect=None if rec is None else rec.version), *[Op.delete(p) for p in parts]])
