@@ -225,3 +225,15 @@ def test_markup_is_stripped_and_what_the_person_typed_stays() -> None:
             "<system-reminder>\nkeep a task list\n</system-reminder>")
     assert strip_markup(text) == "fix a.py please"
     assert strip_markup("<command-name>/compact</command-name>\n<command-message>compact</command-message>") == ""
+
+
+def test_a_custom_slash_command_is_a_request_and_claude_codes_own_are_not() -> None:
+    def said(content: str) -> list[str]:
+        line = {"type": "user", "message": {"role": "user", "content": content}}
+        return [t.text for t in load(json.dumps(line) + "\n" + json.dumps(line | {"message": {
+            "role": "user", "content": "and then?"}}) + "\n").turns]
+
+    assert said("<command-message>fix-issue is running…</command-message>\n<command-name>/fix-issue</command-name>\n"
+                "<command-args>123 in the refund handler</command-args>") == ["/fix-issue 123 in the refund handler\nand then?"]
+    assert said("<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+                "<command-args>opus</command-args>") == ["and then?"]

@@ -66,6 +66,27 @@ def strip_markup(text: str) -> str:
     return "\n".join(line for line in text.split("\n")).strip()
 
 
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[\w:.-]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+# Claude Code's own slash commands, which steer the session and ask nothing of the agent.
+BUILTIN = frozenset("""add-dir agents bashes bug clear compact config context continue cost doctor exit export help hooks
+ide init install-github-app login logout mcp memory model output-style permissions plugin pr-comments privacy-settings
+release-notes resume rewind sandbox status statusline terminal-setup theme todos upgrade usage vim""".split())
+
+
+def slash_command(text: str) -> str | None:
+    """A custom slash command the person ran (`/fix-issue 123`): a request, which stripping the markup would lose.
+    Claude Code's own commands (`/clear`, `/compact`, `/model`) ask nothing and give None."""
+    m = _COMMAND_NAME.search(text)
+    if m is None:
+        return None
+    name = m.group(1) if m.group(1).startswith("/") else "/" + m.group(1)
+    if name[1:] in BUILTIN:
+        return None
+    args = _COMMAND_ARGS.search(text)
+    return " ".join(f"{name} {args.group(1) if args else ''}".split())
+
+
 def bash_inputs(text: str) -> list[str]:
     """Commands the person ran themselves in bash mode (`!cmd`)."""
     return [" ".join(m.split()) for m in _BASH_INPUT.findall(text) if m.strip()]

@@ -44,7 +44,7 @@ from .. import paths
 from ..core import guard
 from ..errors import InvalidArgument
 from . import agents
-from .activity import CONTINUED, Activity, Log, bash_inputs, strip_markup
+from .activity import CONTINUED, Activity, Log, bash_inputs, slash_command, strip_markup
 from .turns import Transcript, Turn
 
 __all__ = ["MAX_BYTES", "Transcript", "TranscriptError", "Turn", "load", "redact", "redact_value", "redacted"]
@@ -295,7 +295,7 @@ def _message(item: Mapping[str, Any], time: str | None = None, *, log: Log) -> T
         for part in parts:
             for command in bash_inputs(part):
                 log.command(command)
-        parts = [p if p.startswith("[tool error:") else strip_markup(p) for p in parts]
+        parts = [p if p.startswith("[tool error:") else slash_command(p) or strip_markup(p) for p in parts]
     parts = [p for p in parts if p]
     if role == "user" and parts and all(p.startswith("[tool error:") for p in parts):
         role = "tool"  # a failed tool call, reported back in a user message
