@@ -7,7 +7,7 @@ ROOT ?= memory
 PORT ?= 8765
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: install dev run demo test soak lint bench clean services browser
+.PHONY: install dev run hooks demo test soak lint bench clean services browser
 
 # What running needs (the MCP SDK and its web server), and what developing adds (tests, linters, backends).
 $(VENV)/.run-installed: pyproject.toml
@@ -26,6 +26,11 @@ dev: $(VENV)/.dev-installed
 
 run: install
 	$(BIN)/memdir --root $(ROOT) serve --http $(PORT)
+
+# The Claude Code hooks for the memory `make run` serves, with full paths, in ~/.claude/settings.json
+# (`make hooks SETTINGS=path/.claude/settings.json` for one project's; the file as it was is kept as .bak).
+hooks: install
+	$(BIN)/memdir --root $(abspath $(ROOT)) hook install $(if $(SETTINGS),--settings $(SETTINGS),--user)
 
 demo: install
 	$(BIN)/memdir demo

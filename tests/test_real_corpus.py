@@ -241,7 +241,7 @@ def test_every_parent_uuid_points_into_its_own_file() -> None:
 
 def test_subagent_transcripts_belong_to_their_parent_sessions() -> None:
     subagents = files(TRANSCRIPTS, "agent-*.jsonl")
-    assert len(subagents) == 4
+    assert len(subagents) == 5
     assert any(p.parent.name == "subagents" for p in subagents) and any(p.parent == TERN for p in subagents)
     sessions = {p.stem for p in files(TRANSCRIPTS, "*.jsonl") if not p.name.startswith("agent-")}
     for path in subagents:

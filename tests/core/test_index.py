@@ -366,3 +366,23 @@ def test_links_read_only_the_lines_that_name_an_index_yet_find_what_a_full_parse
     found, _ = parse(text)
     whole = sorted(folder + line.path[: -len("MEMORY.md")] for line in found if line.path.endswith("/MEMORY.md"))
     assert index_mod.links(text, folder) == whole
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_unlisted_folder_is_in_no_index_at_any_size(seed: int) -> None:
+    """Capture's skipped attempts (sessions/skipped/) never reach an index, however the rest collapses."""
+    rng = random.Random(seed)
+    cat = Catalog()
+    folders = ["", "sessions/", "sessions/skipped/", "project/", "archive/"] + [f"w{i}/" for i in range(rng.randrange(1, 20))]
+    for step in range(rng.randrange(50, 300)):
+        folder = rng.choice(folders)
+        kind = "session" if folder.startswith("sessions/") else rng.choice(["project", "feedback", None])
+        cat.put(model.Entry(f"{folder}n{rng.randrange(60)}.md", f"note {step}", "x" * rng.randrange(0, 80), kind, (),
+                            None, f"2026-01-{1 + rng.randrange(28):02d}", 10, 1, "v"))
+    for max_lines, max_bytes in ((12, 700), (40, 2500), (200, 25 * 1024)):
+        for folder in sorted(cat.folders):
+            if folder == "sessions/skipped/":
+                continue
+            text, links = index_mod.render(cat, folder, max_lines, max_bytes)
+            assert "skipped/" not in text and "sessions/skipped/" not in links, (folder, max_lines)
+            assert len(text.splitlines()) <= max_lines or "older" in text or "smaller" in text

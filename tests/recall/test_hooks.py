@@ -139,10 +139,30 @@ def test_the_docs_settings_snippet_parses_and_names_every_event() -> None:
     readme = (Path(__file__).resolve().parents[2] / "docs" / "remembering.md").read_text()
     [block] = [b for b in re.findall(r"```json\n(.*?)```", readme, re.S) if "SessionEnd" in b]
     hooks_ = json.loads(block)["hooks"]
-    assert set(hooks_) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact"}
+    assert set(hooks_) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact", "Stop"}
     for entries in hooks_.values():
         assert entries[0]["hooks"][0] == {"type": "command", "command": "memdir --root ~/memory hook claude-code"}
-    assert set(hooks_) <= set(hooks.CLAUDE_CODE)
+    assert set(hooks_) == set(hooks.EVENTS)
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact", "fork"])
+def test_session_start_gives_context_whatever_its_source(root: Path, source: str) -> None:
+    """A forked session copies the conversation, not the context: it is given the always-layer like a new one."""
+    with memdir.open(root) as md:
+        md.write("feedback/no-dark-themes.md", "Never propose dark themes.\n", type="feedback", description="no dark UI")
+    event = json.loads((DATA / "session-start.json").read_text()) | {"source": source}
+    out, err = io.StringIO(), io.StringIO()
+    assert hooks.run(lambda: memdir.open(root), hooks.CLAUDE_CODE, io.StringIO(json.dumps(event)), out, err) == 0
+    assert "Never propose dark themes." in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+
+
+def test_stop_reminds_without_opening_the_memory(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "remember that the "
+                                      "staging database is read-only"}}) + "\n")
+    done = hook(tmp_path / "memory", payload("stop.json", transcript))
+    assert done.returncode == 0 and json.loads(done.stdout)["decision"] == "block"
+    assert not (tmp_path / "memory").exists()
 
 
 def test_a_key_the_summariser_provider_echoes_never_reaches_the_hooks_message(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_secrets_never_reach_the_record(md: memdir.Memdir) -> None:
 def test_a_skipped_capture_is_recorded_with_its_reason(md: memdir.Memdir, source: object, reason: str) -> None:
     done = memdir.capture(md, "s-9", source, at="2026-11-30T09:00:00Z")
     assert (done.status, done.reason) == ("skipped", reason)
-    m = md.read("sessions/2026-11-30-090000-s-9.md")
+    m = md.read("sessions/skipped/2026-11-30-090000-s-9.md")
     assert (m.meta["status"], m.meta["reason"]) == ("skipped", reason)
     h = cap.health(md, now=dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC))
     assert not h.ok and [s.path for s in h.skipped] == [done.path] and h.last_capture is None
@@ -225,7 +225,7 @@ def test_credential_shaped_metadata_never_reaches_the_record(md: memdir.Memdir, 
 def test_a_capture_the_guard_would_refuse_still_leaves_a_trace(md: memdir.Memdir) -> None:
     """Item 7: a skip whose reason names a credential-shaped path was refused too: exit 1, nothing for stats."""
     done = memdir.capture(md, "s-1", Path(f"/tmp/{AWS}/gone.jsonl"), at="2026-11-30T09:00:00Z")
-    assert (done.status, done.reason, done.path) == ("skipped", "missing", "sessions/2026-11-30-090000-s-1.md")
+    assert (done.status, done.reason, done.path) == ("skipped", "missing", "sessions/skipped/2026-11-30-090000-s-1.md")
     assert AWS not in md.read(done.path).text
     h = cap.health(md, now=dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC))
     assert [s.reason for s in h.skipped] == ["missing"]

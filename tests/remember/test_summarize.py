@@ -22,12 +22,12 @@ SESSION = load(DATA / "claude-code" / "session.jsonl")
 
 def test_extractive_keeps_the_sentences_that_carry_signal() -> None:
     s = Extractive().session(SESSION, date="2026-11-30", limit=4000)
-    assert s.title == "Fix upload test"
+    assert s.title == "Please fix the flaky upload test."  # the first request (the summary names another conversation)
     assert s.asked == ("Please fix the flaky upload test.",)
     assert s.preferences == ("I prefer small commits.",)
     assert s.corrections == ("No, don't touch the backoff.",)
     assert s.decisions == ("Let's go with a shorter backoff in tests.",)
-    assert s.broke == ("[tool error: FAILED tests/test_upload.py::test_retry - TimeoutError]",)
+    assert s.broke == ("[tool error: pytest tests/test_upload.py: tests/test_upload.py::test_retry - TimeoutError]",)
     assert s.open == ("We still need to check the CI config tomorrow.",)
 
 
@@ -198,3 +198,17 @@ def test_an_answer_that_is_not_the_record_is_not_kept_either() -> None:
     with pytest.raises(SummarizerError) as e:
         summarize.parse_session("Sorry, your key mk_live_Zx81Qw27Er56Ty90 is not valid", 4000)
     assert str(e.value) == "the summariser's answer is not the JSON record asked for (53 characters)"
+
+
+def test_pasted_text_and_the_assistants_narration_are_not_what_the_user_said() -> None:
+    """Issue 21 item 7: pasted docs were filed as corrections, the assistant's "let me…" as decisions."""
+    doc = "\n".join(f"Step {i}. Don't retry a 4xx. Still need to decide the jitter {i}." for i in range(15))
+    lines = [{"type": "user", "message": {"role": "user", "content": f"check the retry section of this doc:\n\n{doc}"}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [
+                 {"type": "text", "text": "Let me go with reading the doc first."},
+                 {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "docs/retry.md"}}]}},
+             {"type": "assistant", "message": {"role": "assistant", "content": "The retry section matches the code."}}]
+    t = load("\n".join(json.dumps(x) for x in lines) + "\n")
+    s = Extractive().session(t, date="2026-11-30", limit=4000)
+    assert s.title == "check the retry section of this doc:"
+    assert (s.corrections, s.open, s.decisions) == ((), (), ())

@@ -27,7 +27,7 @@ def test_anthropic_messages_with_blocks() -> None:
     assert [(x.role, x.text) for x in t.turns] == [
         ("user", "Set up the billing webhook. I'd rather keep secrets in Vault."),
         ("assistant", "I'll register the endpoint.\n[tool http_post: https://api.example.com/webhooks]"),
-        ("tool", "[tool error: 401 Unauthorized]"),
+        ("tool", "[tool error: http_post: 401 Unauthorized]"),
         ("assistant", "We decided to rotate the key first."),
         ("user", "Good. The webhook test is still pending.\n[image]"),
     ]
@@ -54,12 +54,14 @@ def test_openai_responses_items() -> None:
 def test_claude_code_jsonl() -> None:
     t = load(DATA / "claude-code" / "session.jsonl")
     assert t.format == "claude-code"
-    assert t.meta == {"title": "Fix upload test", "cwd": "/home/u/proj", "branch": "main", "session": "s-1"}
+    # the summary record's leafUuid is no record of this file: it names another conversation, so it is not kept
+    assert t.meta == {"request": "Please fix the flaky upload test. I prefer small commits.", "cwd": "/home/u/proj",
+                      "branch": "main", "session": "s-1"}
     assert t.skipped == 1  # the half-written last line
     assert [(x.role, x.text) for x in t.turns] == [
         ("user", "Please fix the flaky upload test. I prefer small commits."),
         ("assistant", "[tool Bash: pytest tests/test_upload.py]"),
-        ("tool", "[tool error: FAILED tests/test_upload.py::test_retry - TimeoutError]"),
+        ("tool", "[tool error: pytest tests/test_upload.py: tests/test_upload.py::test_retry - TimeoutError]"),
         ("assistant", "The retry test times out. Let's go with a shorter backoff in tests."),
         ("user", "No, don't touch the backoff. We still need to check the CI config tomorrow."),
     ]  # thinking, the /clear command, the sidechain and the broken line are left out

@@ -22,6 +22,9 @@ TYPE_ORDER = ("feedback", "user", "project", "reference")
 UNTYPED = "Other"
 FOLDERS = "Folders"
 ARCHIVE = "archive/"
+# Folders no index lists or links: capture's notes of attempts that captured nothing, which `memdir stats` shows
+# (an agent's context is no place for "capture skipped").
+UNLISTED = ("sessions/skipped/",)
 
 
 _ANGLED = re.compile(r"[ ()<>]")
@@ -107,6 +110,9 @@ def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: 
     ranked = node.ranked  # (-count, path) of the subfolders: largest first, then by path (not copied: it can be long)
     plan = _Plan(cat, folder, max_lines, max_bytes)
     plan.add_all(node)
+    hidden = _hidden(cat, folder)
+    for sub in hidden:
+        plan.hide(sub)
     archived = not folder and ARCHIVE in node.subfolders
     if archived:  # retired and folded files: one link, never listed in the top index
         plan.collapse(ARCHIVE)
@@ -116,22 +122,37 @@ def _decide(cat: Catalog, folder: str, node: Folder, max_lines: int, max_bytes: 
     while not plan.fits() and collapsed < node.subs:
         sub = ranked[collapsed][1]  # the largest folders first
         collapsed += 1
-        if not (archived and sub == ARCHIVE):
+        if not (archived and sub == ARCHIVE) and sub not in plan.hidden:
             plan.collapse(sub)
     hidden_files = hidden_folders = 0
     if not plan.fits():
         # Only files and folder links remain: keep the largest folders, then the newest files.
         plan = _Plan(cat, folder, max_lines, max_bytes, reserve=_more_line(folder, 10**9, 10**9))
+        plan.hidden = set(hidden)
         for _, sub in ranked:
+            if sub in plan.hidden:
+                continue
             plan.link(sub)
             if not plan.fits():
                 plan.unlink()
                 break
-        hidden_folders = node.subs - len(plan.links)
+        hidden_folders = node.subs - len(plan.links) - len(plan.hidden & node.subfolders)
         if not hidden_folders:
             plan.add_newest(node)
         hidden_files = node.files - len(plan.files)
     return plan, hidden_files, hidden_folders
+
+
+def _hidden(cat: Catalog, folder: str) -> list[str]:
+    """The unlisted folders below `folder` that hold something."""
+    out = []
+    for sub in UNLISTED:
+        if sub.startswith(folder) and sub != folder:
+            cat.prepare(sub)
+            node = cat.folders.get(sub)
+            if node is not None and node.count:
+                out.append(sub)
+    return out
 
 
 def _text(cat: Catalog, folder: str, plan: _Plan, hidden_files: int, hidden_folders: int) -> str:
@@ -165,6 +186,7 @@ class _Plan:
         self.files: list[str] = []
         self.everything: Folder | None = None  # set when all of the folder is listed but what `links` collapses
         self.links: dict[str, str] = {}
+        self.hidden: set[str] = set()  # unlisted folders, left out of the lines and the totals
         self.kinds: Counter[str | None] = Counter()
         self.sections = 0  # type sections listed, and the bytes of their headings
         self.section_bytes = 0
@@ -227,12 +249,23 @@ class _Plan:
             taken.append(candidate)
         return taken, None
 
-    def collapse(self, sub: str) -> None:
+    def hide(self, sub: str) -> None:
+        """Leave an unlisted folder out: its files count for nothing and it gets no link."""
+        self._less(sub, 1)
+        self.hidden.add(sub)
+
+    def _less(self, sub: str, sign: int) -> None:
         node = self.cat.folders[sub]
         for kind, n in node.types.items():
-            self._count(kind, -n)
-        self.lines -= node.count
-        self.bytes -= node.bytes
+            self._count(kind, -sign * n)
+        self.lines -= sign * node.count
+        self.bytes -= sign * node.bytes
+
+    def collapse(self, sub: str) -> None:
+        self._less(sub, 1)
+        for h in self.hidden:  # already left out: not twice
+            if h.startswith(sub):
+                self._less(h, -1)
         self.link(sub)
 
     def link(self, sub: str) -> None:
@@ -261,8 +294,11 @@ class _Plan:
             listed.append(entry)
         if self.everything is not None:
             listed += [entries[p] for _, p in self.cat.recent(self.everything)]
-            for sub in self.everything.subfolders - self.links.keys():
+            for sub in self.everything.subfolders - self.links.keys() - self.hidden:
                 listed.extend(self.cat.walk(sub))
+        if self.hidden:
+            prefixes = tuple(self.hidden)
+            listed = [e for e in listed if not e.path.startswith(prefixes)]
         return listed
 
 

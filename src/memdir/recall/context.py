@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import paths, tokens
+from ..core.index import UNLISTED
 from ..core.limits import CONTEXT_BUDGET
 from ..errors import InvalidArgument, MemdirError, NotFound
 from ..model import Memory, split
@@ -482,9 +483,9 @@ class _Hit:
 
 
 def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
-    """The one place that knows the search API: best hits first."""
+    """The one place that knows the search API: best hits first (never a file of a folder no index lists)."""
     return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
-            for h in md.search(query, k=k, mode=mode)]
+            for h in md.search(query, k=k, mode=mode) if not h.path.startswith(UNLISTED)]
 
 
 def _unparsed(md: Memdir, path: str, name: str, kind: str | None, updated: str | None) -> Shown:

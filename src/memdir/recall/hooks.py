@@ -8,24 +8,41 @@ user their session: memdir errors go to stderr with exit code 1 (Claude Code
 shows it and carries on), never 2 (which would block a prompt or a compaction).
 
 - SessionStart: the always-layer of context (`recall.session_start`).
+  Every source is answered the same (startup, resume, clear, compact, and a
+  fork of another session, whose conversation is copied but whose context is
+  not): the memory may have changed since the conversation began.
 - UserPromptSubmit: lines of memory matching the prompt, when any match well
   (`recall.user_prompt_submit`).
 - SessionEnd: capture the session from its `transcript_path`.
 - PreCompact: capture the session so far, before compaction summarises it away
   (the record is replaced by the SessionEnd capture later: one per session).
+- Stop: a reminder, once per turn, when the last request asked to remember
+  something and nothing was saved (`remind.stop`); it needs no memory, so
+  the memory is not opened.
+
+`install` merges these hooks into a Claude Code settings file (`memdir hook
+install`): the command is the installed executable's full path with the
+memory's absolute path or URL, since Claude Code runs hooks with its own PATH
+and in the project's folder. Every other key and hook of the file is kept as
+it was; a hook of memdir's already there is updated in place, never doubled.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
+import shlex
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import MemdirError
+from ..errors import InvalidArgument, MemdirError
 from ..remember.capture import capture
-from . import recall
+from . import recall, remind
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
@@ -71,6 +88,8 @@ CLAUDE_CODE: dict[str, Handler] = {
     "SessionEnd": session_end,
     "PreCompact": pre_compact,
 }
+WITHOUT_MEMORY: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {"Stop": remind.stop}
+EVENTS = (*CLAUDE_CODE, *WITHOUT_MEMORY)  # what `install` adds the hook to
 
 
 def run(open_memory: Callable[[], Memdir], table: dict[str, Handler], stdin: IO[str], stdout: IO[str],
@@ -87,6 +106,16 @@ def run(open_memory: Callable[[], Memdir], table: dict[str, Handler], stdin: IO[
         return 1
     event = payload.get("hook_event_name")
     handler = table.get(event) if isinstance(event, str) else None
+    alone = WITHOUT_MEMORY.get(event) if isinstance(event, str) and table is CLAUDE_CODE else None
+    if alone is not None:
+        try:
+            out = alone(payload)
+        except Exception as e:  # noqa: BLE001 - a hook must never take the user's session down
+            print(f"memdir hook: {event} failed: {type(e).__name__}: {' '.join(str(e).split())[:500]}", file=stderr)
+            return 1
+        if out:
+            stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        return 0
     if handler is None:
         return 0  # an event memdir does not handle: nothing to say
     md = None
@@ -111,3 +140,96 @@ def run(open_memory: Callable[[], Memdir], table: dict[str, Handler], stdin: IO[
 
 def main(open_memory: Callable[[], Memdir], table: dict[str, Handler] | None = None) -> int:
     return run(open_memory, CLAUDE_CODE if table is None else table, sys.stdin, sys.stdout, sys.stderr)
+
+
+# ---------------------------------------------------------------- settings
+
+
+MARK = "hook claude-code"  # what a command of memdir's hook holds, whatever its path and memory
+
+
+def command(executable: Sequence[str], root: str, tenant: str | None = None) -> str:
+    """The hook's command line: the executable (a full path, or the interpreter and `-m memdir`) and the memory."""
+    return shlex.join([*executable, "--root", root, *(["--tenant", tenant] if tenant else []), "hook", "claude-code"])
+
+
+def install(text: str | None, cmd: str, events: Sequence[str] = EVENTS) -> str:
+    """The settings file's text with memdir's hook on `events`: its other keys and hooks kept in order, a hook of
+    memdir's already there given this command (never a second one). `InvalidArgument` if the text is not a JSON
+    object with a `hooks` object."""
+    try:
+        settings = json.loads(text) if text and text.strip() else {}
+    except json.JSONDecodeError as e:
+        raise InvalidArgument(f"the settings file is not valid JSON (line {e.lineno}: {e.msg}); fix it first, "
+                              "nothing was written") from None
+    if not isinstance(settings, dict):
+        raise InvalidArgument("the settings file holds JSON that is not an object; fix it first, nothing was written")
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidArgument("the settings file's \"hooks\" is not an object; fix it first, nothing was written")
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidArgument(f"the settings file's hooks.{event} is not a list; fix it first, nothing was written")
+        ours = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                for h in g["hooks"] if isinstance(h, dict) and MARK in str(h.get("command", ""))]
+        for h in ours:
+            h["type"], h["command"] = "command", cmd
+        if not ours:
+            groups.append({"hooks": [{"type": "command", "command": cmd}]})
+    return json.dumps(settings, indent=_indent(text), ensure_ascii=False) + "\n"
+
+
+def _indent(text: str | None) -> int:
+    """The indent the file uses (2 for a new one)."""
+    for line in (text or "").split("\n")[1:]:
+        if line.strip():
+            return max(1, len(line) - len(line.lstrip(" "))) if line.startswith(" ") else 2
+    return 2
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What `install_file` did: the file, its text before (None if new) and after, and the backup if one was made."""
+
+    path: Path
+    before: str | None
+    after: str
+    backup: Path | None = None
+
+    @property
+    def change(self) -> str:
+        return "created" if self.before is None else "unchanged" if self.before == self.after else "updated"
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff((self.before or "").splitlines(keepends=True), self.after.splitlines(keepends=True),
+                                            f"{self.path} (now)", f"{self.path} (with memdir's hooks)"))
+
+
+def install_file(path: Path, cmd: str, *, dry_run: bool = False, events: Sequence[str] = EVENTS) -> Installed:
+    """Merge memdir's hooks into the Claude Code settings file at `path`; the file as it was is kept beside it as
+    `<name>.bak` before it changes, and the new text replaces it in one rename. `dry_run` writes nothing."""
+    try:
+        before: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"{path} cannot be read ({getattr(e, 'strerror', None) or e}); nothing was written") from None
+    after = install(before, cmd, events)
+    done = Installed(path, before, after)
+    if dry_run or before == after:
+        return done
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backup = None
+        if before is not None:
+            backup = path.with_name(path.name + ".bak")
+            shutil.copy2(path, backup)
+        staged = path.with_name(f".{path.name}.memdir-{os.getpid()}")
+        staged.write_text(after, encoding="utf-8")
+        if before is not None:
+            shutil.copymode(path, staged)
+        os.replace(staged, path)
+    except OSError as e:
+        raise InvalidArgument(f"{path} cannot be written ({e.strerror or e}); it is as it was") from None
+    return Installed(path, before, after, backup)

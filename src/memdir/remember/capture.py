@@ -38,6 +38,7 @@ from ..core import guard
 from ..core.memdir import Op
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded, MemdirError, NotFound
 from . import summarize, timeline, transcripts
+from .activity import Activity
 from .summarize import LISTS, SessionSummary, Summarizer, describe
 from .transcripts import Transcript, TranscriptError, redact, redact_value, redacted
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 SESSIONS = "sessions/"
 RAW = "sessions/raw/"
+SKIPPED = "sessions/skipped/"  # attempts that captured nothing: `memdir stats` lists them, no index or context does
 ARCHIVED = "archive/sessions/"
 FEEDBACK = "feedback/"
 HEADINGS = {"asked": "Asked and did", "corrections": "Corrections and pushback", "preferences": "Preferences stated",
@@ -222,10 +224,16 @@ def _clean(items: Iterable[str], today: dt.date) -> list[str]:
 
 
 def render_record(session_id: str, when: dt.datetime, summary: SessionSummary, *, source: str, turns: int,
-                  extra: dict[str, Any] | None = None, max_name: int = 100) -> str:
+                  extra: dict[str, Any] | None = None, max_name: int = 100, activity: Activity | None = None) -> str:
+    """The record's text. `activity` (what the agent did, read from its tool calls) is the "What was done" section
+    and the `tools`, `files` and `commands` lists; a summariser's own lists come after it."""
     today = when.date()
     title = dates.absolute(redact(summary.title), today)
     lists = {k: _clean(getattr(summary, k), today) for k in LISTS}
+    done = [] if activity is None else [" ".join(redact(x).split()) for x in activity.lines()]
+    if activity is not None:
+        told = [b for b in lists["broke"] if not b.startswith("[tool error:")]  # the tools' own lines stand for these
+        lists["broke"] = [*(redact(x) for x in activity.failures), *told][:summarize.MAX_ITEMS]
     meta: dict[str, Any] = {
         "name": model.clip(f"session {when:%Y-%m-%d %H:%M}: {title}", max_name),
         "description": model.clip(title, 280),
@@ -237,8 +245,13 @@ def render_record(session_id: str, when: dt.datetime, summary: SessionSummary, *
         "turns": turns,
         **(extra or {}),
         **{k: v for k, v in lists.items() if v},
+        **({} if activity is None else {k: v for k, v in (
+            ("tools", [f"{name} {n}" for name, n in activity.tools]), ("files", [redact_value(f) for f in activity.files]),
+            ("commands", [redact(c) for c in activity.commands])) if v}),
     }
     body = [f"# {title}", ""]
+    if done:
+        body += ["## What was done", *[f"- {x}" for x in done], ""]
     for k in LISTS:
         if lists[k]:
             body += [f"## {HEADINGS[k]}", *[f"- {x}" for x in lists[k]], ""]
@@ -292,11 +305,17 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     event = None if event is None else shown(event)
     summarizer = summarizer or _loaded(md)
     source = os.fspath(transcript) if isinstance(transcript, os.PathLike) else None
+    cap = transcript_cap(md) if max_bytes is None else max_bytes
     try:
-        t = redacted(transcripts.load(transcript, max_bytes=transcript_cap(md) if max_bytes is None else max_bytes))
+        t = transcripts.load(transcript, max_bytes=cap)
     except TranscriptError as e:
         when = _when(at, None)
         return _skip(md, sid, when, e.reason, e.message, event)
+    if t.meta.get("subagent"):  # a subagent's own file: it is folded into its parent's record, never one of its own
+        return Captured(shown(sid), "skipped", None, "none", "subagent")
+    if isinstance(transcript, Path):
+        t = transcripts.with_subagents(t, transcript, cap)
+    t = redacted(t)
     when = _when(at, t)
     retry_pending(md, summarizer, skip=sid)
     existing = find(md, sid)
@@ -305,19 +324,57 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     extra: dict[str, Any] = {k: shown(v) for k, v in (("event", event), ("transcript", source),
                                                       ("cwd", t.meta.get("cwd")), ("branch", t.meta.get("branch")))
                              if isinstance(v, str) and v}
+    if isinstance(t.meta.get("summary"), str) and t.meta["summary"].strip():
+        extra["summary"] = model.clip(" ".join(t.meta["summary"].split()), 280)  # the agent's own title for it
+    if t.meta.get("subagents"):
+        extra["subagents"] = t.meta["subagents"]
     if t.skipped:
         extra["skipped_lines"] = t.skipped  # lines of the transcript that could not be read
     stale = [e.path for e in md.list(f"{RAW}{stem}/")] if existing else []
+    stubs = [p for p in (find(md, sid, SKIPPED),) if p is not None]  # a skipped attempt this capture now answers
     try:
         summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
     except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
-        return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", extra, stale, event)
-    text = render_record(sid, when, summary, source=t.format, turns=len(t.turns), extra=extra, max_name=md.limits.max_name)
+        kept = {**extra, **_activity_meta(t.activity)}  # what the agent did, for the retry's record
+        return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", kept, stale, event)
+    text = _fitted(md, sid, when, summary, t, extra)
     try:
-        done = md.apply([Op.write(path, text), *[Op.delete(p) for p in stale]])[0]
+        done = md.apply([Op.write(path, text), *[Op.delete(p) for p in [*stale, *stubs]]])[0]
     except REFUSED as e:  # what the guard or a limit refuses still leaves a trace
         return _skip(md, sid, when, "refused", e.message, event)
     return Captured(shown(sid), "captured", done.path, done.change, "", summary)
+
+
+ACTIVITY = ("tools_used", "files_changed", "commands_run", "failed", "reports")  # a pending record's activity
+
+
+def _activity_meta(a: Activity) -> dict[str, Any]:
+    """The activity as a pending record keeps it until the retry renders the record."""
+    values = ([f"{name} {n}" for name, n in a.tools], a.files, a.commands, a.failures, a.results)
+    return {k: list(v) for k, v in zip(ACTIVITY, values, strict=True) if v}
+
+
+def _activity_of(meta: dict[str, Any]) -> Activity | None:
+    """The activity a pending record kept, if it kept one."""
+    if not any(meta.get(k) for k in ACTIVITY):
+        return None
+    tools = []
+    for item in meta.get("tools_used") or ():
+        name, _, n = str(item).rpartition(" ")
+        tools.append((name, int(n)) if n.isdigit() and name else (str(item), 1))
+    lists = [tuple(str(x) for x in meta.get(k) or ()) for k in ACTIVITY[1:]]
+    return Activity(tuple(tools), *lists)
+
+
+def _fitted(md: Memdir, sid: str, when: dt.datetime, summary: SessionSummary, t: Transcript, extra: dict[str, Any]) -> str:
+    """The record with as much of the activity as the memory's size and line limits leave room for."""
+    a = t.activity
+    for activity in (a, Activity(a.tools, a.files[:5], a.commands[-4:], a.failures[:3], a.results[:2]), None):
+        text = render_record(sid, when, summary, source=t.format, turns=len(t.turns), extra=extra,
+                             max_name=md.limits.max_name, activity=activity)
+        if len(text.encode()) <= md.limits.max_bytes and model.count_lines(text) <= md.limits.max_lines:
+            break
+    return text
 
 
 @dataclass
@@ -365,9 +422,7 @@ def _skip(md: Memdir, sid: str, when: dt.datetime, reason: str, message: str, ev
             return Captured(shown(sid), "skipped", existing, done.change, reason)
         except REFUSED:
             pass  # the record as it is cannot be written again: a stub of its own beside it
-    path = record_path(when, sid)
-    if path == existing:
-        path = record_path(dt.datetime.now(dt.UTC), sid)
+    path = find(md, sid, SKIPPED) or SKIPPED + record_path(when, sid)[len(SESSIONS):]
     meta: dict[str, Any] = {"name": model.clip(f"session {when:%Y-%m-%d %H:%M}: capture skipped ({reason})", md.limits.max_name),
                             "description": model.clip(f"capture skipped: {message}", 280), "type": "session",
                             "session": shown(sid), "status": "skipped", "reason": reason,
@@ -435,9 +490,10 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
                 md.apply([Op.write(path, model.render(m2, body), expect=rec.version)])
             out.append(Captured(sid, "pending", path, "updated", reason))
             continue
-        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines") if meta.get(k)}
+        extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines", "summary", "subagents")
+                 if meta.get(k)}
         text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
-                             extra=extra, max_name=md.limits.max_name)
+                             extra=extra, max_name=md.limits.max_name, activity=_activity_of(meta))
         try:
             # expect the record as read (or still absent): a concurrent retry makes this one a no-op
             md.apply([Op.write(path, text, expect=None if rec is None else rec.version), *[Op.delete(p) for p in parts]])

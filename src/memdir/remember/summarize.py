@@ -33,6 +33,9 @@ LISTS = ("asked", "corrections", "preferences", "decisions", "broke", "open")
 DIGEST_LISTS = ("learned", "decided", "worked_on", "broke", "open")
 ITEM_CHARS = 200
 MAX_ITEMS = 6
+USER_SENTENCES = 6  # sentences of a user's turn read for cues
+PASTED = 12  # a user's turn of more sentences than this is read by its first paragraph: the rest is pasted
+_NARRATION = re.compile(r"^(?:I'll|I will|I'm going to|Let me|Now,? |Next,? |First,? |Then,? |Starting )")
 PERIOD_CHARS = {"day": 1200, "week": 600, "month": 600}
 
 
@@ -124,9 +127,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
 _CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (kind, who, re.compile(rx, re.IGNORECASE))
     for kind, who, rx in (
-        ("preferences", "user", r"\b(?:i (?:prefer|like|love|hate|want|need|always|usually|never)|i'd (?:prefer|rather|like)"
+        ("preferences", "user", r"\b(?:i (?:prefer|like|love|hate|always|usually|never)|i'd (?:prefer|rather|like)"
                                 r"|i would (?:prefer|rather)|i don't (?:like|want)|please (?:always|never|use|don't)"
-                                r"|(?:always|never) (?:use|add|write|run|put|do|make|show)|my preference|call me)\b"),
+                                r"|(?:always|never) (?:use|add|write|run|put|do|make|show)|my preference|call me"
+                                r"|remember (?:that|this|to)?)\b"),
         ("corrections", "user", r"(?:^(?:no|nope|wrong|stop)\b|\b(?:that's not|that is not|not what i|i said|you forgot"
                                 r"|should(?:n't| not) have|instead|actually,|don't|do not|undo|revert)\b)"),
         ("decisions", "any", r"\b(?:let's|let us|we'll|we will|decided|decision|go with|going with|agreed|settled on"
@@ -153,6 +157,9 @@ def sentences(text: str) -> list[str]:
             fenced = not fenced
             continue
         if fenced or not line.strip():
+            continue
+        if line.lstrip().startswith("[tool "):  # a tool's line is one item, whatever full stops it holds
+            out.append(" ".join(line.split()))
             continue
         for part in _SENTENCE.split(line.strip().lstrip("-*> ").strip()):
             part = " ".join(part.split())
@@ -193,33 +200,51 @@ class Extractive:
     usage: Counter[str] = field(default_factory=Counter)
 
     def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
+        """The record as a person would write it: the first real request as the title; each turn's opening
+        request; the user's corrections, preferences and decisions; what failed (the tools' failing lines, never
+        the assistant's narration); and what is open at the end (the user's words, the last answer's)."""
         lists: dict[str, list[str]] = {k: [] for k in LISTS}
         seen: set[str] = set()
-        for turn in transcript.turns:
+        last = max((i for i, t in enumerate(transcript.turns) if t.role == "assistant"), default=-1)
+        first_request = True
+        tools = bool(transcript.activity.tools)  # tool calls were read: their failing lines say what broke
+        for i, turn in enumerate(transcript.turns):
             self.usage["input_tokens"] += estimate_tokens(turn.text)
-            first = True
-            for sentence in sentences(turn.text):
-                kind = self._kind(sentence, turn.role)
-                if kind is None and turn.role == "user" and first and not sentence.startswith("[tool "):
-                    kind = "asked"
-                first = False
+            said = sentences(turn.text)
+            if turn.role == "user":
+                said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(turn.text.split("\n\n", 1)[0])
+                said = said[:USER_SENTENCES]  # past these (or past the first paragraph of a long turn) is pasted text
+            elif tools:
+                said = [x for x in said if not _NARRATION.match(x)]  # "Let me run the tests first": not a decision
+            for n, sentence in enumerate(said):
+                kind = self._kind(sentence, turn.role, final=i == last, tools=tools)
+                if turn.role == "user" and n == 0 and not sentence.startswith("[tool "):
+                    if kind is None or first_request and kind != "preferences":
+                        kind = "asked"  # a turn's opening sentence is its request; the first corrects nothing yet
+                    first_request = False
                 if kind is None:
                     continue
                 key = _key(sentence)
                 if key and key not in seen:
                     seen.add(key)
                     lists[kind].append(clip(sentence))
-        title = clip(transcript.meta.get("title") or (lists["asked"][0] if lists["asked"] else _first_words(transcript)), 80)
+        request = transcript.meta.get("request")
+        opening = sentences(request)[0] if isinstance(request, str) and sentences(request) else None
+        title = clip(transcript.meta.get("title") or opening or (lists["asked"][0] if lists["asked"] else _first_words(transcript)), 80)
         kept = _bounded(lists, title, limit)
         out = SessionSummary(title, *(tuple(kept[k]) for k in LISTS))
         self.usage["output_tokens"] += estimate_tokens(title) + sum(estimate_tokens(x) for k in LISTS for x in kept[k])
         return out
 
     @staticmethod
-    def _kind(sentence: str, role: str) -> str | None:
+    def _kind(sentence: str, role: str, *, final: bool = True, tools: bool = False) -> str | None:
         if sentence.startswith("[tool ") and not sentence.startswith("[tool error:"):
             return None
         for kind, who, rx in _CUES:
+            if kind == "broke" and role == "assistant" and tools:
+                continue  # the assistant's narration of a failure is not the failure: the tool's line is
+            if kind == "open" and role == "assistant" and tools and not final:
+                continue  # what the assistant left open mid-session was most often done later
             if (who == "any" or who == role) and rx.search(sentence):
                 return kind
         return None

@@ -4,9 +4,19 @@ Accepted: plain text (optionally with `User:` / `Assistant:` labels); a JSON
 list of `{role, content}` messages in the Anthropic or OpenAI shape (content
 as text or as blocks: text, tool_use / tool_calls, tool_result, images), and
 OpenAI Responses items; Claude Code's session transcript (JSONL, one event a
-line). What matters for memory is what the people said and what broke, so
-tool calls shrink to one line, successful tool output and thinking are
-dropped, and failed tool output keeps its first line.
+line, its subagents' files too); Codex CLI's rollout JSONL and Gemini CLI's
+chats (`agents.py`). What matters for memory is what the people said, what the
+agent did and what broke: the harness's markup is stripped from the user's
+turns (`activity.strip_markup`), tool calls shrink to one line and are counted
+in `Transcript.activity` (files changed, commands run, subagent reports),
+successful tool output and thinking are dropped, and a failed tool's output
+keeps the line that says what failed (`activity.failing_line`).
+
+A Claude Code `summary` record names the conversation whose last record its
+`leafUuid` is: one naming a record of this file is kept as `meta["summary"]`,
+one naming another conversation is not this session's. The first real request
+is `meta["request"]`. A file whose every message is a sidechain is a
+subagent's (`meta["subagent"]`): capture folds it into its parent session.
 
 A transcript file is read as a regular file only (opened without following a
 final symlink, and without waiting on a FIFO), line by line, up to a size cap.
@@ -18,7 +28,6 @@ and counted in `Transcript.skipped`, and the rest is kept.
 from __future__ import annotations
 
 import codecs
-import datetime as dt
 import errno
 import io
 import itertools
@@ -34,15 +43,16 @@ from typing import Any
 from .. import paths
 from ..core import guard
 from ..errors import InvalidArgument
+from . import agents
+from .activity import CONTINUED, Activity, Log, bash_inputs, slash_command, strip_markup
+from .turns import Transcript, Turn
+
+__all__ = ["MAX_BYTES", "Transcript", "TranscriptError", "Turn", "load", "redact", "redact_value", "redacted"]
 
 ROLES = {"user": "user", "human": "user", "you": "user", "assistant": "assistant", "ai": "assistant",
          "claude": "assistant", "model": "assistant", "bot": "assistant", "system": "system",
          "developer": "system", "tool": "tool"}
 _LABEL = re.compile(r"^\s*(user|human|you|assistant|ai|claude|model|bot|system|tool)\s*:\s?(.*)$", re.IGNORECASE)
-_NOISE = re.compile(
-    r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
-    r"system-reminder|task-notification|user-prompt-submit-hook)>|Caveat: |\[Request interrupted by user)"
-)
 TOOL_LINE = 160
 MAX_BYTES = 64 * 2**20  # what a capture reads of a transcript file at most (memdir.toml [capture] max_transcript_mb)
 
@@ -53,33 +63,6 @@ class TranscriptError(InvalidArgument):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # user, assistant, tool or system
-    text: str
-    time: str | None = None  # ISO 8601 when the transcript says
-
-
-@dataclass(frozen=True)
-class Transcript:
-    turns: tuple[Turn, ...]
-    format: str  # text, messages or claude-code
-    meta: dict[str, Any] = field(default_factory=dict)  # e.g. cwd, git branch, title from the transcript
-    skipped: int = 0  # lines or messages that could not be read
-
-    @property
-    def started(self) -> dt.datetime | None:
-        return _first_time(self.turns)
-
-    @property
-    def ended(self) -> dt.datetime | None:
-        return _first_time(reversed(self.turns))
-
-    def as_text(self) -> str:
-        """Plain text with role labels, which `load` reads back into the same turns."""
-        return "".join(f"{t.role.title()}: {t.text}\n" for t in self.turns)
 
 
 def redact(text: str) -> str:
@@ -104,18 +87,13 @@ def redacted(t: Transcript) -> Transcript:
     transcript is not scanned again for each secret found)."""
     turns = tuple(Turn(x.role, redact(x.text), x.time) for x in t.turns)
     meta = {k: redact_value(v) if isinstance(v, str) else v for k, v in t.meta.items()}
-    return Transcript(turns, t.format, meta, t.skipped)
+    return replace(t, turns=turns, meta=meta, activity=redact_activity(t.activity))
 
 
-def _first_time(turns: Iterable[Turn]) -> dt.datetime | None:
-    for t in turns:
-        if t.time:
-            try:
-                got = dt.datetime.fromisoformat(t.time.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            return got if got.tzinfo else got.replace(tzinfo=dt.UTC)
-    return None
+def redact_activity(a: Activity) -> Activity:
+    """The activity with what the secret guard would refuse replaced, item by item (a command may hold a token)."""
+    return Activity(a.tools, tuple(redact_value(x) for x in a.files), tuple(redact(x) for x in a.commands),
+                    tuple(redact(x) for x in a.failures), tuple(redact(x) for x in a.results))
 
 
 def load(source: Any, *, max_bytes: int = MAX_BYTES) -> Transcript:
@@ -226,7 +204,9 @@ def parse_lines(raw: Iterable[bytes], where: str) -> Transcript:
         if line.strip():
             break
     rest = itertools.chain(head, lines)
-    if head and head[-1].lstrip().startswith("{"):
+    if head and head[-1].strip() == "{":  # one indented JSON document (a Gemini CLI chat or checkpoint)
+        t = parse_text("\n".join(rest))
+    elif head and head[-1].lstrip().startswith("{"):
         t = from_jsonl(rest)
     else:
         t = parse_text("\n".join(rest))
@@ -244,7 +224,14 @@ def parse_text(text: str) -> Transcript:
         except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deeply to parse: read as text
             data = None
         if isinstance(data, list):
-            return from_messages(data)
+            return agents.from_gemini_history(data) if agents.is_gemini_history(data) else from_messages(data)
+    if head.startswith("{") and not head.split("\n", 1)[0].rstrip().endswith("}"):
+        try:
+            doc = json.loads(head)
+        except (json.JSONDecodeError, RecursionError):
+            doc = None
+        if isinstance(doc, dict) and agents.is_gemini_document(doc):
+            return agents.from_gemini_document(doc)
     if head.startswith("{"):
         return from_jsonl(paths.lines(text))
     return from_plain(text)
@@ -270,12 +257,13 @@ def from_messages(items: list[Any]) -> Transcript:
     """Anthropic / OpenAI chat messages, or OpenAI Responses items."""
     turns: list[Turn] = []
     skipped = 0
+    log = Log()
     for item in items:
         if not isinstance(item, Mapping):
             skipped += 1
             continue
         try:
-            turn = _message(item)
+            turn = _message(item, log=log)
         except RecursionError:  # content nested too deeply to read
             skipped += 1
             continue
@@ -283,24 +271,31 @@ def from_messages(items: list[Any]) -> Transcript:
             skipped += 1 if "role" not in item and "type" not in item else 0
             continue
         _add(turns, turn)
-    return Transcript(tuple(turns), "messages", skipped=skipped)
+    return Transcript(tuple(turns), "messages", _request(turns), skipped, log.activity())
 
 
-def _message(item: Mapping[str, Any], time: str | None = None) -> Turn | None:
+def _message(item: Mapping[str, Any], time: str | None = None, *, log: Log) -> Turn | None:
     kind = item.get("type")
     if kind == "function_call":  # OpenAI Responses
+        log.call(str(item.get("name", "tool")), _args(item.get("arguments")), _str(item.get("call_id")))
         return Turn("assistant", _tool_line(str(item.get("name", "tool")), item.get("arguments")), time)
     if kind == "function_call_output":
-        return None
+        return _result(log, _str(item.get("call_id")), _text_of(item.get("output")), False, time)
     role = ROLES.get(str(item.get("role", "")).lower())
     if role is None:
         return None
-    parts = _content(item.get("content"))
+    if role == "tool":  # OpenAI tool output: its failure or its subagent report kept, the rest dropped
+        return _result(log, _str(item.get("tool_call_id")), _text_of(item.get("content")), False, time)
+    parts = _content(item.get("content"), log)
     for call in item.get("tool_calls") or ():  # OpenAI chat
         fn = call.get("function", {}) if isinstance(call, Mapping) else {}
+        log.call(str(fn.get("name", "tool")), _args(fn.get("arguments")), _str(call.get("id")) if isinstance(call, Mapping) else None)
         parts.append(_tool_line(str(fn.get("name", "tool")), fn.get("arguments")))
-    if role == "tool":  # OpenAI tool output: dropped like successful tool results
-        return None
+    if role == "user":
+        for part in parts:
+            for command in bash_inputs(part):
+                log.command(command)
+        parts = [p if p.startswith("[tool error:") else slash_command(p) or strip_markup(p) for p in parts]
     parts = [p for p in parts if p]
     if role == "user" and parts and all(p.startswith("[tool error:") for p in parts):
         role = "tool"  # a failed tool call, reported back in a user message
@@ -308,7 +303,37 @@ def _message(item: Mapping[str, Any], time: str | None = None) -> Turn | None:
     return Turn(role, text, time) if text else None
 
 
-def _content(content: Any) -> list[str]:
+def _result(log: Log, call_id: str | None, output: str, error: bool, time: str | None) -> Turn | None:
+    line = log.result(call_id, output, error=error)
+    return Turn("tool", f"[tool error: {line}]", time) if line else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _args(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return {}
+    return value
+
+
+def _text_of(content: Any) -> str:
+    """A tool result's content as text (a string, or blocks of which the text ones count)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        content = [content]
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content
+                         if isinstance(b, str) or isinstance(b, Mapping) and b.get("type") in ("text", None))
+    return "" if content is None else str(content)
+
+
+def _content(content: Any, log: Log) -> list[str]:
     if content is None:
         return []
     if isinstance(content, str):
@@ -328,11 +353,14 @@ def _content(content: Any) -> list[str]:
         if kind in ("text", "input_text", "output_text"):
             out.append(str(block.get("text", "")))
         elif kind == "tool_use":
+            log.call(str(block.get("name", "tool")), block.get("input"), _str(block.get("id")))
             out.append(_tool_line(str(block.get("name", "tool")), block.get("input")))
         elif kind == "tool_result":
-            if block.get("is_error"):
-                first = next((x for x in paths.lines(" ".join(_content(block.get("content")))) if x.strip()), "")
-                out.append(f"[tool error: {first.strip()[:TOOL_LINE]}]")
+            call, error = _str(block.get("tool_use_id")), bool(block.get("is_error"))
+            if error or log.wants(call):  # a read's or a search's output says nothing: it is not even joined
+                line = log.result(call, _text_of(block.get("content")), error=error)
+                if line:
+                    out.append(f"[tool error: {line}]")
         elif kind in ("image", "image_url", "input_image"):
             out.append("[image]")
         elif kind in ("document", "file", "input_file"):
@@ -341,11 +369,7 @@ def _content(content: Any) -> list[str]:
 
 
 def _tool_line(name: str, args: Any) -> str:
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            pass
+    args = _args(args)
     if isinstance(args, Mapping):
         main = next((args[k] for k in ("command", "file_path", "path", "pattern", "query", "url", "description")
                      if isinstance(args.get(k), str)), None)
@@ -356,52 +380,125 @@ def _tool_line(name: str, args: Any) -> str:
     return f"[tool {name}: {shown[:TOOL_LINE]}]" if shown else f"[tool {name}]"
 
 
-def from_jsonl(lines: Iterable[str]) -> Transcript:
-    """Claude Code's transcript (or JSONL of plain messages): one JSON object a line; a bad line is skipped and counted."""
-    turns: list[Turn] = []
-    meta: dict[str, Any] = {}
-    skipped = 0
-    kinds: set[str] = set()
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            event = json.loads(raw)
-            if not isinstance(event, dict):
-                skipped += 1
+def _request(turns: Iterable[Turn]) -> dict[str, Any]:
+    """The first real request: the first user turn with words in it once the harness's markup is gone."""
+    for t in turns:
+        if t.role == "user" and t.text.strip() and not t.text.startswith("[tool "):
+            return {"request": t.text.strip()}
+    return {}
+
+
+class _Lines:
+    """JSONL records as dicts, the lines that are not JSON objects counted."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines, self.skipped = lines, 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for raw in self.lines:
+            if not raw.strip():
                 continue
-            _event(event, turns, meta, kinds)
-        except (json.JSONDecodeError, RecursionError):  # a half-written last line, a corrupt one, one nested too deeply
-            skipped += 1
-    return Transcript(tuple(turns), "claude-code" if kinds else "messages", meta, skipped)
+            try:
+                event = json.loads(raw)
+            except (json.JSONDecodeError, RecursionError):  # a half-written last line, a corrupt one, one too deep
+                self.skipped += 1
+                continue
+            if isinstance(event, dict):
+                yield event
+            else:
+                self.skipped += 1
 
 
-def _event(event: dict[str, Any], turns: list[Turn], meta: dict[str, Any], kinds: set[str]) -> None:
-    """One JSONL record: its turn appended to `turns`, what it says of the session into `meta`."""
+def from_jsonl(lines: Iterable[str]) -> Transcript:
+    """JSONL: Claude Code's transcript, Codex CLI's rollout, Gemini CLI's chat, or plain messages one a line;
+    a bad line is skipped and counted."""
+    records = _Lines(lines)
+    events = iter(records)
+    first = next(events, None)
+    if first is None:
+        return Transcript((), "messages", {}, records.skipped)
+    stream = itertools.chain([first], events)
+    if agents.is_codex(first):
+        t = agents.from_codex(stream)
+    elif agents.is_gemini_line(first):
+        t = agents.from_gemini_lines(stream)
+    else:
+        t = _claude_code(stream)
+    return replace(t, skipped=t.skipped + records.skipped)
+
+
+@dataclass
+class _Reading:
+    """What reading a Claude Code transcript has gathered so far."""
+
+    turns: list[Turn] = field(default_factory=list)
+    side: list[Turn] = field(default_factory=list)  # sidechain (subagent) turns
+    meta: dict[str, Any] = field(default_factory=dict)
+    summaries: list[tuple[str, str | None]] = field(default_factory=list)  # (summary, leafUuid)
+    uuids: set[str] = field(default_factory=set)
+    log: Log = field(default_factory=Log)
+    claude: bool = False
+    main: bool = False  # a message that is not a sidechain's was seen
+
+
+def _claude_code(events: Iterable[dict[str, Any]]) -> Transcript:
+    r = _Reading()
+    for event in events:
+        try:
+            _event(event, r)
+        except RecursionError:
+            continue
+    meta = dict(r.meta)
+    own = [s for s, leaf in r.summaries if leaf in r.uuids]
+    if own:
+        meta["summary"] = own[-1]  # the newest summary of this conversation (one of another is not this one's)
+    turns = r.turns
+    if not r.main and r.side:  # every message a sidechain's: a subagent's own transcript
+        turns = r.side
+        meta["subagent"] = meta.pop("agent", None) or "sidechain"
+    else:
+        meta.pop("agent", None)
+    meta.update(_request(turns))
+    return Transcript(tuple(turns), "claude-code" if r.claude else "messages", meta, 0, r.log.activity())
+
+
+def _event(event: dict[str, Any], r: _Reading) -> None:
+    """One JSONL record: its turn appended, what it says of the session into the reading's meta."""
     etype = event.get("type")
     if "message" in event or etype in ("summary", "system", "attachment", "progress", "file-history-snapshot"):
-        kinds.add("claude-code")
+        r.claude = True
+    if isinstance(event.get("uuid"), str):
+        r.uuids.add(event["uuid"])
     if etype == "summary" and isinstance(event.get("summary"), str):
-        meta.setdefault("title", event["summary"])
+        r.summaries.append((event["summary"], event.get("leafUuid") if isinstance(event.get("leafUuid"), str) else None))
         return
-    for key, name in (("cwd", "cwd"), ("gitBranch", "branch"), ("sessionId", "session")):
+    for key, name in (("cwd", "cwd"), ("gitBranch", "branch"), ("sessionId", "session"), ("agentId", "agent")):
         if isinstance(event.get(key), str) and event[key]:
-            meta.setdefault(name, event[key])
+            r.meta.setdefault(name, event[key])
+    if r.log.cwd is None and isinstance(r.meta.get("cwd"), str):
+        r.log.cwd = r.meta["cwd"]
     if "message" in event:
-        if etype not in ("user", "assistant") or event.get("isMeta") or event.get("isSidechain") \
-                or event.get("isCompactSummary") or not isinstance(event["message"], Mapping):
+        msg_ = event["message"]
+        if etype not in ("user", "assistant") or event.get("isMeta") or event.get("isCompactSummary") \
+                or event.get("isApiErrorMessage") or not isinstance(msg_, Mapping) or msg_.get("model") == "<synthetic>":
             return
-        msg = dict(event["message"])
+        msg = dict(msg_)
         msg.setdefault("role", etype)
-        if etype == "user" and isinstance(msg.get("content"), str) and _NOISE.match(msg["content"]):
+        if etype == "user" and CONTINUED.match(_text_of(msg.get("content"))[:200]):
+            return  # a compaction summary without the flag (older files): the earlier conversation, not a request
+        turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None, log=r.log)
+        if event.get("isSidechain"):  # a subagent's turn: its tool calls count, its words are its report's
+            if turn is not None:
+                _add(r.side, turn)
             return
-        turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None)
-        if turn is not None and not (turn.role == "user" and _NOISE.match(turn.text)):
-            _add(turns, turn)
-    elif "role" in event:
-        turn = _message(event)
+        r.main = True
         if turn is not None:
-            _add(turns, turn)
+            _add(r.turns, turn)
+    elif "role" in event:
+        turn = _message(event, log=r.log)
+        if turn is not None:
+            r.main = True
+            _add(r.turns, turn)
 
 
 def _add(turns: list[Turn], turn: Turn) -> None:
@@ -411,3 +508,38 @@ def _add(turns: list[Turn], turn: Turn) -> None:
         turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time)
     else:
         turns.append(turn)
+
+
+SUBAGENTS = 50  # subagent files folded into one session at most
+
+
+def subagent_files(path: Path, session: str) -> list[Path]:
+    """The subagent transcripts of the Claude Code session in `path`: `<session>/subagents/agent-*.jsonl` beside
+    it (the current layout), and the `agent-*.jsonl` beside it whose first record names the session (the older)."""
+    found = sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl"))
+    for other in sorted(path.parent.glob("agent-*.jsonl")):
+        try:
+            with other.open("rb") as f:
+                head = json.loads(f.readline(1 << 16) or b"null")
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(head, dict) and head.get("sessionId") == session:
+            found.append(other)
+    return [p for p in found if p.is_file() and not p.is_symlink()][:SUBAGENTS]
+
+
+def with_subagents(t: Transcript, path: Path, max_bytes: int = MAX_BYTES) -> Transcript:
+    """A Claude Code session with what its subagents did folded in (files changed, commands run, what failed);
+    their reports are already the session's Task results. A subagent file that cannot be read is left out."""
+    session = t.meta.get("session")
+    if t.format != "claude-code" or not isinstance(session, str) or t.meta.get("subagent"):
+        return t
+    activity, folded = t.activity, 0
+    for other in subagent_files(path, session):
+        try:
+            sub = read_file(other, max_bytes)
+        except TranscriptError:
+            continue
+        if sub.meta.get("subagent"):
+            activity, folded = activity.merged(sub.activity), folded + 1
+    return replace(t, activity=activity, meta={**t.meta, "subagents": folded}) if folded else t

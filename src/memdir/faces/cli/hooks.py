@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
 from ...core.memdir import Memdir
 from ...errors import MemdirError
 from ...recall import hooks
+from ...stores.locations import folder_of, scheme_of
 from .base import DEFAULT_ROOT, Context
 
 
@@ -47,10 +49,59 @@ def hook_claude_code(obj: Context) -> None:
       "SessionStart": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
       "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
       "SessionEnd": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
-      "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
+      "PreCompact": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}],
+      "Stop": [{"hooks": [{"type": "command", "command": "memdir --root ~/memory hook claude-code"}]}]}}
+
+    `memdir --root ~/memory hook install` writes this for you, with full paths.
+    Stop reminds Claude, once in a turn, to save what you asked it to remember.
     """
     code = hooks.main(lambda: _memory(obj))
     sys.exit(code)
+
+
+@hook.command("install")
+@click.option("--settings", "settings", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The Claude Code settings file to change (default: .claude/settings.json in this folder).")
+@click.option("--user", is_flag=True, help="Change ~/.claude/settings.json, for every project.")
+@click.option("--dry-run", is_flag=True, help="Print the change as a diff and write nothing.")
+@click.pass_obj
+def hook_install(obj: Context, settings: Path | None, user: bool, dry_run: bool) -> None:
+    """Add memdir's hooks to Claude Code's settings, for the memory named by --root.
+
+    Each hook's command is this memdir's full path (Claude Code does not run
+    hooks with your shell's PATH) and the memory's absolute path or URL (hooks
+    run in the project's folder). The settings file keeps every other key and
+    hook; memdir's own hook, if there, is updated rather than added twice; the
+    file as it was is kept as settings.json.bak. With --dry-run, the diff is
+    printed and nothing is written.
+    """
+    if user and settings is not None:
+        raise click.UsageError("give --settings or --user, not both")
+    path = Path.home() / ".claude" / "settings.json" if user else settings or Path(".claude") / "settings.json"
+    done = hooks.install_file(path, hooks.command(_executable(), _served(obj), obj.tenant), dry_run=dry_run)
+    if dry_run:
+        click.echo(done.diff() or f"unchanged {path}", nl=not done.diff())
+        return
+    backup = f" (the file as it was: {done.backup})" if done.backup else ""
+    click.echo(f"{done.change} {path}{backup}")
+
+
+def _executable() -> list[str]:
+    """This memdir as Claude Code can run it: the installed script's full path, else this Python with -m memdir."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "memdir" and script.is_file():
+        return [str(script.absolute())]
+    return [sys.executable, "-m", "memdir"]
+
+
+def _served(obj: Context) -> str:
+    """The memory --root names, as a hook running in another folder must name it: absolute, with no password."""
+    if scheme_of(obj.root) != "file":
+        if urlsplit(obj.root).password:
+            raise MemdirError("--root holds a password, which a settings file must not: use a URL without it and give "
+                              "the password the store's own way (PGPASSWORD or ~/.pgpass, AWS credentials)")
+        return obj.root
+    return str(folder_of(obj.root).absolute())
 
 
 def _memory(obj: Context) -> Memdir:
