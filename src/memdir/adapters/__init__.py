@@ -3,6 +3,7 @@
     from memdir.adapters.langgraph import MemdirStore      # memdir[langgraph]: LangGraph's BaseStore
     from memdir.adapters.deepagents import MemdirBackend   # memdir[deepagents]: Deep Agents' BackendProtocol
     from memdir.adapters.adk import MemdirMemoryService    # memdir[adk]: Google ADK's BaseMemoryService
+    from memdir.adapters.pydantic_ai import MemdirMemoryStore  # memdir[pydantic-ai]: the harness's MemoryStore
 
 Each module imports its framework at the top, so import it only where the extra
 is installed; this package itself imports nothing. Every adapter calls the
