@@ -190,6 +190,8 @@ def test_registered_by_uri_and_by_services_yaml(tmp_path: Path) -> None:
     assert isinstance(by_yaml, MemdirMemoryService) and [m[0] for m in found(by_yaml, "river")] == ["y1"]
     with pytest.raises(memdir.InvalidArgument, match="not a memdir URI"):
         MemdirMemoryService(uri="postgresql://x")
+    with pytest.raises(memdir.InvalidArgument, match="mode must be one of auto, lexical, semantic, hybrid; got 'x'"):
+        MemdirMemoryService(uri=f"memdir:{tmp_path / 'memory'}", mode="x")
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:

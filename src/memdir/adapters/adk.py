@@ -39,7 +39,7 @@ takes it back. After each change to a session its record is captured again
 (`memdir.capture` with the session id `adk:<app>/<user>/<session>`), so the
 same session is one record and a deleted event leaves the record too.
 
-`search_memory` is memdir's search in the user's folder, best first, at most
+`search_memory` is memdir's search (`mode=`, auto by default) in the user's folder, best first, at most
 `max_results` (10, as ADK's own) entries and `max_chars` characters of text
 (PreloadMemoryTool puts every entry in the prompt). An event comes back as it
 came in (id, author, timestamp, its text as one part); any other file as its
@@ -65,7 +65,7 @@ from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemor
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
-from .. import model, paths
+from .. import model, paths, search
 from ..core.memdir import Memdir
 from ..core.opening import open as open_memdir
 from ..core.ops import Op
@@ -127,13 +127,17 @@ class MemdirMemoryService(BaseMemoryService):
     """
 
     def __init__(self, md: Memdir | None = None, *, uri: str | None = None, folder: str = "adk/",
-                 max_results: int = MAX_RESULTS, max_chars: int = MAX_CHARS, **_registry: Any) -> None:
+                 max_results: int = MAX_RESULTS, max_chars: int = MAX_CHARS, mode: str = "auto",
+                 **_registry: Any) -> None:
         if (md is None) == (uri is None):
             raise InvalidArgument("give a memory (md) or a memdir: URI, not both or neither")
         self.md = md if md is not None else open_memdir(location_of(uri or ""))
         self.folder = paths.folder(folder)
         self.max_results = max_results
         self.max_chars = max_chars
+        if mode not in search.MODES:
+            raise InvalidArgument(f"mode must be one of {', '.join(search.MODES)}; got {mode!r}")
+        self.mode = mode  # memdir's search mode: auto is lexical unless the semantic layer has vectors
 
     # ------------------------------------------------------------ layout
 
@@ -303,7 +307,7 @@ class MemdirMemoryService(BaseMemoryService):
         folder = self.user_folder(app_name, user_id)
         out: list[MemoryEntry] = []
         left = self.max_chars
-        for hit in self.md.search(query, k=self.max_results, prefix=folder, mode="lexical"):
+        for hit in self.md.search(query, k=self.max_results, prefix=folder, mode=self.mode):
             try:
                 m = self.md.read(hit.path)
             except MemdirError:
