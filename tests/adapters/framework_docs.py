@@ -11,9 +11,10 @@ from pathlib import Path
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "frameworks"
 
 
-def run_docs_example(page: Path, tmp_path: Path) -> list[str]:
-    """The page's Python block, run as a user would: its own process, no network (any attempt fails at a dead proxy)."""
-    code = re.search(r"```python\n(.*?)```", page.read_text(), re.S).group(1)  # type: ignore[union-attr]
+def run_docs_example(page: Path, tmp_path: Path, block: int = 0) -> list[str]:
+    """The page's Python block (the first, or the `block`-th), run as a user would: its own process, no network
+    (any attempt fails at a dead proxy)."""
+    code = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)[block]
     assert len(code.strip().splitlines()) < 30
     (tmp_path / "example.py").write_text(code)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH", "LANGCHAIN", "OPENAI", "ANTHROPIC"))}
