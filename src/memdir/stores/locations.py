@@ -75,6 +75,41 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     return S3Store(text, name, create=create), None
 
 
+def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_size: int | None = None) -> Store:
+    """A tenant's store on what the process shares for `location`: the PostgreSQL pool of its URL, the S3
+    client of its endpoint (folders and SQLite files have nothing to share: their stores open as usual)."""
+    text = os.fspath(location)
+    scheme = scheme_of(text)
+    if tenant is not None:
+        check_tenant(tenant)
+    name = tenant or DEFAULT_TENANT
+    if scheme == "postgresql":
+        from .postgres import PostgresStore, shared_pool
+
+        return PostgresStore(text, name, pool=shared_pool(text, pool_size))
+    if scheme == "s3":
+        from .s3 import S3Store
+
+        return S3Store(text, name, shared=True)
+    return open_store(text, tenant)[0]
+
+
+def prepare_shared(location: str, pool_size: int | None = None) -> None:
+    """Make what `open_shared` will share now (the PostgreSQL pool, after its schema and role check)."""
+    if scheme_of(location) == "postgresql":
+        from .postgres import shared_pool
+
+        shared_pool(location, pool_size)
+
+
+def close_shared(location: str) -> None:
+    """Close the process's pool for a PostgreSQL location (nothing else holds anything)."""
+    if scheme_of(location) == "postgresql":
+        from .postgres import close_pools
+
+        close_pools(location)
+
+
 def migrate(location: str, *, check: bool = False, grant: str | None = None) -> MigrationReport:
     """Create or upgrade the schema at a sqlite:// or postgresql:// location."""
     scheme = scheme_of(location)
