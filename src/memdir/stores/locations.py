@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, StoreError
 from .base import DEFAULT_TENANT, Store
 from .fs import FileStore
 from .sqlite import SQLiteStore, database_path
@@ -108,6 +109,29 @@ def close_shared(location: str) -> None:
         from .postgres import close_pools
 
         close_pools(location)
+
+
+def ping_location(location: str) -> None:
+    """Raise `StoreError` unless the store at `location` answers now (a server's readiness)."""
+    scheme = scheme_of(location)
+    if scheme == "postgresql":
+        from .postgres import ping
+
+        ping(location)
+    elif scheme == "s3":
+        from .s3 import ping as ping_s3
+
+        ping_s3(location)
+    elif scheme == "file" and not folder_of(location).is_dir():
+        raise StoreError(f"the memory folder {str(folder_of(location))!r} is gone; restore it or restart with another --root")
+    elif scheme == "sqlite" and not database_path(location).exists():
+        raise StoreError(f"the database {str(database_path(location))!r} is gone; restore it")
+
+
+def pool_stats() -> dict[str, dict[str, int]]:
+    """The process's PostgreSQL pools (none if no postgresql:// location was opened): `postgres.pool_stats`."""
+    module = sys.modules.get(f"{__package__}.postgres")
+    return module.pool_stats() if module is not None else {}
 
 
 def migrate(location: str, *, check: bool = False, grant: str | None = None) -> MigrationReport:

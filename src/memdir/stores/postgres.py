@@ -239,6 +239,18 @@ def pool_stats() -> dict[str, dict[str, int]]:
     return out
 
 
+def ping(url: str) -> None:
+    """One `SELECT 1` through the process's pool for `url` (made if need be); StoreError if it fails."""
+    psycopg = _psycopg()
+    pool = shared_pool(url)
+    try:
+        with pool.connection(timeout=POOL_WAIT) as conn:
+            conn.execute("SELECT 1")
+    except (psycopg.Error, OSError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise StoreError(f"{redact(url)}: {reason}") from None
+
+
 def close_pools(url: str | None = None) -> None:
     """Close the process's pool for `url` (every pool without one); the next tenant opened makes a new one."""
     with _POOLS_LOCK:

@@ -757,3 +757,15 @@ def _record(raw: dict[str, Any]) -> Record:
         dest=raw.get("dest"), old_version=raw.get("old_version"), new_version=raw.get("new_version"),
         old=_unb64(raw.get("old")), new=_unb64(raw.get("new")), undoes=raw.get("undoes"),
     )
+
+
+def ping(url: str) -> None:
+    """HEAD the bucket of `url` with the shared client; StoreError (or NotFound) if S3 does not answer."""
+    import botocore.exceptions
+
+    bucket, _ = parse_url(url)
+    client = shared_client(url)
+    try:
+        client.head_bucket(Bucket=bucket)
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
+        raise StoreError(f"s3://{bucket}: {e}") from None
