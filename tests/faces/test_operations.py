@@ -94,7 +94,8 @@ def test_readiness_fails_when_the_store_is_gone(tmp_path: Path) -> None:
         assert call("GET", f"{s.url}/healthz").status == 200  # the process is up all the same
 
 
-def test_thousands_of_tenants_hold_a_bounded_set_of_memories_and_the_pools_connections(postgres: Postgres) -> None:
+def test_thousands_of_tenants_hold_a_bounded_set_of_memories_and_the_pools_connections(
+        postgres: Postgres, caplog: pytest.LogCaptureFixture) -> None:
     admin, url = postgres.fresh_database("lru")
     pg_store.close_pools(url)
     pg_store.shared_pool(url, 4)
@@ -108,6 +109,9 @@ def test_thousands_of_tenants_hold_a_bounded_set_of_memories_and_the_pools_conne
                 md.list()
         stats = memories.stats()
         assert stats["open"] == 50 and stats["opened"] == 1000 and stats["evicted"] == 950
+        said = [r.getMessage() for r in caplog.records if "memories open" in r.getMessage()]
+        assert said == ["memdir: 50 memories open, the most this server keeps (MEMDIR_MAX_OPEN); the least recently "
+                        "used are closed as new tenants come"]  # said once, when it first happens
         with psycopg.connect(admin, autocommit=True) as conn:
             held = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = 'lru' AND usename = 'memdir_app'")
             assert held.fetchone()[0] <= 4  # type: ignore[index]
@@ -163,3 +167,19 @@ def test_serve_workers_runs_several_processes_over_one_socket(postgres: Postgres
         assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "from a worker"}).status == 201
         assert call("GET", f"{s.url}/readyz").json["status"] == "ready"
     assert len(pids) == 2 and s.proc.pid not in pids
+
+
+def test_create_app_builds_the_server_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a gunicorn or uvicorn worker loads: `memdir.faces.asgi:create_app` with MEMDIR_URL and MEMDIR_TOKEN."""
+    monkeypatch.setenv("MEMDIR_URL", str(tmp_path / "memory"))
+    monkeypatch.setenv("MEMDIR_TOKEN", TOKEN)
+    settings = Settings.from_env()
+    assert settings.root == str(tmp_path / "memory") and settings.token == TOKEN
+    monkeypatch.setenv("MEMDIR_SERVE_CONFIG", Settings(root=str(tmp_path / "other"), tenant="acme").to_env())
+    assert Settings.from_env() == Settings(root=str(tmp_path / "other"), tenant="acme")
+    monkeypatch.delenv("MEMDIR_SERVE_CONFIG")
+    app = asgi.create_app()
+    assert isinstance(app, asgi.Operations)
+    with Ops(settings) as s:
+        assert call("GET", f"{s.url}/v1/index").status == 401
+        assert call("GET", f"{s.url}/v1/index", token=TOKEN).status == 200

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgument
@@ -36,7 +36,6 @@ class Settings:
     jwt_claims: str = ""
     trusted_proxies: tuple[str, ...] = ()
     host: str = "127.0.0.1"
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def jwt(self) -> bool:
