@@ -43,6 +43,7 @@ test: dev lint services browser
 # fuzzing, isolation, hostile agents, load. Tens of minutes.
 soak: dev services
 	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q tests/reliability
+	$(BIN)/python bench/saas.py  # 10,000 tenants, 4 servers on one PostgreSQL, 200 clients, 60 s
 
 # System packages the tests need: the Debian PostgreSQL server (initdb, pg_ctl).
 services:

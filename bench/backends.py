@@ -11,7 +11,13 @@ writer processes. Not a test: run it, read it, paste it.
 
 Targets (issue #4): PostgreSQL and SQLite read under 1 ms median; index()
 independent of the other tenants' files (compare the cold index rows, taken
-before and after the other tenants were filled).
+before and after the other tenants were filled). Issue 23, item 1: what a
+request handler pays to open a tenant's memory, read one file and close it,
+with `memdir.open` (a connection or client of its own) and with
+`memdir.connect(url).tenant(t)` on the process's warm pool (PostgreSQL) or
+shared client (S3): the warm open at most 1 ms median on PostgreSQL.
+
+    python bench/backends.py --open-only --backends postgres,s3   # just those rows, in seconds
 """
 
 from __future__ import annotations
@@ -138,6 +144,39 @@ def bench(backend: str, location: str, n: int, others: int, quick: bool) -> list
     return rows
 
 
+def opening(backend: str, location: str, quick: bool) -> list[Row]:
+    """Open a tenant, read one file, close: cold (`memdir.open`) and on the shared pool (`connect().tenant`)."""
+    tenants = [f"open{i}" for i in range(20)]
+    for t in tenants:
+        with memdir.open(location, tenant=t) as md:
+            md.write("user/profile.md", f"The profile of {t}.\n", description=f"who {t} is")
+    rng = random.Random(3)
+    runs = 50 if quick else 200
+
+    def cold() -> None:
+        with memdir.open(location, tenant=rng.choice(tenants)) as md:
+            md.read("user/profile.md")
+
+    db = memdir.connect(location)
+    db.tenant(tenants[0]).read("user/profile.md")  # the pool (or client) is made once, before timing
+
+    def warm_open() -> None:
+        db.tenant(rng.choice(tenants)).close()
+
+    def warm() -> None:
+        with db.tenant(rng.choice(tenants)) as md:
+            md.read("user/profile.md")
+
+    rows: list[Row] = [
+        (backend, "open + read + close", 1, *summary(timed(cold, runs // 5 if backend == "s3" else runs)),
+         "memdir.open: own connection/client"),
+        (backend, "tenant() open + close", 1, *summary(timed(warm_open, runs * 5)), "connect(url).tenant(t), warm pool"),
+        (backend, "tenant() + read + close", 1, *summary(timed(warm, runs * 5)), "connect(url).tenant(t), warm pool"),
+    ]
+    db.close()
+    return rows
+
+
 def locations(backend: str, n: int, work: Path, pg: services.Postgres | None, s3: services.S3 | None) -> str:
     if backend == "fs":
         return str(work / f"fs{n}")
@@ -156,6 +195,7 @@ def main() -> None:
     parser.add_argument("--backends", default="fs,sqlite,postgres,s3")
     parser.add_argument("--others", type=int, default=1000, help="files in each of the 10 other tenants")
     parser.add_argument("--quick", action="store_true", help="fewer runs")
+    parser.add_argument("--open-only", action="store_true", help="only the open-cost rows (issue 23, item 1)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     names = args.backends.split(",")
@@ -163,8 +203,10 @@ def main() -> None:
     with services.for_bench(names, "memdir-bench") as (pg, s3):
         with tempfile.TemporaryDirectory() as tmp:
             for name in names:
-                for n in sizes:
-                    rows += bench(name, locations(name, n, Path(tmp), pg, s3), n, args.others, args.quick)
+                if not args.open_only:
+                    for n in sizes:
+                        rows += bench(name, locations(name, n, Path(tmp), pg, s3), n, args.others, args.quick)
+                rows += opening(name, locations(name, 1, Path(tmp), pg, s3), args.quick)
     print(f"memdir {memdir.__version__} backend benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} cores; "
           f"10 other tenants x {args.others:,} files")
     print()

@@ -20,7 +20,7 @@ import typing
 
 from .core.limits import Limits
 from .core.memdir import Hit, Memdir
-from .core.opening import open
+from .core.opening import Database, connect, open
 from .core.ops import ANY, Op
 from .core.reconcile import Finding, Report
 from .core.scope import Scope
@@ -70,8 +70,8 @@ def __getattr__(name: str) -> typing.Any:
 
 
 __all__ = [
-    "ANY", "Conflict", "Context", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
+    "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
     "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
-    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes",
+    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes", "connect",
     "context", "links", "open", "prompt", "read_as_of", "remember_feedback", "supersede",
 ]

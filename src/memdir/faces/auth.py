@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import logging
 import os
 import re
 import threading
@@ -39,17 +40,18 @@ from pathlib import Path
 from typing import Any
 
 from ..core.memdir import Memdir
-from ..core.opening import default_actor
+from ..core.opening import connect, default_actor
 from ..core.opening import open as open_memdir
 from ..errors import InvalidArgument
 from ..remember.watch import Watcher, folder_of
-from ..stores.locations import check_tenant
+from ..stores.locations import check_tenant, ping_location, scheme_of
 
+log = logging.getLogger(__name__)
 MIN_TOKEN_CHARS = 16
 PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
 MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 _KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 FAILURES = 10  # wrong tokens one client may send...
 WINDOW = 60.0  # ...in this many seconds; then it waits until the oldest of them is this old
 MAX_CLIENTS = 65_536  # clients whose failures are remembered; the longest quiet are forgotten first
@@ -97,11 +99,12 @@ class Principals:
     def __init__(self, default: Principal) -> None:
         self.default = default
         self._tokens: list[tuple[bytes, Principal]] = []
+        self.verifier: Any = None  # a `bearer.Verifier` for JWTs a SaaS issues, besides the static tokens
 
     @property
     def required(self) -> bool:
         """True when HTTP requests must carry a bearer token."""
-        return bool(self._tokens)
+        return bool(self._tokens) or self.verifier is not None
 
     @property
     def all(self) -> list[Principal]:
@@ -139,7 +142,7 @@ class Principals:
             self._load_entry(str(name), entry, f"{where} [tokens.{name}]")
 
     def _load_entry(self, name: str, entry: Any, where: str) -> None:
-        if not _NAME.match(name) or name == "default":
+        if not NAME.match(name) or name == "default":
             raise InvalidArgument(
                 f"{where}: name {name!r} is not usable; use up to 64 letters, digits, '_', '.', '@' or '-' "
                 "('default' is the server's own principal)"
@@ -184,13 +187,17 @@ class Principals:
         Compares the token's digest with every known digest (no early exit),
         so the time taken says nothing about which token came close.
         """
-        if not self._tokens:
+        if not self.required:
             return self.default
         if not authorization:
             return None
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
+        if self.verifier is not None and token.strip().count(".") == 2:  # shaped like a JWT: the verifier first
+            principal: Principal | None = self.verifier.principal(token.strip())
+            if principal is not None:
+                return principal
         given = digest(token.strip())
         found = None
         for known, principal in self._tokens:
@@ -358,16 +365,32 @@ def check_bind(host: str, principals: Principals) -> None:
         )
 
 
-class Memories:
-    """One `Memdir` per principal, opened with the agent-facing defaults and kept open."""
+MAX_OPEN = int(os.environ.get("MEMDIR_MAX_OPEN") or 1000)  # memories a server keeps open at most
+RETIRE_SECONDS = 30.0  # an evicted memory is closed this long after, so a request still using it finishes first
 
-    def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True) -> None:
+
+class Memories:
+    """The servers' open memories: one `Memdir` per principal, opened with the agent-facing defaults.
+
+    At most `max_open` stay open, the least recently used going first, so a
+    server that sees 10,000 tenants holds a bounded set of catalogs and caches;
+    on PostgreSQL and S3 they share the process's pool or client
+    (`memdir.connect`), so connections are bounded by the pool, whatever the
+    number of tenants. An evicted memory is closed `RETIRE_SECONDS` later.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True,
+                 max_open: int | None = None) -> None:
         self.root = root
         self.transport = transport
         self.watch = watch  # follow edits made by hand in memory folders (remember.watch)
-        self._open: dict[Principal, Memdir] = {}
-        self._parents: list[Memdir] = []  # the unscoped memories the views come from; closed with the server
-        self._watchers: list[Any] = []
+        self.max_open = max(1, max_open or MAX_OPEN)
+        self._open: OrderedDict[Principal, tuple[Memdir, Memdir, Any]] = OrderedDict()  # -> (view, parent, watcher)
+        self._retired: deque[tuple[float, Memdir, Any]] = deque()
+        self._lock = threading.RLock()
+        self._shared = connect(root, agent=True) if scheme_of(os.fspath(root)) in ("postgresql", "s3") else None
+        self.opened = 0  # memories opened since start
+        self.evicted = 0  # memories let go to stay within max_open
 
     def actor(self, principal: Principal) -> str:
         if principal.name != "default":
@@ -375,27 +398,54 @@ class Memories:
         return os.environ.get("MEMDIR_ACTOR") or f"{self.transport}:{default_actor()}"
 
     def of(self, principal: Principal) -> Memdir:
-        md = self._open.get(principal)
-        if md is None:
-            md = self._open[principal] = self._open_for(principal)
-        return md
+        with self._lock:
+            got = self._open.get(principal)
+            if got is not None:
+                self._open.move_to_end(principal)
+                return got[0]
+            self._close_retired(time.monotonic() - RETIRE_SECONDS)
+            got = self._open[principal] = self._open_for(principal)
+            self.opened += 1
+            while len(self._open) > self.max_open:
+                if not self.evicted:
+                    log.warning("memdir: %d memories open, the most this server keeps (MEMDIR_MAX_OPEN); the least "
+                                "recently used are closed as new tenants come", self.max_open)
+                _, (_, parent, watcher) = self._open.popitem(last=False)
+                self._retired.append((time.monotonic(), parent, watcher))
+                self.evicted += 1
+            return got[0]
 
-    def _open_for(self, principal: Principal) -> Memdir:
-        md = open_memdir(self.root, tenant=principal.tenant, actor=self.actor(principal), agent=True)
-        self._parents.append(md)
-        if self.watch:
-            if folder_of(md) is not None:
-                self._watchers.append(Watcher(md).start())
+    def _open_for(self, principal: Principal) -> tuple[Memdir, Memdir, Any]:
+        actor = self.actor(principal)
+        if self._shared is not None:
+            md = self._shared.tenant(principal.tenant, actor=actor)
+        else:
+            md = open_memdir(self.root, tenant=principal.tenant, actor=actor, agent=True)
+        watcher = Watcher(md).start() if self.watch and folder_of(md) is not None else None
         if principal.scoped:
-            return md.scope(read=principal.read or (), write=principal.write or ())
-        return md
+            return md.scope(read=principal.read or (), write=principal.write or ()), md, watcher
+        return md, md, watcher
+
+    def _close_retired(self, before: float) -> None:
+        while self._retired and self._retired[0][0] <= before:
+            _, md, watcher = self._retired.popleft()
+            if watcher is not None:
+                watcher.stop()
+            md.close()
+
+    def stats(self) -> dict[str, int]:
+        """What the server holds: memories open now (and the most it keeps), opened and evicted since start."""
+        with self._lock:
+            return {"open": len(self._open), "max_open": self.max_open, "opened": self.opened,
+                    "evicted": self.evicted, "retired": len(self._retired)}
+
+    def ping(self) -> None:
+        """Raise `StoreError` unless the store answers (for `/readyz`)."""
+        ping_location(os.fspath(self.root))
 
     def close(self) -> None:
-        for watcher in self._watchers:
-            watcher.stop()
-        self._watchers.clear()
-        for md in self._parents:
-            md.close()
-        self._parents.clear()
-        self._open.clear()
-
+        with self._lock:
+            for _, parent, watcher in self._open.values():
+                self._retired.append((0.0, parent, watcher))
+            self._open.clear()
+            self._close_retired(float("inf"))

@@ -63,7 +63,8 @@ class ApiError(Exception):
 
 def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None, **fields: Any) -> JSONResponse:
     body = {"type": kind, "message": message, **{k: v for k, v in fields.items() if v is not None}}
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
+    # the error's type in a header too, so the metrics count refusals by reason without reading the body
+    return JSONResponse({"error": body}, status_code=status, headers={**(headers or {}), "X-Memdir-Error": kind})
 
 
 def memdir_error(e: errors.MemdirError, precondition: bool = False) -> JSONResponse:
@@ -495,11 +496,12 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None,
-          proxies: Proxies | None = None) -> ASGIApp:
+          proxies: Proxies | None = None, extra: list[Route] | None = None) -> ASGIApp:
     """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server.
 
-    `proxies` are the proxies whose forwarded client address and scheme count (none by default)."""
-    routes = Api(memories).routes()
+    `proxies` are the proxies whose forwarded client address and scheme count (none by default); `extra`
+    routes sit behind the same guard (`/metrics`)."""
+    routes = Api(memories).routes() + list(extra or ())
     if mcp is None:
         app = Starlette(routes=routes)
     else:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, StoreError
 from .base import DEFAULT_TENANT, Store
 from .fs import FileStore
 from .sqlite import SQLiteStore, database_path
@@ -73,6 +74,64 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     from .s3 import S3Store
 
     return S3Store(text, name, create=create), None
+
+
+def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_size: int | None = None) -> Store:
+    """A tenant's store on what the process shares for `location`: the PostgreSQL pool of its URL, the S3
+    client of its endpoint (folders and SQLite files have nothing to share: their stores open as usual)."""
+    text = os.fspath(location)
+    scheme = scheme_of(text)
+    if tenant is not None:
+        check_tenant(tenant)
+    name = tenant or DEFAULT_TENANT
+    if scheme == "postgresql":
+        from .postgres import PostgresStore, shared_pool
+
+        return PostgresStore(text, name, pool=shared_pool(text, pool_size))
+    if scheme == "s3":
+        from .s3 import S3Store
+
+        return S3Store(text, name, shared=True)
+    return open_store(text, tenant)[0]
+
+
+def prepare_shared(location: str, pool_size: int | None = None) -> None:
+    """Make what `open_shared` will share now (the PostgreSQL pool, after its schema and role check)."""
+    if scheme_of(location) == "postgresql":
+        from .postgres import shared_pool
+
+        shared_pool(location, pool_size)
+
+
+def close_shared(location: str) -> None:
+    """Close the process's pool for a PostgreSQL location (nothing else holds anything)."""
+    if scheme_of(location) == "postgresql":
+        from .postgres import close_pools
+
+        close_pools(location)
+
+
+def ping_location(location: str) -> None:
+    """Raise `StoreError` unless the store at `location` answers now (a server's readiness)."""
+    scheme = scheme_of(location)
+    if scheme == "postgresql":
+        from .postgres import ping
+
+        ping(location)
+    elif scheme == "s3":
+        from .s3 import ping as ping_s3
+
+        ping_s3(location)
+    elif scheme == "file" and not folder_of(location).is_dir():
+        raise StoreError(f"the memory folder {str(folder_of(location))!r} is gone; restore it or restart with another --root")
+    elif scheme == "sqlite" and not database_path(location).exists():
+        raise StoreError(f"the database {str(database_path(location))!r} is gone; restore it")
+
+
+def pool_stats() -> dict[str, dict[str, int]]:
+    """The process's PostgreSQL pools (none if no postgresql:// location was opened): `postgres.pool_stats`."""
+    module = sys.modules.get(f"{__package__}.postgres")
+    return module.pool_stats() if module is not None else {}
 
 
 def migrate(location: str, *, check: bool = False, grant: str | None = None) -> MigrationReport:

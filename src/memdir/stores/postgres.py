@@ -13,6 +13,18 @@ tenant: writers of one tenant queue on every host, other tenants never wait,
 and the lock ends with the COMMIT that makes content, journal, catalog and
 MEMORY.md durable together. Readers run in autocommit without locks.
 
+Two ways to hold a connection. `memdir.open(url, tenant=...)` (a CLI command,
+a script) gets a connection of its own with the tenant set for the session.
+`memdir.connect(url).tenant(...)` (a server, a request handler) borrows from
+one `psycopg_pool.ConnectionPool` per URL, shared by every tenant of the
+process (`shared_pool`): each statement outside a write runs in a short
+transaction of its own and a write's statements in one, and the tenant is
+set with `set_config('memdir.tenant', t, true)` inside that transaction, so
+row-level security binds every statement and the setting ends with the
+COMMIT: a connection back in the pool carries no tenant, and a statement
+sent on it without one sees no rows. The schema and role are checked once
+per pool, not per tenant.
+
 The schema is created by `memdir db migrate URL [--grant ROLE]`, run as the
 tables' owner; the store only checks that every migration is there.
 """
@@ -20,7 +32,9 @@ tables' owner; the store only checks that every migration is there.
 from __future__ import annotations
 
 import builtins
+import os
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -182,6 +196,88 @@ def _run(conn: Any, where: str, sql: str, args: Sequence[object]) -> builtins.li
         raise StoreError(f"{where}: {str(e).strip().splitlines()[0]}") from None
 
 
+POOL_SIZE = int(os.environ.get("MEMDIR_PG_POOL_SIZE") or 10)  # connections one process keeps to one database at most
+POOL_WAIT = 10.0  # seconds a statement waits for a free pooled connection before it fails
+_POOLS: dict[str, tuple[int, Any]] = {}  # url -> (pid that made it, pool); a forked worker makes its own
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(url: str, size: int | None = None) -> Any:
+    """The process's pool for `url`, made on first use after checking the schema and the role once."""
+    with _POOLS_LOCK:
+        got = _POOLS.get(url)
+        if got is not None and got[0] == os.getpid():
+            return got[1]
+        try:
+            from psycopg_pool import ConnectionPool
+        except ImportError:  # pragma: no cover - depends on the installed extras
+            raise StoreError("memdir.connect() needs psycopg_pool; install it with: pip install 'memdir[postgres]'") from None
+        where = redact(url)
+        conn = _connect(url)  # a direct connection first: its failure is a clear one-line error
+        try:
+            _PostgresMigrator(conn, where).require()
+            _refuse_privileged(conn, where)
+        finally:
+            conn.close()
+        pool = ConnectionPool(url, min_size=1, max_size=max(1, size or POOL_SIZE), timeout=POOL_WAIT,
+                              kwargs={"autocommit": True, "connect_timeout": 10}, name=where, open=False)
+        pool.open(wait=False)
+        _POOLS[url] = (os.getpid(), pool)
+        return pool
+
+
+def pool_stats() -> dict[str, dict[str, int]]:
+    """For each pooled database (redacted URL): connections open, idle, in use and callers waiting."""
+    out = {}
+    with _POOLS_LOCK:
+        pools = [p for pid, p in _POOLS.values() if pid == os.getpid()]
+    for pool in pools:
+        stats = pool.get_stats()
+        size, idle = int(stats.get("pool_size", 0)), int(stats.get("pool_available", 0))
+        out[str(pool.name)] = {"size": size, "idle": idle, "used": size - idle, "max": int(pool.max_size),
+                               "waiting": int(stats.get("requests_waiting", 0))}
+    return out
+
+
+def ping(url: str) -> None:
+    """One `SELECT 1` through the process's pool for `url` (made if need be); StoreError if it fails."""
+    psycopg = _psycopg()
+    pool = shared_pool(url)
+    try:
+        with pool.connection(timeout=POOL_WAIT) as conn:
+            conn.execute("SELECT 1")
+    except (psycopg.Error, OSError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise StoreError(f"{redact(url)}: {reason}") from None
+
+
+def close_pools(url: str | None = None) -> None:
+    """Close the process's pool for `url` (every pool without one); the next tenant opened makes a new one."""
+    with _POOLS_LOCK:
+        keys = [url] if url is not None else list(_POOLS)
+        gone = [_POOLS.pop(k) for k in keys if k in _POOLS]
+    for pid, pool in gone:
+        if pid == os.getpid():
+            pool.close()
+
+
+def _refuse_privileged(conn: Any, where: str) -> None:
+    row = _run(
+        conn, where,
+        "SELECT r.rolname, r.rolsuper, r.rolbypassrls, "
+        "coalesce(bool_or(pg_has_role(t.tableowner, 'MEMBER')), false) "
+        "FROM pg_roles r LEFT JOIN pg_tables t ON t.tablename = 'memdir_files' AND t.schemaname = current_schema() "
+        "WHERE r.rolname = current_user GROUP BY r.rolname, r.rolsuper, r.rolbypassrls", (),
+    )[0]
+    name, superuser, bypass, owner = row
+    why = "is a superuser" if superuser else "has BYPASSRLS" if bypass else "owns the memdir tables" if owner else ""
+    if why:
+        raise StoreError(
+            f"{where}: role {name!r} {why}, so row-level security would not keep tenants apart; "
+            "connect as a role of its own: `memdir db migrate URL --grant ROLE` lets ROLE use memdir"
+        )
+
+
 class _PostgresMigrator(Migrator):
     def __init__(self, conn: Any, where: str) -> None:
         super().__init__(where, MIGRATIONS)
@@ -242,49 +338,80 @@ def tenants(url: str) -> list[str]:
 
 
 class PostgresStore(SqlStore):
-    """One tenant in a PostgreSQL database whose schema `memdir db migrate` made."""
+    """One tenant in a PostgreSQL database whose schema `memdir db migrate` made.
 
-    def __init__(self, url: str, tenant: str) -> None:
+    With `pool` (from `shared_pool`), connections are borrowed per statement or
+    per write transaction and the tenant is set inside each transaction only."""
+
+    def __init__(self, url: str, tenant: str, *, pool: Any = None) -> None:
         super().__init__(tenant)
         self.where = redact(url)
         self.key = f"{self.where}#{tenant}"
+        self.pool = pool
+        self._tx: Any = None  # the pooled connection a write transaction holds
+        if pool is not None:
+            self.db: Any = None
+            return
         self.db = _connect(url)
         try:
             _PostgresMigrator(self.db, self.where).require()
-            self._refuse_privileged()
+            _refuse_privileged(self.db, self.where)
             self._run("SELECT set_config('memdir.tenant', ?, false)", (tenant,))
         except BaseException:
             self.db.close()
             raise
 
-    def _refuse_privileged(self) -> None:
-        row = self._run(
-            "SELECT r.rolname, r.rolsuper, r.rolbypassrls, "
-            "coalesce(bool_or(pg_has_role(t.tableowner, 'MEMBER')), false) "
-            "FROM pg_roles r LEFT JOIN pg_tables t ON t.tablename = 'memdir_files' AND t.schemaname = current_schema() "
-            "WHERE r.rolname = current_user GROUP BY r.rolname, r.rolsuper, r.rolbypassrls"
-        )[0]
-        name, superuser, bypass, owner = row
-        why = "is a superuser" if superuser else "has BYPASSRLS" if bypass else "owns the memdir tables" if owner else ""
-        if why:
-            raise StoreError(
-                f"{self.where}: role {name!r} {why}, so row-level security would not keep tenants apart; "
-                "connect as a role of its own: `memdir db migrate URL --grant ROLE` lets ROLE use memdir"
-            )
-
     def _run(self, sql: str, args: Sequence[object] = ()) -> builtins.list[tuple[Any, ...]]:
-        return _run(self.db, self.where, sql, args)
+        conn = self._tx if self._tx is not None else self.db
+        if conn is not None:
+            return _run(conn, self.where, sql, args)
+        psycopg = _psycopg()
+        conn = self._borrow()
+        try:
+            # Two statements in one simple query are one implicit transaction and one round trip: the tenant is
+            # set for this statement alone and ends with it (the values are quoted by psycopg, never by memdir).
+            cur = psycopg.ClientCursor(conn)
+            cur.execute("SELECT set_config('memdir.tenant', %s, true); " + sql.replace("?", "%s"), (self.tenant, *args))
+            cur.nextset()
+            return cur.fetchall() if cur.description is not None else []
+        except psycopg.Error as e:
+            raise StoreError(f"{self.where}: {str(e).strip().splitlines()[0]}") from None
+        finally:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                _rollback(conn)
+            self.pool.putconn(conn)
+
+    def _borrow(self) -> Any:
+        from psycopg_pool import PoolTimeout
+
+        try:
+            return self.pool.getconn()
+        except PoolTimeout:
+            raise StoreError(
+                f"{self.where}: all {self.pool.max_size} pooled connections stayed busy for {POOL_WAIT:.0f} s; "
+                "retry, or raise MEMDIR_PG_POOL_SIZE (and the server's max_connections)"
+            ) from None
 
     def _begin(self) -> None:
-        self._run("BEGIN")
+        if self.pool is not None:
+            self._tx = self._borrow()
         try:
+            self._run("BEGIN")
+            if self.pool is not None:
+                self._run("SELECT set_config('memdir.tenant', ?, true)", (self.tenant,))
             self._run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("memdir:" + self.tenant,))
         except BaseException:
             try:
                 self._run("ROLLBACK")
             except StoreError:
                 pass
+            self._give_back()
             raise
+
+    def _give_back(self) -> None:
+        conn, self._tx = self._tx, None
+        if conn is not None:
+            self.pool.putconn(conn)
 
     def take(self, rate: int) -> float:
         """A token taken in its own transaction does not wait for the server's WAL flush: a crash of the
@@ -295,19 +422,34 @@ class PostgresStore(SqlStore):
             return super().take(rate)
 
     def _end(self, commit: bool) -> None:
-        if not commit:
-            self._run("ROLLBACK")
+        conn = self._tx if self._tx is not None else self.db
+        if conn is None:  # a pooled transaction already ended (a failed COMMIT is followed by a rollback)
             return
-        psycopg = _psycopg()
         try:
-            status = self.db.execute("COMMIT").statusmessage
-        except psycopg.Error as e:
-            raise StoreError(f"{self.where}: {str(e).strip().splitlines()[0]}") from None
-        if status != "COMMIT":  # an error earlier in the transaction made the server roll it back
-            raise StoreError(f"{self.where}: the change was rolled back after a database error; nothing was written, retry")
+            if not commit:
+                self._run("ROLLBACK")
+                return
+            psycopg = _psycopg()
+            try:
+                status = conn.execute("COMMIT").statusmessage
+            except psycopg.Error as e:
+                raise StoreError(f"{self.where}: {str(e).strip().splitlines()[0]}") from None
+            if status != "COMMIT":  # an error earlier in the transaction made the server roll it back
+                raise StoreError(f"{self.where}: the change was rolled back after a database error; nothing was written, retry")
+        finally:
+            self._give_back()
 
     def _now(self) -> float:
         return float(self._run("SELECT extract(epoch FROM clock_timestamp())")[0][0])
 
     def close(self) -> None:
-        self.db.close()
+        """Close the own connection; a pooled store leaves the pool to the process (`close_pools`)."""
+        if self.db is not None:
+            self.db.close()
+
+
+def _rollback(conn: Any) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - the connection is broken; the pool checks and replaces it
+        pass

@@ -55,6 +55,7 @@ import builtins
 import hashlib
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -122,10 +123,8 @@ class S3Store:
     lease_seconds = 30.0
     wait_seconds = 120.0  # how long lock() waits for another writer before giving up
 
-    def __init__(self, url: str, tenant: str, *, create: bool = True) -> None:
+    def __init__(self, url: str, tenant: str, *, create: bool = True, shared: bool = False) -> None:
         try:
-            import boto3
-            import botocore.config
             import botocore.exceptions
         except ImportError:  # pragma: no cover - depends on the installed extras
             raise StoreError("s3:// locations need boto3; install it with: pip install 'memdir[s3]'") from None
@@ -135,11 +134,8 @@ class S3Store:
         self.base = f"{prefix}/tenants/{tenant}/" if prefix else f"tenants/{tenant}/"
         self.where = f"s3://{self.bucket}/{self.base}"
         self.key = self.where
-        config = botocore.config.Config(retries={"max_attempts": 4, "mode": "standard"}, max_pool_connections=32)
-        try:
-            self.s3 = boto3.client("s3", config=config)
-        except self._botocore.BotoCoreError as e:
-            raise StoreError(f"{self.where}: cannot make an S3 client: {e}; check the AWS settings") from None
+        self._shared = shared  # the process's client for this endpoint (`shared_client`), never closed here
+        self.s3 = shared_client(self.where) if shared else _client(self.where)
         self.endpoint = str(self.s3.meta.endpoint_url)
         self._mutex = threading.RLock()
         self._depth = 0
@@ -162,10 +158,15 @@ class S3Store:
         self._seen: dict[str, tuple[str, str] | None] = {}  # (version, ETag) read under the lease
         self._dirty = False  # a commit of ours is journaled but not fully applied
         self._looked = 0.0  # when we last read another writer's lease
+        seen = (os.getpid(), self.endpoint, self.bucket)
+        if shared and seen in _BUCKETS:
+            return  # a shared client checks each bucket once
         try:
             self._call(self.s3.head_bucket, Bucket=self.bucket)
         except _Missing:
             raise NotFound(f"bucket {self.bucket!r} does not exist at {self.endpoint}; create it first") from None
+        if shared:
+            _BUCKETS.add(seen)
 
     # ------------------------------------------------------------ S3 calls
 
@@ -711,7 +712,35 @@ class S3Store:
     def close(self) -> None:
         with self._mutex:
             self._release()
-            self.s3.close()
+            if not self._shared:
+                self.s3.close()
+
+
+_CLIENTS: dict[tuple[int, str], Any] = {}  # (pid, endpoint setting) -> the process's client (boto3 clients are thread-safe)
+_BUCKETS: set[tuple[int, str, str]] = set()  # buckets a shared client has found
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client(where: str) -> Any:
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+
+    config = botocore.config.Config(retries={"max_attempts": 4, "mode": "standard"}, max_pool_connections=32)
+    try:
+        return boto3.client("s3", config=config)
+    except botocore.exceptions.BotoCoreError as e:
+        raise StoreError(f"{where}: cannot make an S3 client: {e}; check the AWS settings") from None
+
+
+def shared_client(where: str = "s3") -> Any:
+    """One S3 client per endpoint for the whole process (making one costs ~20 ms; a tenant opened on it, none)."""
+    key = (os.getpid(), os.environ.get("AWS_ENDPOINT_URL", ""))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = _client(where)
+        return client
 
 
 class _Condition(Exception):
@@ -728,3 +757,15 @@ def _record(raw: dict[str, Any]) -> Record:
         dest=raw.get("dest"), old_version=raw.get("old_version"), new_version=raw.get("new_version"),
         old=_unb64(raw.get("old")), new=_unb64(raw.get("new")), undoes=raw.get("undoes"),
     )
+
+
+def ping(url: str) -> None:
+    """HEAD the bucket of `url` with the shared client; StoreError (or NotFound) if S3 does not answer."""
+    import botocore.exceptions
+
+    bucket, _ = parse_url(url)
+    client = shared_client(url)
+    try:
+        client.head_bucket(Bucket=bucket)
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
+        raise StoreError(f"s3://{bucket}: {e}") from None

@@ -11,6 +11,7 @@ import click
 from ...remember.watch import Watcher
 from ..auth import Memories, Principal, Principals, Proxies, check_bind, parse_bind, read_token_file
 from ..demo import run, scratch
+from ..settings import Settings
 from .base import Context
 
 
@@ -47,6 +48,17 @@ def demo(obj: Context, folder: str | None) -> None:
                    "wrong tokens count against, and https for the page's Secure cookie. Default: none. "
                    "Env: MEMDIR_TRUSTED_PROXY (space-separated).")
 @click.option("--open", "open_page", is_flag=True, help="With --http: open the web page in the browser once serving.")
+@click.option("--jwt-secret-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="With --http: accept JWT bearer tokens signed (HS256/384/512) with the secret in FILE.")
+@click.option("--jwt-jwks", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="With --http: accept JWT bearer tokens signed by a public key of the JWKS file FILE.")
+@click.option("--jwt-audience", default=None, metavar="AUD", help="The audience (aud) every JWT must name; required with JWTs.")
+@click.option("--jwt-issuer", default=None, metavar="ISS", help="The issuer (iss) every JWT must name, if given.")
+@click.option("--jwt-claims", default="", metavar="KEY=CLAIM,...",
+              help="Which claims name the tenant, principal and scopes (default tenant=tenant,principal=sub,scopes=scope). "
+                   "Scopes memdir reads: memdir:read:PREFIX and memdir:write:PREFIX; none: the whole tenant.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --http: serve from this many processes over one socket (uvicorn workers).")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -59,6 +71,12 @@ def serve(
     auth_file: str | None,
     trusted_proxies: tuple[str, ...] = (),
     open_page: bool = False,
+    jwt_secret_file: str | None = None,
+    jwt_jwks: str | None = None,
+    jwt_audience: str | None = None,
+    jwt_issuer: str | None = None,
+    jwt_claims: str = "",
+    workers: int = 1,
 ) -> None:
     """Serve the memory to an agent over MCP (stdio, or HTTP with --http).
 
@@ -72,6 +90,7 @@ def serve(
                   claude mcp add --transport http memdir http://127.0.0.1:8765/mcp
     HTTP API:     curl http://127.0.0.1:8765/v1/index
     Web page:     http://127.0.0.1:8765/ in a browser (`memdir ui` opens it)
+    Operations:   /healthz, /readyz (no token), /metrics (Prometheus, behind the token)
     """
     obj: Context = ctx.obj
     scoped = bool(scope_read or scope_write)
@@ -79,7 +98,8 @@ def serve(
                         scope_read if scoped else None, scope_write if scoped else None)
     principals = Principals(default)
     if bind is None:
-        given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file")
+        given = [f"--{n.replace('_', '-')}" for n in ("token", "token_file", "auth_file", "jwt_secret_file", "jwt_jwks",
+                                                    "jwt_audience", "jwt_issuer", "jwt_claims", "workers")
                  if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
         if ctx.get_parameter_source("trusted_proxies") == click.core.ParameterSource.COMMANDLINE:
             given.append("--trusted-proxy")
@@ -92,13 +112,14 @@ def serve(
             raise click.UsageError("give one token: --token (or MEMDIR_TOKEN) or --token-file, not both")
         if token_file:
             token = read_token_file(token_file)
-        if token:
-            principals.add_token(token, "--token-file" if token_file else "--token")
-        if auth_file:
-            principals.load(auth_file)
         host, port = parse_bind(bind)
+        settings = Settings(root=os.fspath(obj.root), tenant=default.tenant, scope_read=scope_read, scope_write=scope_write,
+                            token=token, auth_file=auth_file, jwt_secret_file=jwt_secret_file, jwt_jwks=jwt_jwks,
+                            jwt_audience=jwt_audience, jwt_issuer=jwt_issuer, jwt_claims=jwt_claims,
+                            trusted_proxies=trusted_proxies, host=host)
+        principals = settings.principals()  # the same the workers build, JWTs included
         check_bind(host, principals)
-    proxies = Proxies(trusted_proxies)
+    Proxies(trusted_proxies)  # a bad --trusted-proxy fails here
     obj.prepare_root()
     memories = Memories(obj.root, transport="mcp" if bind is None else "http")
     try:
@@ -110,18 +131,30 @@ def serve(
             click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
             mcp.serve_stdio(principals, memories)
         else:
-            from .. import http
+            from .. import asgi, http
 
             def started(url: str) -> str:
                 if open_page:  # in a thread: a terminal browser runs until it quits, and the server must answer it
                     threading.Thread(target=_open_browser, args=(url + "/",), daemon=True).start()
                 return http.banner(url, os.path.abspath(obj.root), principals.required)
 
-            app = mcp.server(principals, memories)
             sock = http.listen(host, port)
-            http.run(http.build(principals, memories, host=host, mcp=app, proxies=proxies), sock, started)
+            if workers > 1:
+                memories.close()  # each worker opens its own
+                asgi.run_workers(settings, sock, workers, started)
+            else:
+                app, _ = asgi.build(settings, memories)
+                http.run(app, sock, started)
     finally:
+        if bind is not None:
+            click.echo(f"memdir: stopped; {_held(memories)}", err=True)
         memories.close()
+
+
+def _held(memories: Memories) -> str:
+    stats = memories.stats()
+    return (f"held {stats['open']} memories open (the most {stats['max_open']}), opened {stats['opened']}, "
+            f"evicted {stats['evicted']}")
 
 
 def _open_browser(url: str) -> None:

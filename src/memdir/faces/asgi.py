@@ -1,0 +1,197 @@
+"""The server as an ASGI app factory, for worker processes: `memdir.faces.asgi:create_app`.
+
+`memdir serve --http PORT --workers N` runs N uvicorn worker processes over
+one listening socket, each of which calls `create_app()` with the settings
+the command put in `MEMDIR_SERVE_CONFIG` (`faces/settings.py`); gunicorn's
+uvicorn workers load it the same way
+(`gunicorn -k uvicorn.workers.UvicornWorker 'memdir.faces.asgi:create_app()'`).
+Every worker opens its own memories over the shared store, so what must hold
+across processes is the store's: compare-and-swap, the rate bucket, the
+roll-up locks and the journal.
+
+`Operations` wraps the app: `GET /healthz` (the process answers), `GET
+/readyz` (the store answers: 503 with the reason when it does not), both
+without a token so a load balancer can ask; and the Prometheus metrics of
+this process at `GET /metrics`, behind the token like every other route:
+requests and latencies by route and status, writes, refusals by reason, the
+open memories and the PostgreSQL pool. Each worker counts its own; scrape
+them as separate targets or sum by the `pid` label.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import MemdirError
+from ..stores.locations import pool_stats
+from . import http, mcp
+from .auth import Memories, Proxies
+from .settings import ENV, Settings
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_ROUTES = ("/v1/files", "/v1/index", "/v1/search", "/v1/context", "/v1/history", "/v1/undo", "/mcp", "/ui",
+           "/openapi.json", "/metrics", "/healthz", "/readyz")
+_WRITES = {"PUT", "DELETE", "POST"}
+HeaderDeadline = http._protocol(http.HEADER_TIMEOUT)  # uvicorn's protocol by import string, for worker processes
+
+
+def route_of(path: str) -> str:
+    """A route label of few values (never the path itself, which holds file names)."""
+    if path == "/":
+        return "/"
+    for route in _ROUTES:
+        if path == route or path.startswith(route + "/"):
+            return route
+    return "other"
+
+
+class Metrics:
+    """One process's counters, in a registry of its own (two apps in one process never share one)."""
+
+    def __init__(self, memories: Memories) -> None:
+        self.memories = memories
+        self.registry = CollectorRegistry()
+        self.requests = Counter("memdir_requests", "HTTP requests answered", ["route", "method", "status"],
+                                registry=self.registry)
+        self.latency = Histogram("memdir_request_seconds", "Time to answer an HTTP request", ["route", "method"],
+                                 registry=self.registry,
+                                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+        self.writes = Counter("memdir_writes", "Changes the HTTP API made (2xx answers to PUT, DELETE, POST)", ["route"],
+                              registry=self.registry)
+        self.refusals = Counter("memdir_refusals", "Requests refused, by the error type answered", ["reason"],
+                                registry=self.registry)
+        self.registry.register(_Held(memories))
+
+    def observe(self, method: str, path: str, status: int, seconds: float, reason: str | None) -> None:
+        route = route_of(path)
+        self.requests.labels(route, method, str(status)).inc()
+        self.latency.labels(route, method).observe(seconds)
+        if 200 <= status < 300 and method in _WRITES and path.startswith("/v1/"):
+            self.writes.labels(route).inc()
+        if status >= 400:
+            self.refusals.labels(reason or f"http_{status}").inc()
+
+    def text(self) -> bytes:
+        return bytes(generate_latest(self.registry))
+
+
+class _Held:
+    """Gauges read when scraped: the memories this process holds and its PostgreSQL pools' connections."""
+
+    def __init__(self, memories: Memories) -> None:
+        self.memories = memories
+
+    def describe(self) -> Iterable[Any]:
+        return []
+
+    def collect(self) -> Iterable[Any]:
+        pid = str(os.getpid())
+        stats = self.memories.stats()
+        held = GaugeMetricFamily("memdir_open_memories", "Memories this process holds open", labels=["pid"])
+        held.add_metric([pid], stats["open"])
+        yield held
+        most = GaugeMetricFamily("memdir_open_memories_max", "The most memories it keeps open", labels=["pid"])
+        most.add_metric([pid], stats["max_open"])
+        yield most
+        evicted = GaugeMetricFamily("memdir_memories_evicted", "Memories closed to stay within the most", labels=["pid"])
+        evicted.add_metric([pid], stats["evicted"])
+        yield evicted
+        pool = GaugeMetricFamily("memdir_pool_connections", "PostgreSQL pool connections by state",
+                                 labels=["pid", "database", "state"])
+        for where, numbers in pool_stats().items():
+            for state in ("used", "idle", "max", "waiting"):
+                pool.add_metric([pid, where, state], numbers[state])
+        yield pool
+
+
+class Operations:
+    """ASGI middleware: answers /healthz and /readyz, and times and counts every other request for /metrics."""
+
+    def __init__(self, app: ASGIApp, memories: Memories, metrics: Metrics) -> None:
+        self.app, self.memories, self.metrics = app, memories, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path, method, start = scope["path"], scope.get("method", "GET"), time.perf_counter()
+        seen: dict[str, Any] = {"status": 500, "reason": None}
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = int(message["status"])
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"x-memdir-error":
+                        seen["reason"] = value.decode("latin-1")
+            await send(message)
+
+        try:
+            if path in ("/healthz", "/readyz") and method in ("GET", "HEAD"):
+                response = await self._probe(path)
+                await response(scope, receive, sending)
+            else:
+                await self.app(scope, receive, sending)
+        finally:
+            self.metrics.observe(method, path, seen["status"], time.perf_counter() - start, seen["reason"])
+
+    async def _probe(self, path: str) -> Response:
+        if path == "/healthz":
+            return JSONResponse({"status": "ok", "pid": os.getpid()})
+        from starlette.concurrency import run_in_threadpool
+
+        try:
+            await run_in_threadpool(self.memories.ping)
+        except MemdirError as e:
+            return http.error(503, "StoreUnavailable", f"the store does not answer: {e.message}; see the server's log")
+        return JSONResponse({"status": "ready", "pid": os.getpid(), "memories": self.memories.stats()})
+
+
+def metrics_route(metrics: Metrics) -> Route:
+    async def serve_metrics(request: Request) -> Response:
+        return Response(metrics.text(), media_type=CONTENT_TYPE)
+
+    return Route("/metrics", serve_metrics, methods=["GET"])
+
+
+def build(settings: Settings, memories: Memories | None = None) -> tuple[ASGIApp, Memories]:
+    """The whole server for `settings`: the API, MCP and the page behind the guard, inside `Operations`."""
+    principals = settings.principals()
+    memories = memories or Memories(settings.root, transport="http")
+    for principal in principals.all:  # opened now, so a bad tenant or scope fails at start (in every worker)
+        memories.of(principal)
+    metrics = Metrics(memories)
+    app = http.build(principals, memories, host=settings.host, mcp=mcp.server(principals, memories),
+                     proxies=Proxies(settings.trusted_proxies), extra=[metrics_route(metrics)])
+    return Operations(app, memories, metrics), memories
+
+
+def create_app() -> ASGIApp:
+    """What a worker process loads: the server `memdir serve` (or the environment) describes."""
+    app, _ = build(Settings.from_env())
+    return app
+
+
+def run_workers(settings: Settings, sock: Any, workers: int, banner: Any) -> None:
+    """Serve `settings` from `workers` uvicorn processes sharing `sock`, until interrupted."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ[ENV] = settings.to_env()  # what each worker's create_app() reads
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config("memdir.faces.asgi:create_app", factory=True, workers=workers,
+                            http="memdir.faces.asgi:HeaderDeadline", log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=3, proxy_headers=False)
+    print(banner(f"http://{f'[{host}]' if ':' in host else host}:{port}") + f"  [{workers} worker processes]", flush=True)
+    Multiprocess(config, sockets=[sock]).run()

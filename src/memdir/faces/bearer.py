@@ -1,0 +1,126 @@
+"""Bearer tokens a SaaS issues: JWTs verified with a shared secret (HS256/384/512) or a JWKS file of public keys.
+
+A token's claims say who is calling: the tenant (claim `tenant` by default),
+the principal (`sub`) and the scopes (`scope`: a space-separated string or a
+list). Scopes that memdir reads are `memdir:read:PREFIX` and
+`memdir:write:PREFIX` (a write prefix may be read too); a token with none of
+them gets the whole tenant, one with any gets only those folders, and scopes
+of other services are ignored. Every token must carry `exp` and the
+configured `aud`, and `iss` when one is configured; `nbf` and `iat` are
+checked when present (with `leeway` seconds for clocks apart).
+
+A refused token gets the same one line as a wrong static token: the caller
+learns nothing of which part failed; the reason is logged at debug level for
+the operator. PyJWT is the `memdir[jwt]` extra, imported when a server is
+configured with it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgument, MemdirError
+from ..stores.locations import check_tenant
+from .auth import NAME, Principal
+
+log = logging.getLogger(__name__)
+HMAC = ["HS256", "HS384", "HS512"]
+PUBLIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+MIN_SECRET_BYTES = 32  # RFC 7518 3.2: an HS256 key at least as long as the hash
+
+
+@dataclass(frozen=True)
+class Claims:
+    """Which claims name the tenant, the principal and the scopes (`--jwt-claims tenant=org,principal=sub`)."""
+
+    tenant: str = "tenant"
+    principal: str = "sub"
+    scopes: str = "scope"
+
+    @classmethod
+    def parse(cls, text: str) -> Claims:
+        names: dict[str, str] = {}
+        for item in (p.strip() for p in text.split(",") if p.strip()):
+            key, sep, value = item.partition("=")
+            if not sep or key.strip() not in ("tenant", "principal", "scopes") or not value.strip():
+                raise InvalidArgument(
+                    f"--jwt-claims {text!r}: expected KEY=CLAIM pairs with keys tenant, principal, scopes, "
+                    "e.g. tenant=org_id,principal=sub,scopes=permissions"
+                )
+            names[key.strip()] = value.strip()
+        return cls(**names)
+
+
+def _jwt() -> Any:
+    try:
+        import jwt
+    except ImportError:  # pragma: no cover - depends on the installed extras
+        raise InvalidArgument("JWT bearer tokens need PyJWT; install it with: pip install 'memdir[jwt]'") from None
+    return jwt
+
+
+class Verifier:
+    """Checks a JWT and names its principal; `principal(token)` is None for any token it does not accept."""
+
+    def __init__(self, *, audience: str, secret: bytes | None = None, jwks: str | None = None,
+                 issuer: str | None = None, claims: Claims | None = None, leeway: float = 30.0) -> None:
+        jwt = _jwt()
+        if (secret is None) == (jwks is None):
+            raise InvalidArgument("give one key for JWTs: --jwt-secret-file (a shared secret) or --jwt-jwks (public keys)")
+        if not audience:
+            raise InvalidArgument("JWTs need an audience to be checked against: pass --jwt-audience (e.g. memdir)")
+        self.audience, self.issuer, self.claims, self.leeway = audience, issuer, claims or Claims(), leeway
+        self._secret = secret
+        self._keys: dict[str | None, Any] = {}
+        if secret is not None and len(secret) < MIN_SECRET_BYTES:
+            raise InvalidArgument(
+                f"the JWT secret is {len(secret)} bytes; use at least {MIN_SECRET_BYTES} random bytes (HS256 needs them)"
+            )
+        if jwks is not None:
+            try:
+                keys = jwt.PyJWKSet.from_json(Path(jwks).read_text(encoding="utf-8")).keys
+            except OSError as e:
+                raise InvalidArgument(f"JWKS file {jwks!r} cannot be read ({e.strerror}); give a JSON file with a keys list") from None
+            except (jwt.PyJWKSetError, jwt.InvalidKeyError, json.JSONDecodeError, ValueError) as e:
+                raise InvalidArgument(f"JWKS file {jwks!r} holds no usable key ({e}); give public keys as RFC 7517 JSON") from None
+            self._keys = {k.key_id: k for k in keys}
+
+    def principal(self, token: str) -> Principal | None:
+        jwt = _jwt()
+        try:
+            if self._secret is not None:
+                key: Any = self._secret
+                algorithms = HMAC
+            else:
+                kid = jwt.get_unverified_header(token).get("kid")
+                found = self._keys.get(kid) if kid is not None or len(self._keys) != 1 else next(iter(self._keys.values()))
+                if found is None:
+                    raise jwt.InvalidKeyError(f"no key with kid {kid!r}")
+                key, algorithms = found, [a for a in PUBLIC if a == getattr(found, "algorithm_name", a)]
+            claims = jwt.decode(token, key, algorithms=algorithms, audience=self.audience, issuer=self.issuer,
+                                leeway=self.leeway, options={"require": ["exp", "aud"]})
+            return self._principal(claims)
+        except (jwt.PyJWTError, MemdirError, ValueError, TypeError) as e:
+            log.debug("JWT refused: %s", e)  # for the operator only; the caller gets one line that says nothing of it
+            return None
+
+    def _principal(self, claims: dict[str, Any]) -> Principal:
+        name, tenant = claims.get(self.claims.principal), claims.get(self.claims.tenant)
+        if not isinstance(name, str) or not NAME.match(name) or name == "default":
+            raise ValueError(f"claim {self.claims.principal!r} is not a usable principal name: {name!r}")
+        if not isinstance(tenant, str):
+            raise ValueError(f"claim {self.claims.tenant!r} names no tenant")
+        check_tenant(tenant)
+        raw = claims.get(self.claims.scopes, [])
+        scopes = raw.split() if isinstance(raw, str) else raw
+        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+            raise ValueError(f"claim {self.claims.scopes!r} is neither a string nor a list of strings")
+        read = tuple(s.removeprefix("memdir:read:") for s in scopes if s.startswith("memdir:read:"))
+        write = tuple(s.removeprefix("memdir:write:") for s in scopes if s.startswith("memdir:write:"))
+        if not read and not write:
+            return Principal(f"jwt:{name}", tenant)
+        return Principal(f"jwt:{name}", tenant, read, write)

@@ -1,0 +1,185 @@
+"""Running memdir as a service: health and readiness, Prometheus metrics, a bounded set of open memories, workers."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import uvicorn
+from services import Postgres
+from serving import Served, call
+
+from memdir.faces import asgi, http
+from memdir.faces.auth import Memories, Principal
+from memdir.faces.settings import Settings
+from memdir.stores import postgres as pg_store
+
+TOKEN = "an-operator-token-long-enough"
+
+
+class Ops:
+    """The app `memdir serve --http` runs (asgi.build), on a loopback socket in a thread."""
+
+    def __init__(self, settings: Settings, memories: Memories | None = None) -> None:
+        self.app, self.memories = asgi.build(settings, memories)
+        self.sock = http.listen("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(http.config(self.app, timeout_graceful_shutdown=1))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> Ops:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.memories.close()
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of a Prometheus text exposition (0 if absent)."""
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0])) if "{" in line else {}
+            if all(found.get(k) == v for k, v in labels.items()):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_health_and_readiness_need_no_token_and_metrics_do(tmp_path: Path) -> None:
+    with Ops(Settings(root=str(tmp_path / "memory"), token=TOKEN)) as s:
+        health = call("GET", f"{s.url}/healthz")
+        assert health.status == 200 and health.json == {"status": "ok", "pid": os.getpid()}
+        ready = call("GET", f"{s.url}/readyz")
+        assert ready.status == 200 and ready.json["status"] == "ready"
+        assert call("GET", f"{s.url}/metrics").status == 401
+        assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "one"}, token=TOKEN).status == 201
+        assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "two"}, token=TOKEN,
+                    headers={"If-Match": '"stale"'}).status == 412
+        assert call("GET", f"{s.url}/v1/files/missing.md", token=TOKEN).status == 404
+        scraped = call("GET", f"{s.url}/metrics", token=TOKEN)
+        assert scraped.status == 200 and scraped.headers["content-type"].startswith("text/plain; version=0.0.4")
+        text = scraped.text
+    assert metric(text, "memdir_requests_total", route="/v1/files", method="PUT", status="201") == 1
+    assert metric(text, "memdir_requests_total", route="/v1/files", method="PUT", status="412") == 1
+    assert metric(text, "memdir_requests_total", route="/metrics", method="GET", status="401") == 1
+    assert metric(text, "memdir_requests_total", route="/healthz", method="GET", status="200") == 1
+    assert metric(text, "memdir_writes_total", route="/v1/files") == 1
+    assert metric(text, "memdir_refusals_total", reason="Unauthorized") == 1
+    assert metric(text, "memdir_refusals_total", reason="Conflict") == 1
+    assert metric(text, "memdir_refusals_total", reason="NotFound") == 1
+    assert metric(text, "memdir_request_seconds_count", route="/v1/files", method="PUT") == 2
+    assert metric(text, "memdir_open_memories", pid=str(os.getpid())) == 1
+    assert "missing.md" not in text  # routes are labels of few values, never paths
+
+
+def test_readiness_fails_when_the_store_is_gone(tmp_path: Path) -> None:
+    with Ops(Settings(root=str(tmp_path / "memory"))) as s:
+        shutil.move(tmp_path / "memory", tmp_path / "moved")
+        gone = call("GET", f"{s.url}/readyz")
+        assert gone.status == 503 and gone.error[0] == "StoreUnavailable"
+        assert "the store does not answer: the memory folder" in gone.error[1] and "\n" not in gone.error[1]
+        assert call("GET", f"{s.url}/healthz").status == 200  # the process is up all the same
+
+
+def test_thousands_of_tenants_hold_a_bounded_set_of_memories_and_the_pools_connections(
+        postgres: Postgres, caplog: pytest.LogCaptureFixture) -> None:
+    admin, url = postgres.fresh_database("lru")
+    pg_store.close_pools(url)
+    pg_store.shared_pool(url, 4)
+    memories = Memories(url, transport="http", max_open=50)
+    try:
+        for i in range(1000):
+            md = memories.of(Principal(f"p{i}", f"tenant-{i}"))
+            if i % 10 == 0:
+                md.write("n.md", f"tenant {i}\n")
+            else:
+                md.list()
+        stats = memories.stats()
+        assert stats["open"] == 50 and stats["opened"] == 1000 and stats["evicted"] == 950
+        said = [r.getMessage() for r in caplog.records if "memories open" in r.getMessage()]
+        assert said == ["memdir: 50 memories open, the most this server keeps (MEMDIR_MAX_OPEN); the least recently "
+                        "used are closed as new tenants come"]  # said once, when it first happens
+        with psycopg.connect(admin, autocommit=True) as conn:
+            held = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = 'lru' AND usename = 'memdir_app'")
+            assert held.fetchone()[0] <= 4  # type: ignore[index]
+        assert memories.of(Principal("p10", "tenant-10")).read("n.md").body == "tenant 10\n"  # reopened after eviction
+        assert memories.of(Principal("p20", "tenant-20")).list("") != []
+    finally:
+        memories.close()
+        pg_store.close_pools(url)
+
+
+@pytest.fixture
+def two_servers(postgres: Postgres) -> Iterator[tuple[str, str]]:
+    """Two `memdir serve` processes over one PostgreSQL database, 6 writes a minute per tenant."""
+    _, url = postgres.fresh_database("hosts")
+    env = {"MEMDIR_WRITES_PER_MINUTE": "6"}
+    with Served(url, "--tenant", "shared", env=env) as a, Served(url, "--tenant", "shared", env=env) as b:
+        yield a.url, b.url
+
+
+def test_cas_the_rate_bucket_and_the_journal_hold_across_server_processes(two_servers: tuple[str, str]) -> None:
+    a, b = two_servers
+    first = call("PUT", f"{a}/v1/files/plan.md", {"body": "v1"})
+    assert first.status == 201
+    seen = call("GET", f"{b}/v1/files/plan.md")  # the other process sees the write at once, with the same ETag
+    assert seen.status == 200 and seen.headers["etag"] == first.headers["etag"]
+    assert call("PUT", f"{b}/v1/files/plan.md", {"body": "v2"}, headers={"If-Match": seen.headers["etag"]}).status == 200
+    stale = call("PUT", f"{a}/v1/files/plan.md", {"body": "lost?"}, headers={"If-Match": first.headers["etag"]})
+    assert stale.status == 412  # A's version is stale: B wrote after it
+    assert call("GET", f"{a}/v1/files/plan.md").json["body"].strip() == "v2"
+    # One bucket of 6 for the tenant, whichever process takes from it: 3 taken above (a write refused for its
+    # version has taken its token: the bucket is asked first).
+    codes = [call("PUT", f"{(a, b)[i % 2]}/v1/files/n{i}.md", {"body": f"{i}"}).status for i in range(8)]
+    assert codes.count(201) in (3, 4) and codes.count(429) == 8 - codes.count(201)  # 4: one refilled meanwhile
+    history = call("GET", f"{b}/v1/history?limit=50").json["records"]
+    seqs = [r["seq"] for r in history]
+    assert seqs == sorted(seqs, reverse=True) and len(set(seqs)) == len(seqs)
+    assert [r["path"] for r in reversed(history)][:2] == ["plan.md", "plan.md"]
+    assert len(history) == 2 + codes.count(201)
+
+
+def test_serve_workers_runs_several_processes_over_one_socket(postgres: Postgres) -> None:
+    _, url = postgres.fresh_database("workers")
+    with Served(url, "--tenant", "w", "--workers", "2") as s:
+        pids = set()
+        deadline = time.monotonic() + 90
+        while len(pids) < 2 and time.monotonic() < deadline:  # the workers start after the banner: wait for them
+            try:
+                reply = call("GET", f"{s.url}/healthz")
+            except OSError:
+                continue
+            if reply.status == 200:
+                pids.add(reply.json["pid"])
+        assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "from a worker"}).status == 201
+        assert call("GET", f"{s.url}/readyz").json["status"] == "ready"
+    assert len(pids) == 2 and s.proc.pid not in pids
+
+
+def test_create_app_builds_the_server_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a gunicorn or uvicorn worker loads: `memdir.faces.asgi:create_app` with MEMDIR_URL and MEMDIR_TOKEN."""
+    monkeypatch.setenv("MEMDIR_URL", str(tmp_path / "memory"))
+    monkeypatch.setenv("MEMDIR_TOKEN", TOKEN)
+    settings = Settings.from_env()
+    assert settings.root == str(tmp_path / "memory") and settings.token == TOKEN
+    monkeypatch.setenv("MEMDIR_SERVE_CONFIG", Settings(root=str(tmp_path / "other"), tenant="acme").to_env())
+    assert Settings.from_env() == Settings(root=str(tmp_path / "other"), tenant="acme")
+    monkeypatch.delenv("MEMDIR_SERVE_CONFIG")
+    app = asgi.create_app()
+    assert isinstance(app, asgi.Operations)
+    with Ops(settings) as s:
+        assert call("GET", f"{s.url}/v1/index").status == 401
+        assert call("GET", f"{s.url}/v1/index", token=TOKEN).status == 200
