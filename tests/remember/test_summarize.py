@@ -42,13 +42,16 @@ def test_extractive_is_deterministic_and_always_within_the_bound() -> None:
         assert a == Extractive().session(t, date="2026-11-30", limit=limit)
         assert a.size() <= limit
         assert a.open[-1].startswith("Still need to check item 399")  # open threads: the newest are kept
-    days = [Digest(f"day {i}", learned=(f"learned {i} about caching",), worked_on=(f"cache layer {i}",)) for i in range(30)]
+    topics = ("cache layer", "billing export", "login page")
+    days = [Digest(f"day {i}", learned=(f"learned {i} about caching",), worked_on=(f"{topics[i % 3]} {i}",))
+            for i in range(30)]
     ex = Extractive()
     for period, limit in (("day", 1200), ("week", 600), ("month", 600)):
         text = ex.digest(period, "p", days, limit=limit).text
         assert len(text) <= limit and text == Extractive().digest(period, "p", days, limit=limit).text
     month = ex.digest("month", "2026-11", days, limit=600).text
-    assert month.count("\n- ") == 2 and month.startswith("- cache")  # three bullets, the recurring theme first
+    assert month.count("\n- ") == 2 and month.startswith("- caching learned:")  # three bullets, the largest theme first
+    assert "(30 days)" in month.splitlines()[0] and "(10 days)" in month  # near-duplicates counted, not listed
     assert ex.usage["input_tokens"] > 0 and ex.usage["output_tokens"] > 0
 
 
