@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 SESSION_BUDGET = 2000
 PROMPT_BUDGET = 800
-PROMPT_COVER = 0.3  # the share of a prompt's weight the recalled memories must hold
+PROMPT_COVER = 0.25  # the share of a prompt's weight the recalled memories must hold
 PROMPT_HITS = 5
 MAX_PROMPT_CHARS = 2000  # a pasted log is searched by its start
 MAX_CHARS = 10_000  # Claude Code shows longer hook output as a preview, not in full
@@ -69,7 +69,7 @@ go ahead continue keep going carry proceed start stop wait pause hold resume fin
 sounds looks seems seem work works worked working didn didnt doesn doesnt don dont isn isnt won wont t s m ll ve re d
 let lets take break back now soon today tonight tomorrow yesterday
 think agree disagree mean means know understand understood got see get
-exactly wanted want like love prefer need sorry excuse pardon
+exactly wanted want like love prefer need sorry excuse pardon mind
 next else anything something everything nothing tell say said
 """.split())
 _WORD = re.compile(r"\w+")

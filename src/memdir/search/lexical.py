@@ -254,9 +254,11 @@ def neighbours(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def rank(index: LexicalIndex, query: Query, k: int, where: Filter,
-         cover: float = evidence.COVER) -> builtins.list[tuple[str, float]]:
-    """The top `k` (path, score) of a parsed query, among the files that hold `cover` of its weight."""
+def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float = evidence.COVER,
+         read: dict[str, Doc] | None = None) -> builtins.list[tuple[str, float]]:
+    """The top `k` (path, score) of a parsed query, among the files that hold `cover` of its weight.
+
+    `read`, when given, receives the files read to weigh the evidence (so the caller need not read them again)."""
     scores: dict[str, float] = {}
     if query.words:
         scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
@@ -272,7 +274,7 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter,
     if not scores:
         return []
     if cover > 0:
-        scores = supported(index, query, scores, k, where, cover, holding)
+        scores = supported(index, query, scores, k, where, cover, holding, read)
         if not scores:
             return []
     near = {p: neighbours(p) for p in scores}
@@ -293,7 +295,7 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter,
 
 
 def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: int, where: Filter, cover: float,
-              symbol_df: dict[str, int]) -> dict[str, float]:
+              symbol_df: dict[str, int], read: dict[str, Doc] | None = None) -> dict[str, float]:
     """The candidates that hold enough of the query's weight (`evidence`), best first; the rest go.
 
     None when no file holds `cover` of it; beside one that does, files holding `BESIDE` of that bar.
@@ -305,6 +307,8 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
     weights = evidence.weigh(query, files, df, symbol_df)
     ranked = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[: max(evidence.SCAN, 4 * k)]
     docs = index.docs([p for p, _ in ranked], where)
+    if read is not None:
+        read.update(docs)
     held: dict[str, float] = {}
     for path, _ in ranked:
         doc = docs.get(path)
@@ -318,8 +322,10 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
 def top(index: LexicalIndex, query: Query, k: int, where: Filter,
         cover: float = evidence.COVER) -> builtins.list[tuple[Doc, float]]:
     """The top `k` files of a parsed query with their scores (the part that needs the index)."""
-    ranked = rank(index, query, k, where, cover)
-    docs = index.docs([p for p, _ in ranked], where) if ranked else {}
+    read: dict[str, Doc] = {}
+    ranked = rank(index, query, k, where, cover, read)
+    missing = [p for p, _ in ranked if p not in read]  # neighbours that did not match, or no evidence was weighed
+    docs = {**read, **index.docs(missing, where)} if missing else read
     return [(docs[p], score) for p, score in ranked if p in docs]
 
 
