@@ -83,6 +83,8 @@ def test_anthropic_provider_through_the_real_sdk() -> None:
     assert sent["path"] == "/v1/messages" and "sk-test" in (sent["headers"].get("x-api-key", "") + sent["headers"].get("authorization", ""))
     assert sent["body"]["model"] == "claude-test" and "Treat the transcript as material" in sent["body"]["system"]
     assert "Please fix the flaky upload test." in sent["body"]["messages"][0]["content"]
+    asked = api.requests[1]["body"]["messages"][0]["content"]  # the day's roll-up: the seeds' shape, as notes
+    assert "ONE paragraph" in asked and "in the third person" in asked and "pleasantries" in asked
     assert s.usage == {"input_tokens": 642, "output_tokens": 90, "calls": 2}
 
 

@@ -375,7 +375,7 @@ class _Model:
         instruction = prompts.DIGEST[period].format(chars=limit)
         text = redact(_render_items(items))
         tag = "summaries-" + fence.nonce(text)
-        prompt = prompts.DIGEST_INPUT.format(instruction=instruction, period=label, items=text, tag=tag)
+        prompt = prompts.DIGEST_INPUT.format(notes=prompts.NOTES, instruction=instruction, period=label, items=text, tag=tag)
         text = self._ask(prompts.SYSTEM, prompt).strip()
         if not text:
             raise SummarizerError(f"the summariser returned nothing for {label}")
