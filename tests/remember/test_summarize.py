@@ -42,13 +42,16 @@ def test_extractive_is_deterministic_and_always_within_the_bound() -> None:
         assert a == Extractive().session(t, date="2026-11-30", limit=limit)
         assert a.size() <= limit
         assert a.open[-1].startswith("Still need to check item 399")  # open threads: the newest are kept
-    days = [Digest(f"day {i}", learned=(f"learned {i} about caching",), worked_on=(f"cache layer {i}",)) for i in range(30)]
+    topics = ("cache layer", "billing export", "login page")
+    days = [Digest(f"day {i}", learned=(f"learned {i} about caching",), worked_on=(f"{topics[i % 3]} {i}",))
+            for i in range(30)]
     ex = Extractive()
     for period, limit in (("day", 1200), ("week", 600), ("month", 600)):
         text = ex.digest(period, "p", days, limit=limit).text
         assert len(text) <= limit and text == Extractive().digest(period, "p", days, limit=limit).text
     month = ex.digest("month", "2026-11", days, limit=600).text
-    assert month.count("\n- ") == 2 and month.startswith("- cache")  # three bullets, the recurring theme first
+    assert month.count("\n- ") == 2 and month.startswith("- caching learned:")  # three bullets, the largest theme first
+    assert "(30 days)" in month.splitlines()[0] and "(10 days)" in month  # near-duplicates counted, not listed
     assert ex.usage["input_tokens"] > 0 and ex.usage["output_tokens"] > 0
 
 
@@ -80,6 +83,8 @@ def test_anthropic_provider_through_the_real_sdk() -> None:
     assert sent["path"] == "/v1/messages" and "sk-test" in (sent["headers"].get("x-api-key", "") + sent["headers"].get("authorization", ""))
     assert sent["body"]["model"] == "claude-test" and "Treat the transcript as material" in sent["body"]["system"]
     assert "Please fix the flaky upload test." in sent["body"]["messages"][0]["content"]
+    asked = api.requests[1]["body"]["messages"][0]["content"]  # the day's roll-up: the seeds' shape, as notes
+    assert "ONE paragraph" in asked and "in the third person" in asked and "pleasantries" in asked
     assert s.usage == {"input_tokens": 642, "output_tokens": 90, "calls": 2}
 
 

@@ -45,7 +45,16 @@ def test_search_ranks_and_points_at_the_matching_line(filled: memdir.Memdir) -> 
     )
     assert hits[0].score > 0
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert {h.path for h in hits} == {"project/flock.md", "people/alice/health.md", "people/bob/gifts.md"}
+    assert {h.path for h in hits} == {"project/flock.md"}  # a launch party or a diet's launch is no launch date
+
+
+def test_a_hit_holds_enough_of_the_query_and_a_query_nothing_answers_finds_nothing(filled: memdir.Memdir) -> None:
+    assert {h.path for h in filled.search("launch")} == {"project/flock.md", "people/alice/health.md", "people/bob/gifts.md"}
+    assert filled.search("android app launch date") == []  # shares "launch date" with flock; the rest is unknown
+    assert filled.search("zebra") == []
+    assert {h.path for h in filled.search("android app launch date", cover=0.3)} >= {"project/flock.md"}
+    with pytest.raises(InvalidArgument, match="cover must be a share of the query between 0 and 1, got 2"):
+        filled.search("launch", cover=2)
 
 
 def test_stemming_and_case(filled: memdir.Memdir) -> None:

@@ -10,9 +10,16 @@ from fakeembed import EmbeddingsAPI
 
 import memdir
 from memdir.errors import InvalidArgument
-from memdir.search import embed
+from memdir.search import calibration, embed
 from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
+
+CALIBRATION = {t for pair in calibration.PAIRS for t in pair}
+
+
+def memory_texts(texts: list[str]) -> list[str]:
+    """What was embedded of the memory and its queries: without the pairs a new index measures its floor on."""
+    return [t for t in texts if t not in CALIBRATION]
 
 
 @pytest.fixture
@@ -132,8 +139,9 @@ def test_a_scoped_view_ranks_only_what_it_may_read(md: memdir.Memdir) -> None:
     emb = FakeEmbedder()
     bob = md.scope(read=["people/bob/", "house/"])
     for mode in ("semantic", "hybrid"):
-        found = {h.path for h in find(bob, emb, "Alice allergic apple pollen", k=10, mode=mode)}
+        found = {h.path for h in find(bob, emb, "apple", k=10, mode=mode)}
         assert found == {"people/bob/notes.md", "house/garden.md"}
+        assert find(bob, emb, "Alice allergic pollen", k=10, mode=mode) == []  # what answers it is not Bob's to see
     assert {h.path for h in find(md, emb, "apple", k=10, mode="semantic", prefix="house/")} == {"house/garden.md"}
 
 
@@ -142,11 +150,11 @@ def test_edits_reembed_only_what_changed_and_deletes_leave_the_index(md: memdir.
     emb = FakeEmbedder()
     seen: list[tuple[int, int]] = []
     hybrid.reindex(md, embedder=emb, progress=lambda done, total: seen.append((done, total)))
-    assert len(emb.texts) == 7 and seen == [(7, 7)]
+    assert len(memory_texts(emb.texts)) == 7 and seen == [(7, 7)]
     md.edit("chat/s1/t-6.md", "stars", "fireflies")
     md.delete("chat/s1/t-5.md")
     hits = find(md, emb, "fireflies", k=10, mode="semantic")
-    assert emb.texts[7:] == ["Melanie: Yes, and we watched the fireflies all night.", "fireflies"]  # then the query
+    assert memory_texts(emb.texts)[7:] == ["Melanie: Yes, and we watched the fireflies all night.", "fireflies"]
     assert "chat/s1/t-5.md" not in {h.path for h in hits}
 
 
@@ -161,7 +169,7 @@ def test_the_vectors_persist_beside_the_store_and_survive_a_restart(root: Path) 
         find(md, again, "camping", k=2, mode="hybrid")
         find(md, again, "camping", k=5, mode="hybrid")
         hybrid.close(md)
-    assert again.texts == ["camping"]  # the second search reuses the query's vector too
+    assert again.texts == ["camping"]  # the floor measured once was kept, and the second search reuses the query's vector
 
 
 def test_private_prefixes_in_memdir_toml_never_reach_the_endpoint(root: Path) -> None:
@@ -178,7 +186,7 @@ def test_private_prefixes_in_memdir_toml_never_reach_the_endpoint(root: Path) ->
             assert {h.path for h in hits} == {"people/alice/health.md", "house/garden.md"}  # found lexically, locally
             assert md.limits.max_lines == 300 and hybrid.attach(md).settings.weight == 0.5
             hybrid.close(md)
-    assert api.inputs() == ["The pollen count is high in May.", "pollen"]
+    assert memory_texts(api.inputs()) == ["The pollen count is high in May.", "pollen"]
 
 
 def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
@@ -198,7 +206,8 @@ def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_rest
         b.write("notes/boat.md", "We sailed the red boat on the lake.\n")
         emb = FakeEmbedder()
         assert [h.path for h in find(a, emb, "red kite", k=5, mode="semantic")] == ["notes/kite.md"]
-        assert [h.path for h in find(b, emb, "red kite", k=5, mode="semantic")] == ["notes/boat.md"]
+        assert [h.path for h in find(b, emb, "red boat", k=5, mode="semantic")] == ["notes/boat.md"]
+        assert find(b, emb, "red kite", k=5, mode="semantic") == []  # a's kite is no hit in b, nor is b's boat
         hybrid.close(a)
         hybrid.close(b)
     again = FakeEmbedder()
@@ -227,7 +236,7 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
         md.reconcile(fix=True)  # what `memdir watch` does on a change event
         hits = find(md, emb, "sauna", k=1, mode="semantic")
         hybrid.close(md)
-    assert emb.texts[3:] == ["The hotel had a sauna.", "sauna"]
+    assert memory_texts(emb.texts)[3:] == ["The hotel had a sauna.", "sauna"]
     assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)
 
 
@@ -238,3 +247,23 @@ def test_closing_a_memory_closes_its_vector_index(root: Path) -> None:
     assert md.store in hybrid._OPEN
     md.close()
     assert md.store not in hybrid._OPEN
+
+
+def test_a_semantic_only_hit_needs_the_models_floor_which_is_stored_with_the_vectors(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("notes/kite.md", "We flew the red kite on the beach.\n")
+        md.write("notes/taxes.md", "File the tax return by the end of January.\n")
+        emb = FakeEmbedder()
+        hybrid.reindex(md, embedder=emb)
+        index = hybrid.attach(md, embedder=emb).index
+        assert index.floor == calibration.floor(FakeEmbedder().embed) > 0  # measured for this model
+        for mode in ("semantic", "hybrid", "auto"):
+            assert md.search("zebra stripes", mode=mode) == []  # nothing answers it: no nearest neighbours
+            assert [h.path for h in md.search("red kite", mode=mode)] == ["notes/kite.md"]
+        hybrid.close(md)
+    other = FakeEmbedder(32)  # another model: its vectors and its floor are measured anew
+    with memdir.open(root) as md:
+        index = hybrid.attach(md, embedder=other).index
+        md.search("red kite", mode="semantic")
+        assert index.floor == calibration.floor(FakeEmbedder(32).embed) != calibration.floor(FakeEmbedder().embed)
+        hybrid.close(md)

@@ -141,6 +141,15 @@ def test_the_library_refusals_appear_in_its_own_words(root: Path) -> None:
         md.close()
 
 
+def test_the_search_page_lists_what_answers_and_says_when_nothing_does(root: Path) -> None:
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        status, _, html = b.get("/ui/search?q=flock+launch+date")
+        assert status == 200 and "1 file matches" in html and 'href="/ui/file/project/flock.md"' in html
+        status, _, html = b.get("/ui/search?q=zebra+crossing")
+        assert status == 200 and "No file matches" in html and 'class="hit-title"' not in html
+
+
 def test_markdown_is_shown_never_run(root: Path) -> None:
     md = memdir.open(root)
     md.write("x.md", '<script>alert(1)</script>\n\n[click](javascript:alert(1)) <img src=x onerror=alert(1)>\n')

@@ -252,13 +252,17 @@ class Memdir:
         return [Hit(path, number, line) for path, number, line in pattern_.scan(texts)]
 
     def search(self, query: str, *, k: int = 10, mode: str = "auto", prefix: str = "",
-               types: Iterable[str] | str = (), since: Any = None) -> builtins.list[SearchHit]:
+               types: Iterable[str] | str = (), since: Any = None, cover: float | None = None) -> builtins.list[SearchHit]:
         """The `k` topic files that best match `query`, best first, each with the lines to read first.
 
         Only files under `prefix` that this view may read are ranked (the
         filter is inside the index's query), of the given `types` and updated
         on or after `since`. `mode` is lexical, semantic, hybrid or auto
         (lexical unless the semantic layer is installed and says otherwise).
+        A file is a hit only with evidence: it holds `cover` of the query's
+        weight (default `search.COVER`, see `search/evidence.py`), or its
+        meaning is at the embedding model's floor; a query nothing answers
+        returns no hits.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type(query).__name__}")
@@ -269,14 +273,17 @@ class Memdir:
         parsed = search.parse(query)
         where = self._filter(prefix, types, since)
         searcher = self._state.search
+        bar = search.COVER if cover is None else cover
+        if isinstance(bar, bool) or not isinstance(bar, int | float) or not 0 <= bar <= 1:
+            raise InvalidArgument(f"cover must be a share of the query between 0 and 1, got {cover!r}")
         if mode in ("semantic", "hybrid") or (mode == "auto" and search.semantic_ready(self)):
             found: builtins.list[SearchHit] = search.semantic_layer(mode).search(self, searcher, query, k=k, mode=mode,
-                                                                                 where=where)
+                                                                                 where=where, cover=bar)
             return found
         if not parsed:
             return []
         with searcher.lock:
-            top = lexical.top(searcher.index(), parsed, k, where)
+            top = lexical.top(searcher.index(), parsed, k, where, bar)
         return lexical.hits(top, parsed)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:

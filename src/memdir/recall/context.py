@@ -307,10 +307,12 @@ def build(
     k: int = SEARCH_K,
     min_score: float | None = None,
     mode: str = "auto",
+    cover: float | None = None,
 ) -> Context:
     """The context for a turn; `Memdir.context` is this with the default layers and tokenizer.
 
-    `mode` is the search mode of layer 3 (`min_score` must be on that mode's scale)."""
+    `mode` is the search mode of layer 3 (`min_score` must be on that mode's scale) and `cover` the
+    share of the query a lexical hit must hold (`Memdir.search`'s; None: the search's own bar)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
         raise InvalidArgument(f"budget must be a whole number of tokens, at least {MIN_BUDGET}, got {budget!r}")
     if query is not None and not isinstance(query, str):
@@ -334,7 +336,7 @@ def build(
         if graph is not None and 2 in layers:
             _layer2(b, graph, wanted)
         if query and 3 in layers:
-            _layer3(b, query, k, min_score, mode)
+            _layer3(b, query, k, min_score, mode, cover)
         _, used = b.render()
         if used <= budget:
             break
@@ -421,9 +423,9 @@ def _folder_exists(md: Memdir, folder: str) -> bool:
         return False
 
 
-def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str) -> None:
+def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str, cover: float | None) -> None:
     found: list[tuple[_Hit, Shown]] = []
-    for hit in _search(b.md, query, k, mode):
+    for hit in _search(b.md, query, k, mode, cover):
         if b.has(hit.path):
             b.dropped.append(Dropped(hit.path, 3, "search", f"already in context ({b.paths[hit.path].why})"))
         elif min_score is not None and hit.score < min_score:
@@ -482,10 +484,10 @@ class _Hit:
     updated: str | None = None
 
 
-def _search(md: Memdir, query: str, k: int, mode: str) -> list[_Hit]:
+def _search(md: Memdir, query: str, k: int, mode: str, cover: float | None = None) -> list[_Hit]:
     """The one place that knows the search API: best hits first (never a file of a folder no index lists)."""
     return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
-            for h in md.search(query, k=k, mode=mode) if not h.path.startswith(UNLISTED)]
+            for h in md.search(query, k=k, mode=mode, cover=cover) if not h.path.startswith(UNLISTED)]
 
 
 def _unparsed(md: Memdir, path: str, name: str, kind: str | None, updated: str | None) -> Shown:

@@ -12,12 +12,20 @@ returns the JSON to print (Claude Code's `hookSpecificOutput` with
   most prompts of a working session ("ok", "run the tests again") get
   nothing, so recall costs no tokens when it has nothing to say.
 
-"Well enough" is the best hit's lexical score divided by ln(number of files
-in the index), at least THRESHOLD (BM25 scores grow with the log of the
-corpus), and a prompt made only of small talk never searches. The search is
-lexical even where the semantic layer is installed: the threshold is on the
-BM25 scale, and loading a model would take longer than the whole call may. `bench/context.py --threshold`
-measures both on the LoCoMo questions and on small-talk prompts.
+"Well enough" is evidence, not a score: the best hits must hold PROMPT_COVER
+of the prompt's weight (`search/evidence.py`: each word weighs its inverse
+document frequency, a word no file holds weighs most, words that name no
+topic weigh nothing), a share that means the same in a memory of 5 files and
+of 100,000, where a BM25 floor does not (BM25's idf of a word in most of 5
+files is nearly 0). A prompt of small talk never searches: none of its words
+names a topic, or one does beside a word of talk ("ok next ticket"). The bar
+is lower than search's (`search.COVER`): a prompt is a sentence of a working
+session, longer and looser than a search, and what it adds costs a few lines.
+`bench/context.py --recall` measures both targets (issue 22: the memory is
+added for at least 90% of the prompts it answers, at 5 to 100,000 files;
+anything is added for at most 2% of small talk). The search is lexical even
+where the semantic layer is installed: loading a model would take longer
+than the whole call may.
 
 A hook runs in a fresh process on every prompt, so the handlers count tokens
 with the calibrated estimate: loading a real tokenizer would take longer
@@ -26,11 +34,12 @@ than the whole call may.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import TYPE_CHECKING, Any
 
 from .. import tokens
+from ..search.evidence import GENERIC
+from ..search.text import STOPWORDS, stem
 from .context import MIN_BUDGET, build
 
 if TYPE_CHECKING:
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
 
 SESSION_BUDGET = 2000
 PROMPT_BUDGET = 800
-THRESHOLD = 1.2
+PROMPT_COVER = 0.25  # the share of a prompt's weight the recalled memories must hold
 PROMPT_HITS = 5
 MAX_PROMPT_CHARS = 2000  # a pasted log is searched by its start
 MAX_CHARS = 10_000  # Claude Code shows longer hook output as a preview, not in full
@@ -60,10 +69,12 @@ go ahead continue keep going carry proceed start stop wait pause hold resume fin
 sounds looks seems seem work works worked working didn didnt doesn doesnt don dont isn isnt won wont t s m ll ve re d
 let lets take break back now soon today tonight tomorrow yesterday
 think agree disagree mean means know understand understood got see get
-exactly wanted want like love prefer need sorry excuse pardon
+exactly wanted want like love prefer need sorry excuse pardon mind
 next else anything something everything nothing tell say said
 """.split())
 _WORD = re.compile(r"\w+")
+# The words of talk itself (acknowledgements, greetings, steering), not the function words every sentence has.
+_CHAT = SMALL_TALK - STOPWORDS - frozenset("t s m ll ve re d didn didnt doesn doesnt don dont isn isnt won wont".split())
 
 
 def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -72,22 +83,20 @@ def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
-                       threshold: float = THRESHOLD) -> dict[str, Any] | None:
-    """UserPromptSubmit: the lines of memory that match the prompt, when some match well."""
+                       cover: float = PROMPT_COVER) -> dict[str, Any] | None:
+    """UserPromptSubmit: the lines of memory that match the prompt, when some hold enough of it."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith("/") or small_talk(prompt):
         return None  # a slash command is for Claude Code itself
     query = prompt[:MAX_PROMPT_CHARS]
-    files = indexed(md)
-    if not files:
+    if not indexed(md):
         return None
-    floor = threshold * math.log(max(files, 3))
-    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, min_score=floor,
+    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover,
                                              mode="lexical"))
 
 
 def indexed(md: Memdir) -> int:
-    """How many files the lexical index holds: the N that BM25 scores grow with.
+    """How many files the lexical index holds (none: nothing to recall).
 
     Read from the index, which a new process trusts when its seq is the
     store's; the catalog is not loaded, which would cost more than the search.
@@ -96,8 +105,11 @@ def indexed(md: Memdir) -> int:
 
 
 def small_talk(prompt: str) -> bool:
-    """Whether every word of the prompt is small talk ("ok, thanks!", "yes please go ahead")."""
-    return all(w in SMALL_TALK for w in _WORD.findall(prompt.lower()))
+    """Whether the prompt is small talk: no word that names a topic ("ok, thanks!", "you're the best"),
+    or one beside a word of talk ("ok next ticket", "nice, ship it"): a prompt about a memory names it."""
+    words = _WORD.findall(prompt.lower())
+    topical = [w for w in words if w not in SMALL_TALK and stem(w) not in GENERIC]
+    return not topical or (len(topical) < 2 and any(w in _CHAT for w in words))
 
 
 def _text(md: Memdir, query: str | None, budget: int, **options: Any) -> str:

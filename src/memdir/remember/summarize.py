@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from .. import paths
 from ..errors import InvalidArgument, MemdirError
-from . import fence, prompts
+from . import fence, notes, prompts
 from .transcripts import Transcript, redact, redacted
 
 LISTS = ("asked", "corrections", "preferences", "decisions", "broke", "open")
@@ -216,12 +216,16 @@ class Extractive:
                 said = said[:USER_SENTENCES]  # past these (or past the first paragraph of a long turn) is pasted text
             elif tools:
                 said = [x for x in said if not _NARRATION.match(x)]  # "Let me run the tests first": not a decision
-            for n, sentence in enumerate(said):
+            first = True
+            for sentence in said:
+                if notes.pleasantry(sentence):
+                    continue  # "Thanks." is no request and no work done
                 kind = self._kind(sentence, turn.role, final=i == last, tools=tools)
-                if turn.role == "user" and n == 0 and not sentence.startswith("[tool "):
+                if turn.role == "user" and first and not sentence.startswith("[tool "):
                     if kind is None or first_request and kind != "preferences":
                         kind = "asked"  # a turn's opening sentence is its request; the first corrects nothing yet
                     first_request = False
+                first = False
                 if kind is None:
                     continue
                 key = _key(sentence)
@@ -253,7 +257,7 @@ class Extractive:
         for item in items:
             self.usage["input_tokens"] += estimate_tokens(item.text) + sum(
                 estimate_tokens(x) for k in DIGEST_LISTS for x in getattr(item, k))
-        merged = merge(items)
+        merged = _notes(items, add=period != "day")
         if period == "day":
             text = _paragraph(merged, limit)
         elif period == "week":
@@ -282,6 +286,20 @@ def merge(items: Sequence[Digest], cap: int = MAX_ITEMS * 2) -> Digest:
                 if key and key not in seen:
                     seen.add(key)
                     out[k].append(x)
+    return Digest("", *(tuple(v[-cap:] if k == "open" else v[:cap]) for k, v in out.items()))
+
+
+def _notes(items: Sequence[Digest], *, add: bool, cap: int = MAX_ITEMS * 2) -> Digest:
+    """The lists as notes (`notes.py`): repeats merged with the days they came up on (`add`: items are days
+    or weeks; else the sessions of one day), the most repeated first, no pleasantries, learnings in the
+    third person."""
+    out: dict[str, list[str]] = {}
+    for k in DIGEST_LISTS:
+        lists = [[notes.third_person(x) for x in getattr(i, k)] if k == "learned" else list(getattr(i, k)) for i in items]
+        folded = notes.across(lists, add=add)
+        if k != "open":  # what is still open stays in the order it came; the rest by how often it came up
+            folded = sorted(folded, key=lambda i: -i.count)
+        out[k] = [i.render() for i in folded]
     return Digest("", *(tuple(v[-cap:] if k == "open" else v[:cap]) for k, v in out.items()))
 
 
@@ -316,21 +334,11 @@ def _sentences(d: Digest, limit: int) -> str:
 
 
 def _themes(items: Sequence[Digest], merged: Digest, limit: int) -> str:
-    """Three bullets: the content words that recur across the most periods, each with an example."""
-    spread: Counter[str] = Counter()
-    for item in items:
-        spread.update(set(words(" ".join(item.learned + item.decided + item.worked_on))))
-    every = list(merged.learned + merged.decided + merged.worked_on)
-    bullets: list[str] = []
-    used: set[str] = set()
-    for word, _ in sorted(spread.items(), key=lambda kv: (-kv[1], kv[0])):
-        example = next((x for x in every if word in words(x) and x not in used), None)
-        if example is None:
-            continue
-        used.add(example)
-        bullets.append(f"- {word}: {_bare(example)} ({spread[word]} of {len(items)})")
-        if len(bullets) == 3:
-            break
+    """Three bullets: the largest clusters of what was said this month (`notes.themes`), each with its most
+    repeated item and on how many days it came up."""
+    said = [x for k in ("worked_on", "decided", "learned") for x in getattr(merged, k)]
+    bullets = [f"- {name}: {_bare(best.text)} ({total} days)" if total > 1 else f"- {name}: {_bare(best.text)}"
+               for name, best, total in notes.themes(said)]
     per = max(20, limit // 3 - 1)
     return "\n".join(clip(b, per) for b in bullets) or "- nothing recurring"
 
@@ -394,7 +402,7 @@ class _Model:
         instruction = prompts.DIGEST[period].format(chars=limit)
         text = redact(_render_items(items))
         tag = "summaries-" + fence.nonce(text)
-        prompt = prompts.DIGEST_INPUT.format(instruction=instruction, period=label, items=text, tag=tag)
+        prompt = prompts.DIGEST_INPUT.format(notes=prompts.NOTES, instruction=instruction, period=label, items=text, tag=tag)
         text = self._ask(prompts.SYSTEM, prompt).strip()
         if not text:
             raise SummarizerError(f"the summariser returned nothing for {label}")

@@ -4,10 +4,11 @@
 - `lexical`: what the index holds (`Doc`), its upkeep (`catch_up`), ranking and hits.
 - `fts` (SQLite FTS5: folder, SQLite, S3 cache) and `pg` (PostgreSQL): the indexes.
 - `grep`: regular expressions in linear time over the index's copy of the texts.
+- `evidence`: how much of a query a file holds; a lexical hit needs `COVER` of it.
 
 Modes: `lexical` is this package; `semantic` and `hybrid` are the semantic
 layer (`semantic`, `vectors`, `embed`; the `memdir[semantic]` extra), whose
-`search(md, query, *, k, mode, where) -> list[SearchHit]` takes the `Filter`
+`search(md, query, *, k, mode, where, cover) -> list[SearchHit]` takes the `Filter`
 (scope, prefix, types, since) that goes inside its queries; `auto` is lexical,
 and with the extra and a vector index already built it adds the semantic side
 when the lexical result is weak.
@@ -29,13 +30,14 @@ from .. import paths
 from ..errors import InvalidArgument
 from ..stores.base import Change, Record, Store, in_store_transaction
 from . import embed
+from .evidence import COVER
 from .fts import FtsIndex, cache_folder
 from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, commit_docs, doc_of
 from .pg import PgIndex
 from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, parse, terms
 
 __all__ = [
-    "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
+    "COVER", "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
     "Searcher", "catch_up", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
     "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location",
 ]

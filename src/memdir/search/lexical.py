@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from .. import model
 from ..model import Entry
 from ..stores.base import Change, Record, Store
+from . import evidence
 from . import text as textmod
 from .text import Query
 
@@ -110,6 +111,10 @@ class LexicalIndex(Protocol):
 
     def candidates(self, words: Sequence[str], n: int, where: Filter) -> builtins.list[tuple[str, float]]:
         """The `n` best (path, score) for any of `words` (higher is better), inside `where`."""
+        ...
+
+    def frequencies(self, words: Sequence[str], where: Filter) -> dict[str, int]:
+        """How many files inside `where` match each word (its document frequency, for the word's weight)."""
         ...
 
     def containing(self, needles: Sequence[str], where: Filter) -> builtins.list[tuple[str, int]]:
@@ -249,11 +254,15 @@ def neighbours(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.list[tuple[str, float]]:
-    """The top `k` (path, score) of a parsed query."""
+def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float = evidence.COVER,
+         read: dict[str, Doc] | None = None) -> builtins.list[tuple[str, float]]:
+    """The top `k` (path, score) of a parsed query, among the files that hold `cover` of its weight.
+
+    `read`, when given, receives the files read to weigh the evidence (so the caller need not read them again)."""
     scores: dict[str, float] = {}
     if query.words:
         scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
+    holding: dict[str, int] = {}
     if query.symbols:
         found = index.containing(query.symbols, where)
         if found:
@@ -261,8 +270,13 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.l
             weight = math.log(1 + total / len(found))
             for path, n in found:
                 scores[path] = scores.get(path, 0.0) + weight * n
+            holding = dict.fromkeys(query.symbols, len(found))  # at most that many hold each
     if not scores:
         return []
+    if cover > 0:
+        scores = supported(index, query, scores, k, where, cover, holding, read)
+        if not scores:
+            return []
     near = {p: neighbours(p) for p in scores}
     # A file that did not match gets at most a share of its neighbour's score: only neighbours of
     # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
@@ -280,10 +294,38 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.l
     return sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
 
 
-def top(index: LexicalIndex, query: Query, k: int, where: Filter) -> builtins.list[tuple[Doc, float]]:
+def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: int, where: Filter, cover: float,
+              symbol_df: dict[str, int], read: dict[str, Doc] | None = None) -> dict[str, float]:
+    """The candidates that hold enough of the query's weight (`evidence`), best first; the rest go.
+
+    None when no file holds `cover` of it; beside one that does, files holding `BESIDE` of that bar.
+
+    Only the best `max(SCAN, 4 k)` are read: a file further down cannot reach the top k.
+    """
+    files = max(index.count(), 1)
+    df = index.frequencies(query.words, where) if query.words else {}
+    weights = evidence.weigh(query, files, df, symbol_df)
+    ranked = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[: max(evidence.SCAN, 4 * k)]
+    docs = index.docs([p for p, _ in ranked], where)
+    if read is not None:
+        read.update(docs)
+    held: dict[str, float] = {}
+    for path, _ in ranked:
+        doc = docs.get(path)
+        if doc is not None:
+            held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
+    if not held or max(held.values()) < cover:
+        return {}  # nothing holds enough of the query: it is not answered here
+    return {p: s for p, s in ranked if held.get(p, 0.0) >= cover * evidence.BESIDE}
+
+
+def top(index: LexicalIndex, query: Query, k: int, where: Filter,
+        cover: float = evidence.COVER) -> builtins.list[tuple[Doc, float]]:
     """The top `k` files of a parsed query with their scores (the part that needs the index)."""
-    ranked = rank(index, query, k, where)
-    docs = index.docs([p for p, _ in ranked], where) if ranked else {}
+    read: dict[str, Doc] = {}
+    ranked = rank(index, query, k, where, cover, read)
+    missing = [p for p, _ in ranked if p not in read]  # neighbours that did not match, or no evidence was weighed
+    docs = {**read, **index.docs(missing, where)} if missing else read
     return [(docs[p], score) for p, score in ranked if p in docs]
 
 

@@ -116,6 +116,15 @@ class PgIndex:
         # ts_rank is small (about 0.01 to 1); scaled so that neighbour shares and symbol weights compare.
         return [(str(p), 10.0 * float(r)) for p, r in rows]
 
+    def frequencies(self, words: Sequence[str], where: Filter) -> dict[str, int]:
+        cond, args = self._where(where)
+        out: dict[str, int] = {}
+        for word in dict.fromkeys(words):
+            row = self._rows(f"SELECT count(*) FROM memdir_search d WHERE d.tsv @@ plainto_tsquery('english', ?){cond}",
+                             word, *args)
+            out[word] = int(row[0][0])
+        return out
+
     def containing(self, needles: Sequence[str], where: Filter) -> builtins.list[tuple[str, int]]:
         cond, args = self._where(where)
         found = " + ".join("(strpos(d.text, ?) > 0)::int" for _ in needles)

@@ -14,10 +14,16 @@ Then three signals, each a small rule any memory can use:
   (a capitalised word that is not a function word) scores `people` more;
 - dates: a file whose created/updated date, title or description matches a
   date in the query (a day, a month, a year) scores `dates` more;
-- neighbours: a file next to a good one in the same folder (natural order of
-  file names, so turn-2 comes before turn-10) gets `neighbours` times its
-  score, up to `window` files away: evidence in a conversation sits in a
-  run of turns, and a question's answer often follows the turn that matched.
+- neighbours: a file next to a good one in the same numbered run of its
+  folder (natural order of file names, so turn-2 comes before turn-10) gets
+  `neighbours` times its score, up to `window` files away: evidence in a
+  conversation sits in a run of turns, and a question's answer often follows
+  the turn that matched. Topic files side by side in a folder lend nothing.
+
+No padding: a file enters the result only with the lexical side's evidence
+(`evidence.COVER` of the query's weight) or a cosine at the model's floor
+(`calibration`, stored with the vectors), or as a neighbour of such a file
+in a run; a query nothing answers returns nothing, in every mode.
 
 `auto` runs the lexical search first and adds the semantic side only when the
 lexical result is weak (fewer than `k` hits, or a best BM25 below
@@ -51,6 +57,7 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from . import Searcher, embed, lexical, vector_location
+from .evidence import COVER
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 from .vectors import VectorIndex
@@ -97,6 +104,7 @@ class Settings:
     neighbours: float = 0.1
     window: int = 2
     auto_min_score: float = 15.0  # auto: a best BM25 below this (or fewer than k hits) adds the semantic side
+    floor: float = 0.0  # the cosine a semantic-only hit must reach; 0: the model's own (`calibration`)
 
     @classmethod
     def load(cls, folder: Path | None) -> Settings:
@@ -275,14 +283,29 @@ def spread(scores: dict[str, float], order: Mapping[str, tuple[Sequence[str], in
     everything = "" in prefixes
     for path, score in scores.items():
         found = order.get(path)
-        if found is None or score <= 0:
+        run = sequence(path)
+        if found is None or score <= 0 or run is None:
             continue
         files, at = found
         give = share * score
         for near in files[max(0, at - window) : at + window + 1]:
-            if near != path and (everything or near.startswith(tuple(prefixes))):
+            if near != path and sequence(near) == run and (everything or near.startswith(tuple(prefixes))):
                 out[near] = out.get(near, 0.0) + give
     return out
+
+
+_RUN = re.compile(r"^(.*?)\d+(\D*)$")
+
+
+def sequence(path: str) -> tuple[str, str, str] | None:
+    """The numbered run a file belongs to (folder, what comes before and after its last number), or None.
+
+    Only files of one run (turns, days, session captures) lend to each other:
+    two notes that sit side by side in a folder of topics say nothing of each other.
+    """
+    folder, _, name = path.rpartition("/")
+    m = _RUN.match(name)
+    return None if m is None else (folder, m.group(1), m.group(2))
 
 
 # ---------------------------------------------------------------- per-memory state
@@ -420,10 +443,10 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def _lexical(searcher: Searcher, query: Query, n: int, where: Filter) -> list[tuple[str, float]]:
+def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float) -> list[tuple[str, float]]:
     """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
     with searcher.lock:
-        return lexical.rank(searcher.index(), query, n, where)
+        return lexical.rank(searcher.index(), query, n, where, cover)
 
 
 def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
@@ -446,7 +469,8 @@ def _keep(md: Memdir, sem: Semantic, where: Filter) -> Callable[[str], bool] | N
     return keep
 
 
-def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, where: Filter) -> list[SearchHit]:
+def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, where: Filter,
+           cover: float = COVER) -> list[SearchHit]:
     """Search `md` semantically, hybrid, or auto (lexical unless weak); see the module docstring.
 
     `Memdir.search(mode=...)` calls this with its lexical index (`searcher`) and
@@ -457,14 +481,14 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     parsed = parse(query)
     if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
         with searcher.lock:
-            return lexical.hits(lexical.top(searcher.index(), parsed, k, where), parsed) if parsed else []
+            return lexical.hits(lexical.top(searcher.index(), parsed, k, where, cover), parsed) if parsed else []
     sem = attach(md)
     settings = sem.settings
     sem.stats.queries[mode] += 1
     depth = max(settings.depth, k)
     lexical_side: list[tuple[str, float]] = []
-    if mode != "semantic" and parsed:
-        lexical_side = _lexical(searcher, parsed, depth if mode != "auto" else max(k, depth), where)
+    if parsed:  # semantic mode too: a file the words support is no semantic-only hit
+        lexical_side = _lexical(searcher, parsed, depth, where, cover)
     if mode == "auto":
         strong = len(lexical_side) >= k and lexical_side[0][1] >= settings.auto_min_score
         if strong:
@@ -479,19 +503,22 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
+    matched = {p for p, _ in lexical_side}
+    floor = settings.floor or sem.index.floor
+    shown = matched | {p for p in ranked if found[p][0] >= floor}  # no padding: evidence or a close meaning
     if mode == "semantic":
-        scores = {p: found[p][0] for p in ranked}
+        scores = {p: found[p][0] for p in ranked if p in shown}
     elif settings.fusion == "rrf":
         scores = reciprocal_rank([p for p, _ in lexical_side], ranked, settings.weight, settings.rrf_k)
     else:
         scores = weighted(lexical_side, {p: found[p][0] for p in ranked}, settings.weight)
+    scores = {p: v for p, v in scores.items() if p in shown}
     if mode != "semantic":
         apply_signals(scores, query, md.entries(scores), settings)
         scores = spread(scores, sem.order(), settings.neighbours, settings.window, where.prefixes)
     best = [p for p in sorted(scores, key=lambda p: -scores[p]) if mode == "semantic" or scores[p] > 0]
     docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
-    matched = {p for p, _ in lexical_side}
     out: list[SearchHit] = []
     lexical_hits = {h.path: h for h in lexical.hits([(docs[p], scores[p]) for p in best if p in matched], parsed)} \
         if parsed else {}

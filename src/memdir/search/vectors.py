@@ -6,7 +6,8 @@ to read first. Each chunk is embedded once: vectors are stored by the SHA-256
 of the model name and the chunk text, so a rebuild, a rename or an edit
 elsewhere in the file never embeds unchanged text again. The index records the
 model and its dimension; opening it with another model drops the vectors and
-rebuilds, never fails.
+rebuilds, never fails. It also records the model's similarity floor
+(`calibration`), measured with the model, so a new model gets a new floor.
 
 Storage is a small SQLite database (`:memory:` when the memory has no local
 folder) holding the chunk table and the vectors; queries run on a numpy matrix
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Memory
+from . import calibration
 from .embed import Embedder, numpy_module
 
 SCHEMA = """
@@ -204,6 +206,20 @@ class VectorIndex:
         return int(self._meta("dim") or 0)
 
     @property
+    def floor(self) -> float:
+        """The cosine a semantic-only hit must reach with this model (`calibration`), measured once and stored
+        with the vectors: a change of model drops it with them and the next query measures it again."""
+        stored, version = self._meta("floor"), self._meta("floor_version")
+        if stored is not None and version == calibration.VERSION:
+            return float(stored)
+        value = calibration.floor(self.embedder.embed)
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._set("floor", value)
+            self._set("floor_version", calibration.VERSION)
+        return value
+
+    @property
     def seq(self) -> int:
         """The catalog seq the index reflects (see `sync`)."""
         return int(self._meta("seq") or 0)
@@ -258,6 +274,8 @@ class VectorIndex:
                 if seq is not None:
                     self._set("seq", seq)
             self._matrix = None
+            if todo and self._meta("floor_version") != calibration.VERSION:
+                _ = self.floor  # measured with the first vectors, so that it is stored with them
 
     def _stored(self, hashes: list[bytes]) -> set[bytes]:
         found: set[bytes] = set()
