@@ -119,7 +119,7 @@ def test_items_can_live_in_a_durable_session_store(md: memdir.Memdir, tmp_path: 
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     out = run_docs_example(PAGES / "openai-agents.md", tmp_path)
     assert out[:3] == ["Noted: short answers.", "You like short answers.", "Likes short answers."]
-    assert out[3] == "How should you answer me? 8"  # the record's title, and the items the session holds
+    assert out[3] == "I like short answers. 8"  # the record's title (the first request), and the items the session holds
 
 
 items = st.builds(user, st.sampled_from(["tea", "coffee", "I like short answers.", "Decided: Lisbon", "x"]))
