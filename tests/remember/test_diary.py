@@ -221,15 +221,16 @@ def test_all_tenants_of_a_folder(tmp_path: object) -> None:
     assert diary.tenants(str(root)) == [None, "acme", "globex"]
 
 
-def test_rollup_can_consolidate_after(md: memdir.Memdir) -> None:
+def test_rollup_can_consolidate_after_but_only_proposes(md: memdir.Memdir) -> None:
+    """Issue 20 item 1: a roll-up runs unattended, so its consolidation is a proposal for a person to apply."""
     md.write("user/a.md", "Oat milk flat white every single morning.\n", type="user")
     md.write("user/b.md", "Oat milk flat white every single morning!\n", type="user")
     planned = diary.rollup(md, due=True, dry_run=True, consolidate=True)
     assert [(st.kind, st.label, st.status) for st in planned.steps] == [("consolidate", "merge", "planned")]
-    done = diary.rollup(md, due=True, consolidate=True)
-    assert [(st.kind, st.path, st.folded, st.status) for st in done.steps] == [
-        ("consolidate", "user/a.md", ("user/b.md",), "done")]
-    assert [e.path for e in md.list("user/")] == ["user/b.md"]
+    proposed = diary.rollup(md, due=True, consolidate=True)
+    assert [(st.kind, st.path, st.folded, st.status) for st in proposed.steps] == [
+        ("consolidate", "user/a.md", ("user/b.md",), "proposed")]
+    assert [e.path for e in md.list("user/")] == ["user/a.md", "user/b.md"]
 
 
 @pytest.mark.parametrize("name", ["sqlite", "s3"])

@@ -170,7 +170,8 @@ def period_of_file(path: str) -> Period | None:
 
 @dataclass(frozen=True)
 class Step:
-    """One roll-up or retention action: done, planned (dry run), raced (done by another worker) or failed."""
+    """One roll-up or retention action: done, planned (dry run), raced (done by another worker) or failed;
+    a consolidation step is proposed or held (left for a person)."""
 
     kind: str  # day, week, month or retention
     label: str
@@ -423,7 +424,8 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
     """Roll up one day, week or month, or (`due`) everything whose period has closed, then apply retention.
 
     Safe to run twice, or in several processes at once: each roll-up happens once.
-    `consolidate` then runs `consolidate.plan` and applies it (planned only with `dry_run`).
+    `consolidate` then adds `consolidate.plan`'s actions as `proposed` (or `held`) steps: a roll-up runs
+    unattended, so it never applies them; a person reviews them with `memdir consolidate --apply`.
     """
     check_request(day_label, week, month, due)
     diary = Diary(md, summarizer or summarizer_for(md), now or dt.datetime.now(dt.UTC), dry_run,
@@ -448,12 +450,9 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
         for p in diary.due_months():
             diary.roll(p)
         diary.retain()
-    if consolidate:
-        plan = upkeep.plan(md, today=diary.today)
-        if not dry_run:
-            upkeep.apply(md, plan)
-        for a in plan.actions:
-            status = "planned" if dry_run else {"done": "done", "conflict": "raced"}.get(a.status, a.status)
+    if consolidate:  # unattended: it proposes, and a person applies it with `memdir consolidate --apply`
+        for a in upkeep.plan(md, today=diary.today).actions:
+            status = "planned" if dry_run else a.status
             diary.report.steps.append(Step("consolidate", a.kind, a.paths[0], status, a.paths[1:], a.detail))
     return diary.report
 

@@ -111,7 +111,8 @@ def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) ->
 @click.option("--month", metavar="YYYY-MM", help="Roll up one month's weeklies.")
 @click.option("--dry-run", is_flag=True, help="Show what would be rolled up or deleted; change nothing.")
 @click.option("--all-tenants", is_flag=True, help="Every tenant of the location, one after another.")
-@click.option("--consolidate", "then_consolidate", is_flag=True, help="Then run `memdir consolidate --apply` (or plan it, with --dry-run).")
+@click.option("--consolidate", "then_consolidate", is_flag=True,
+              help="Then show what `memdir consolidate` proposes (never applied unattended: review it, then --apply).")
 @click.option("--now", "now_text", metavar="WHEN", hidden=True, help="Pretend it is WHEN (for tests and replays).")
 @json_option
 @click.pass_obj
@@ -160,20 +161,27 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
 
 @click.command()
 @click.option("--apply", "apply_plan", is_flag=True, help="Carry the plan out (journaled, undoable). Default: only show it.")
+@click.option("--trust", "trusted", multiple=True, metavar="ACTOR",
+              help="A journal actor (as `memdir log` names it) whose files may retire or change any file; repeatable.")
 @json_option
 @click.pass_obj
-def consolidate(obj: Context, apply_plan: bool, as_json: bool) -> None:
+def consolidate(obj: Context, apply_plan: bool, trusted: tuple[str, ...], as_json: bool) -> None:
     """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
-    and splits of oversized files; with --apply, carry them out through the normal write path."""
+    and splits of oversized files; with --apply, carry them out through the normal write path.
+
+    A file's text changes or retires another file only when every actor that wrote it (the journal)
+    could have written the other: you, an actor given with --trust, or one that wrote that file
+    itself. Any other action is held: shown, never applied.
+    """
     md = _open(obj)
-    plan = upkeep.plan(md)
+    plan = upkeep.plan(md, trusted=trusted)
     if apply_plan:
         plan = upkeep.apply(md, plan)
     if as_json:
         emit(plan.to_dict())
         return
     click.echo(plan.summary())
-    if plan.actions and not apply_plan:
+    if any(a.status == "proposed" for a in plan.actions) and not apply_plan:
         click.echo("run `memdir consolidate --apply` to carry this out", err=True)
 
 
