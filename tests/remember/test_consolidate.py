@@ -146,3 +146,26 @@ def test_an_unattended_roll_up_proposes_and_a_person_applies(md: memdir.Memdir, 
     applied = CliRunner().invoke(main, ["--root", str(root), "consolidate", "--apply"])
     assert applied.exit_code == 0 and applied.output.startswith("done\tmerge\tuser/a.md, user/b.md\t"), applied.output
     assert [e.path for e in md.list("user/")] == ["user/b.md"]
+
+
+def test_a_scoped_agent_s_session_never_rewrites_a_person_s_file_through_the_diary(root: Path) -> None:
+    """The same attack through the diary: the agent may write sessions, the person's roll-up folds them into a
+    daily, and the daily's learnings would go into the person's feedback file. The person's own session may."""
+    from memdir.remember import diary
+
+    day = dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC)
+    said = "User: I prefer to deploy to staging first, but skip staging when in a hurry.\n"
+    for folder, captured_by in (("agent-said", "http:agent"), ("person-said", None)):
+        with memdir.open(root / folder) as person:
+            person.write("feedback/staging.md", "Run the smoke tests on staging.\n",
+                         description="deploy to staging first", type="feedback")
+            if captured_by is None:
+                memdir.capture(person, "s1", said, at=day)
+        if captured_by is not None:
+            with memdir.open(root / folder, actor=captured_by) as parent:
+                memdir.capture(parent.scope(read=[""], write=["agent/", "sessions/"]), "s1", said, at=day)
+        with memdir.open(root / folder) as person:
+            diary.rollup(person, due=True, now=day + dt.timedelta(days=1))
+            assert person.read("diary/2026-11-30.md").meta["learned"][0].startswith("I prefer to deploy to staging")
+            updates = [a.paths for a in consolidate.plan(person).actions if a.kind == "update"]
+            assert updates == ([] if captured_by else [("feedback/staging.md",)]), folder

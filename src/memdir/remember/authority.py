@@ -61,9 +61,12 @@ class Authority:
             return scope.can_write(path)
         return actor in self.trusted or actor in self.authors.get(path, ())
 
-    def refusal(self, source: str, target: str) -> str | None:
-        """Why `source`'s text may not retire or change `target`; None when every author of it could write `target`."""
-        for actor in sorted(self.of_file(source)):
+    def refusal(self, source: str, target: str, authors: Iterable[str] | None = None) -> str | None:
+        """Why `source`'s text may not retire or change `target`; None when every author of it could write `target`.
+
+        `authors` stands for the file's own when its text came from elsewhere too (a diary from its sessions).
+        """
+        for actor in sorted(self.of_file(source) if authors is None else set(authors)):
             if not self.may_write(actor, target):
                 return f"{source} was written by {actor}, who may not write {target}"
         return None

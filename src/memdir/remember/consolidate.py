@@ -168,12 +168,14 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
     """Diary learnings that match a topic file's subject but are not in it yet: add them there
     (only from a diary file whose authors could write the topic file)."""
     adds: dict[str, list[str]] = {}
+    memo: dict[str, frozenset[str]] = {}
     for folder in DIARIES:
         for e in md.list(folder):
             try:
                 d = md.read(e.path)
             except MemdirError:
                 continue
+            origins = _origins(md, who, d, memo)
             for item in d.meta.get("learned") or ():
                 item = str(item)
                 mine = set(words(item))
@@ -185,7 +187,8 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
                     s = len(mine & theirs) / len(mine)
                     if s > score:
                         best, score = m, s
-                if best is None or score < BELONGS or _key(item) in _key(best.body) or who.refusal(e.path, best.path):
+                if best is None or score < BELONGS or _key(item) in _key(best.body) \
+                        or who.refusal(e.path, best.path, origins):
                     continue
                 line = f"- {item.rstrip()} (from the diary, {d.meta.get('first') or e.path})"
                 if line not in adds.setdefault(best.path, []):
@@ -196,6 +199,26 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
         m = by_path[path]
         text = _appended(m.text, lines)
         out.append(Action("update", (path,), f"add {len(lines)} learning(s) from the diary", [Op.write(path, text, expect=m.version)]))
+    return out
+
+
+def _origins(md: Memdir, who: Authority, d: model.Memory, memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """Everyone whose text a diary file holds: its authors, and those of the sessions and diaries it folded."""
+    if d.path in memo:
+        return memo[d.path]
+    memo[d.path] = out = who.of_file(d.path)  # a loop of `folded` names ends here
+    for name in d.meta.get("folded") or ():
+        for source in (f"archive/sessions/{name}.md", f"archive/diary/{name}.md"):
+            if source not in who.authors:
+                continue
+            if source.startswith("archive/diary/"):
+                try:
+                    out |= _origins(md, who, md.read(source), memo)
+                except MemdirError:
+                    out |= who.of_file(source)
+            else:
+                out |= who.of_file(source)
+    memo[d.path] = out
     return out
 
 
