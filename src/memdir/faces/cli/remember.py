@@ -158,8 +158,9 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
             click.echo(r.summary())
     waiting = [r for r in reports if r.needs_yes]
     if waiting:
-        where = "".join(f" (tenant {r.tenant or '(root)'})" for r in waiting[:1] if all_tenants)
-        fail(f"nothing was done: this is a backfill{where}, {waiting[0].needs_yes}; "
+        first = waiting[0]  # with --all-tenants, the other tenants went ahead
+        where = f" (tenant {first.tenant or '(root)'})" if all_tenants else ""
+        fail(f"nothing was done: this is a backfill{where}, {first.needs_yes}; "
              "check the plan above and run it again with --yes (--dry-run shows it without asking)")
     failed = [s for r in reports for s in r.failed]
     if failed:
