@@ -87,3 +87,85 @@ def test_stale_memories_against_a_code_folder(md: memdir.Memdir, tmp_path: Path)
         ("project/notes.md", "missing-command", "`make lint`"),
         ("project/trip.md", "expired", "expired 2026-01-01"),
     ]
+
+
+def test_a_scoped_agent_s_copies_never_retire_a_person_s_feedback(root: Path) -> None:
+    """Issue 20 item 1: a principal that may write only `agent/` writes a near-copy and an opposite twin of a
+    person's two feedback files; consolidation (and the roll-up's) must not retire the person's files for them."""
+    from click.testing import CliRunner
+
+    from memdir.faces.cli import main
+    from memdir.remember import diary
+
+    staging = "Always deploy to staging before production and run the smoke tests there.\n"
+    with memdir.open(root) as person:
+        person.write("feedback/staging.md", staging, description="deploy to staging first", type="feedback")
+        person.write("feedback/force-push.md", "Never force push to the main branch.\n",
+                     description="Never force push to main", type="feedback")
+    with memdir.open(root, actor="http:agent") as parent:
+        agent = parent.scope(read=[""], write=["agent/"])
+        agent.write("agent/staging.md", staging + "Skip staging when in a hurry.\n",
+                    description="deploy to staging first", type="feedback")
+        agent.write("agent/force-push.md", "Always force push to the main branch.\n",
+                    description="Always force push to main", type="feedback")
+    live = ["agent/force-push.md", "agent/staging.md", "feedback/force-push.md", "feedback/staging.md"]
+    for args in (["consolidate", "--apply"], ["rollup", "--due", "--consolidate"]):
+        result = CliRunner().invoke(main, ["--root", str(root), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        with memdir.open(root) as md:
+            assert [e.path for e in md.list()] == live, args
+            assert md.read("feedback/staging.md").body == staging
+    with memdir.open(root) as md:
+        plan = consolidate.apply(md, consolidate.plan(md))
+        assert [(a.kind, a.paths, a.status, a.ops) for a in plan.actions] == [
+            ("supersede", ("feedback/force-push.md", "agent/force-push.md"), "held", []),
+            ("merge", ("feedback/staging.md", "agent/staging.md"), "held", [])]
+        assert ("agent/force-push.md was written by http:agent, who may not write feedback/force-push.md"
+                in plan.actions[0].detail)
+        report = diary.rollup(md, due=True, consolidate=True)
+        assert [(st.label, st.status) for st in report.steps] == [("supersede", "held"), ("merge", "held")]
+        # a person may vouch for the agent, or give its scope: then the newer text wins, as before
+        scoped = consolidate.plan(md, scopes={"http:agent": memdir.Scope.of(write=["agent/", "feedback/"])})
+        assert [a.status for a in scoped.actions] == ["proposed", "proposed"]
+        assert [a.status for a in consolidate.plan(md, trusted=["http:agent"]).actions] == ["proposed", "proposed"]
+        assert [e.path for e in md.list()] == live
+
+
+def test_an_unattended_roll_up_proposes_and_a_person_applies(md: memdir.Memdir, root: Path) -> None:
+    """The roll-up's --consolidate never applies; `consolidate --apply` does, for files one person wrote."""
+    from click.testing import CliRunner
+
+    from memdir.faces.cli import main
+
+    md.write("user/a.md", "Oat milk flat white every single morning.\n", type="user")
+    md.write("user/b.md", "Oat milk flat white every single morning!\n", type="user")
+    rolled = CliRunner().invoke(main, ["--root", str(root), "rollup", "--due", "--consolidate"])
+    assert rolled.exit_code == 0 and rolled.output == (
+        "proposed\tconsolidate\tuser/a.md\tthe same fact as user/b.md; merge into it and retire the copy\n")
+    assert [e.path for e in md.list("user/")] == ["user/a.md", "user/b.md"]
+    applied = CliRunner().invoke(main, ["--root", str(root), "consolidate", "--apply"])
+    assert applied.exit_code == 0 and applied.output.startswith("done\tmerge\tuser/a.md, user/b.md\t"), applied.output
+    assert [e.path for e in md.list("user/")] == ["user/b.md"]
+
+
+def test_a_scoped_agent_s_session_never_rewrites_a_person_s_file_through_the_diary(root: Path) -> None:
+    """The same attack through the diary: the agent may write sessions, the person's roll-up folds them into a
+    daily, and the daily's learnings would go into the person's feedback file. The person's own session may."""
+    from memdir.remember import diary
+
+    day = dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC)
+    said = "User: I prefer to deploy to staging first, but skip staging when in a hurry.\n"
+    for folder, captured_by in (("agent-said", "http:agent"), ("person-said", None)):
+        with memdir.open(root / folder) as person:
+            person.write("feedback/staging.md", "Run the smoke tests on staging.\n",
+                         description="deploy to staging first", type="feedback")
+            if captured_by is None:
+                memdir.capture(person, "s1", said, at=day)
+        if captured_by is not None:
+            with memdir.open(root / folder, actor=captured_by) as parent:
+                memdir.capture(parent.scope(read=[""], write=["agent/", "sessions/"]), "s1", said, at=day)
+        with memdir.open(root / folder) as person:
+            diary.rollup(person, due=True, now=day + dt.timedelta(days=1))
+            assert person.read("diary/2026-11-30.md").meta["learned"][0].startswith("I prefer to deploy to staging")
+            updates = [a.paths for a in consolidate.plan(person).actions if a.kind == "update"]
+            assert updates == ([] if captured_by else [("feedback/staging.md",)]), folder

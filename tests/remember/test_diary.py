@@ -19,6 +19,8 @@ from memdir.remember.summarize import Digest, Extractive, SessionSummary
 from memdir.remember.transcripts import Transcript
 
 UTC = dt.UTC
+# deleting past retention is a setting one makes (the default keeps everything); the month below sets it
+KEEP_A_MONTH = diary.Retention(sessions=1, days=30, weeks=12, months=12)
 
 
 def at(day: dt.date, hour: int) -> dt.datetime:
@@ -67,7 +69,7 @@ def race(backend: Backend, now: dt.datetime) -> list[diary.Report]:
     def worker() -> None:
         try:
             with backend.open(writes_per_minute=0) as md:
-                reports.append(diary.rollup(md, due=True, now=now, summarizer=Racing(barrier)))
+                reports.append(diary.rollup(md, due=True, now=now, summarizer=Racing(barrier), retention=KEEP_A_MONTH))
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
         finally:
@@ -131,8 +133,8 @@ def test_a_month_of_sessions_rolls_up_exactly_once(backend: Backend) -> None:
                 assert all(n == 1 for n in done.values()), done  # each roll-up by one worker only
                 assert any(st.status == "raced" for st in steps), steps  # ...and the other one really tried
             else:
-                report = diary.rollup(md, due=True, now=at(day, 4))
-                assert not report.failed
+                report = diary.rollup(md, due=True, now=at(day, 4), retention=KEEP_A_MONTH)
+                assert not report.failed and not report.needs_yes
             for hour, part in ((9, "a"), (15, "b")):
                 memdir.capture(md, f"d{day:%m%d}{part}", session_text(day, part), at=at(day, hour))
             if day in CHECKPOINTS:
@@ -221,15 +223,16 @@ def test_all_tenants_of_a_folder(tmp_path: object) -> None:
     assert diary.tenants(str(root)) == [None, "acme", "globex"]
 
 
-def test_rollup_can_consolidate_after(md: memdir.Memdir) -> None:
+def test_rollup_can_consolidate_after_but_only_proposes(md: memdir.Memdir) -> None:
+    """Issue 20 item 1: a roll-up runs unattended, so its consolidation is a proposal for a person to apply."""
     md.write("user/a.md", "Oat milk flat white every single morning.\n", type="user")
     md.write("user/b.md", "Oat milk flat white every single morning!\n", type="user")
     planned = diary.rollup(md, due=True, dry_run=True, consolidate=True)
     assert [(st.kind, st.label, st.status) for st in planned.steps] == [("consolidate", "merge", "planned")]
-    done = diary.rollup(md, due=True, consolidate=True)
-    assert [(st.kind, st.path, st.folded, st.status) for st in done.steps] == [
-        ("consolidate", "user/a.md", ("user/b.md",), "done")]
-    assert [e.path for e in md.list("user/")] == ["user/b.md"]
+    proposed = diary.rollup(md, due=True, consolidate=True)
+    assert [(st.kind, st.path, st.folded, st.status) for st in proposed.steps] == [
+        ("consolidate", "user/a.md", ("user/b.md",), "proposed")]
+    assert [e.path for e in md.list("user/")] == ["user/a.md", "user/b.md"]
 
 
 @pytest.mark.parametrize("name", ["sqlite", "s3"])
@@ -278,15 +281,15 @@ def test_two_cron_processes_at_once_roll_up_once(name: str, request: pytest.Fixt
             for part in ("a", "b"):
                 day_ = dt.date(2026, 11, d)
                 memdir.capture(md, f"d{day_:%m%d}{part}", session_text(day_, part), at=at(day_, 9 if part == "a" else 15))
-    command = [sys.executable, "-m", "memdir", "--root", backend.location, "rollup", "--due", "--now",
+    command = [sys.executable, "-m", "memdir", "--root", backend.location, "rollup", "--due", "--yes", "--now",
                "2026-12-01T04:00:00Z", "--json"]
     procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     with backend.open() as md:
-        assert files(md) == sorted(  # the week and November closed too; older archived sessions are past retention
-            [f"archive/diary/{x}" for x in [*dailies(23, 29), "2026-W48.md"]] + [f"archive/sessions/{x}" for x in s(30)]
-            + ["diary/2026-11-30.md", "diary/2026-11.md"])
+        assert files(md) == sorted(  # the week and November closed too; every folded file is kept
+            [f"archive/diary/{x}" for x in [*dailies(23, 29), "2026-W48.md"]]
+            + [f"archive/sessions/{x}" for d in range(23, 31) for x in s(d)] + ["diary/2026-11-30.md", "diary/2026-11.md"])
         created = Counter(r.path for r in md.history() if r.op == "write" and r.old is None and r.path.startswith("diary/"))
         assert sorted(created) == [f"diary/{x}" for x in [*dailies(23, 30), "2026-11.md", "2026-W48.md"]]
         assert set(created.values()) == {1}

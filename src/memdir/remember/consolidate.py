@@ -6,7 +6,10 @@ diary that belong in an existing topic file, and topic files near their size
 limit that have headings to split by. Each action carries the exact batch of
 writes it would make (with the versions it read), so `apply(md, plan)` either
 does what was reviewed or reports a conflict when a file changed meanwhile;
-everything is journaled and undoable. `stale(md, code=DIR)` lists memories past
+everything is journaled and undoable. No action changes a file on the strength
+of a file whose author could not have written it (`authority.Authority`: the
+journal says who wrote what, scopes say who may write where): such an action is
+`held`, shown for review and never applied. `stale(md, code=DIR)` lists memories past
 their `expires` date and memories naming files, functions or make/npm targets
 a code folder no longer has.
 
@@ -19,14 +22,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import model, paths
 from ..core.memdir import Op
+from ..core.scope import Scope
 from ..errors import Conflict, MemdirError, NotFound
 from . import timeline
+from .authority import Authority
 from .capture import negative, similarity, subject
 from .summarize import words
 
@@ -49,7 +55,7 @@ class Action:
     paths: tuple[str, ...]
     detail: str
     ops: list[Op] = field(default_factory=list, repr=False)
-    status: str = "proposed"  # proposed, done or conflict
+    status: str = "proposed"  # proposed, held (an author could not write what it would change), done or conflict
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "paths": list(self.paths), "detail": self.detail, "status": self.status,
@@ -90,16 +96,23 @@ def _headline(m: model.Memory) -> str:
     return f"{m.description} {first}"
 
 
-def plan(md: Memdir, *, today: dt.date | None = None) -> Plan:
-    """What consolidation would do now; nothing is written."""
+def plan(md: Memdir, *, today: dt.date | None = None, scopes: Mapping[str, Scope] | None = None,
+         trusted: Iterable[str] = ()) -> Plan:
+    """What consolidation would do now; nothing is written.
+
+    `scopes` says where journal actors may write and `trusted` names actors who may write anywhere
+    (the one running this always may); an actor named in neither may write only the files it wrote.
+    """
     today = today or dt.datetime.now(dt.UTC).date()
     topics = _topics(md)
     out = Plan()
     gone: set[str] = set()
     taken: set[str] = set()
     last: dict[str, int] = {}
-    for rec in md.history():  # newest first: the seq of each file's latest change
+    records = md.history()
+    for rec in records:  # newest first: the seq of each file's latest change
         last.setdefault(rec.dest or rec.path, rec.seq)
+    who = Authority.of(records, scopes=scopes, trusted=[md.actor, *trusted])
     ordered = sorted(topics, key=lambda m: (last.get(m.path, 0), m.path), reverse=True)  # newest first
     for i, keep in enumerate(ordered):
         if keep.path in gone:
@@ -108,20 +121,35 @@ def plan(md: Memdir, *, today: dt.date | None = None) -> Plan:
             if other.path in gone or (keep.type or "") != (other.type or ""):
                 continue
             if similarity(_text_words(keep), _text_words(other)) >= DUPLICATE:
-                out.actions.append(_merge(md, keep, other, today, taken))
-                gone.add(other.path)
+                action = _merge(md, keep, other, today, taken)
+                why = who.refusal(keep.path, other.path) or (who.refusal(other.path, keep.path) if len(action.ops) > 1 else None)
             elif similarity(subject(_headline(keep)), subject(_headline(other))) >= SAME_SUBJECT \
                     and negative(_headline(keep)) != negative(_headline(other)):
-                op = timeline.supersede_op(md, other.path, by=keep.path, today=today, taken=taken,
-                                           reason=f"contradicted by the newer {keep.path}")
-                taken.add(op.dest or "")
-                out.actions.append(Action("supersede", (other.path, keep.path),
-                                          f"says the opposite of the newer {keep.path}; retire it", [op]))
-                gone.add(other.path)
+                action = Action("supersede", (other.path, keep.path),
+                                f"says the opposite of the newer {keep.path}; retire it")
+                why = who.refusal(keep.path, other.path)
+                if why is None:
+                    op = timeline.supersede_op(md, other.path, by=keep.path, today=today, taken=taken,
+                                               reason=f"contradicted by the newer {keep.path}")
+                    action.ops.append(op)
+            else:
+                continue
+            if why is not None:  # shown for a person to judge; its file stays live and may pair with another
+                out.actions.append(_held(action, why))
+                continue
+            out.actions.append(action)
+            taken.update(o.dest for o in action.ops if o.dest)
+            gone.add(other.path)
     live = [m for m in topics if m.path not in gone]
-    out.actions += _learnings(md, live)
+    out.actions += _learnings(md, live, who)
     out.actions += [a for m in live if (a := _split(md, m)) is not None]
     return out
+
+
+def _held(action: Action, why: str) -> Action:
+    """The action with no changes, saying why it may not be applied."""
+    return Action(action.kind, action.paths, f"{action.detail}; held: {why}, so it is not applied (review it by hand)",
+                  status="held")
 
 
 def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, taken: set[str]) -> Action:
@@ -131,22 +159,23 @@ def _merge(md: Memdir, keep: model.Memory, other: model.Memory, today: dt.date, 
     ops: list[Op] = []
     if extra:  # appended to the text, so the frontmatter stays as its author wrote it
         ops.append(Op.write(keep.path, _appended(keep.text, extra), expect=keep.version))
-    op = timeline.supersede_op(md, other.path, by=keep.path, today=today, taken=taken,
-                               reason=f"duplicate of {keep.path}, merged into it")
-    taken.add(op.dest or "")
-    ops.append(op)
+    ops.append(timeline.supersede_op(md, other.path, by=keep.path, today=today, taken=taken,
+                                     reason=f"duplicate of {keep.path}, merged into it"))
     return Action("merge", (other.path, keep.path), f"the same fact as {keep.path}; merge into it and retire the copy", ops)
 
 
-def _learnings(md: Memdir, topics: list[model.Memory]) -> list[Action]:
-    """Diary learnings that match a topic file's subject but are not in it yet: add them there."""
+def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[Action]:
+    """Diary learnings that match a topic file's subject but are not in it yet: add them there
+    (only from a diary file whose authors could write the topic file)."""
     adds: dict[str, list[str]] = {}
+    memo: dict[str, frozenset[str]] = {}
     for folder in DIARIES:
         for e in md.list(folder):
             try:
                 d = md.read(e.path)
             except MemdirError:
                 continue
+            origins = _origins(md, who, d, memo)
             for item in d.meta.get("learned") or ():
                 item = str(item)
                 mine = set(words(item))
@@ -158,7 +187,8 @@ def _learnings(md: Memdir, topics: list[model.Memory]) -> list[Action]:
                     s = len(mine & theirs) / len(mine)
                     if s > score:
                         best, score = m, s
-                if best is None or score < BELONGS or _key(item) in _key(best.body):
+                if best is None or score < BELONGS or _key(item) in _key(best.body) \
+                        or who.refusal(e.path, best.path, origins):
                     continue
                 line = f"- {item.rstrip()} (from the diary, {d.meta.get('first') or e.path})"
                 if line not in adds.setdefault(best.path, []):
@@ -169,6 +199,26 @@ def _learnings(md: Memdir, topics: list[model.Memory]) -> list[Action]:
         m = by_path[path]
         text = _appended(m.text, lines)
         out.append(Action("update", (path,), f"add {len(lines)} learning(s) from the diary", [Op.write(path, text, expect=m.version)]))
+    return out
+
+
+def _origins(md: Memdir, who: Authority, d: model.Memory, memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """Everyone whose text a diary file holds: its authors, and those of the sessions and diaries it folded."""
+    if d.path in memo:
+        return memo[d.path]
+    memo[d.path] = out = who.of_file(d.path)  # a loop of `folded` names ends here
+    for name in d.meta.get("folded") or ():
+        for source in (f"archive/sessions/{name}.md", f"archive/diary/{name}.md"):
+            if source not in who.authors:
+                continue
+            if source.startswith("archive/diary/"):
+                try:
+                    out |= _origins(md, who, md.read(source), memo)
+                except MemdirError:
+                    out |= who.of_file(source)
+            else:
+                out |= who.of_file(source)
+    memo[d.path] = out
     return out
 
 
@@ -227,8 +277,11 @@ def _split(md: Memdir, m: model.Memory) -> Action | None:
 
 
 def apply(md: Memdir, p: Plan) -> Plan:
-    """Carry out each action as one batch; an action whose files changed since the plan is reported, not forced."""
+    """Carry out each action as one batch; an action whose files changed since the plan is reported, not forced,
+    and a held one is left alone."""
     for a in p.actions:
+        if a.status != "proposed":
+            continue
         try:
             md.apply(a.ops)
             a.status = "done"

@@ -16,11 +16,21 @@ conditional write) and re-checks every version there, so when several
 processes or hosts run the same roll-up, one commits and the others get
 `Conflict` and report it as done elsewhere: each roll-up happens exactly once.
 
-Retention (`[diary]` in memdir.toml or `MEMDIR_DIARY_*`; 0 keeps forever),
-counted from the end of the period: archived sessions are deleted
-`sessions` days after, archived dailies `days` days after, archived weeklies
-`weeks` weeks after, monthlies `months` months after. Deletions are journaled,
-so `read(as_of=)`, history search and undo still reach them.
+Nothing is deleted by surprise. What a roll-up folds in moves under
+`archive/` (out of the index, readable, found by `search --history`) and stays
+there; deleting past retention is a setting one makes (`[diary]` in
+memdir.toml or `MEMDIR_DIARY_*`; 0, the default, keeps forever), counted from
+the end of the period: archived sessions `sessions` days after their day,
+archived dailies `days` days after, archived weeklies `weeks` weeks after. A
+file is deleted only once the roll-up that folded it exists, so no roll-up ever
+removes the last copy of a period's text: a monthly is never deleted, only
+moved under `archive/` `months` months after its month. Deletions are
+journaled, so `read(as_of=)`, history search and undo still reach them.
+
+A `--due` run that would touch more than `BACKFILL` periods of roll-ups, or of
+one kind past retention (a backfill: a year of sessions brought in at once), does
+nothing unless `yes`; its report is the plan, marked `needs_yes`. A nightly run
+never needs it: a day, its week and its month are the most that close at once.
 """
 
 from __future__ import annotations
@@ -50,16 +60,17 @@ _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 ONE_DAY = dt.timedelta(days=1)
+BACKFILL = 3  # periods a --due run may touch without --yes
 
 
 @dataclass(frozen=True)
 class Retention:
-    """How long folded files are kept, counted from the end of their period; 0 keeps them forever."""
+    """How long folded files are kept, counted from the end of their period; 0 (the default) keeps them forever."""
 
-    sessions: int = 1
-    days: int = 30
-    weeks: int = 12
-    months: int = 12
+    sessions: int = 0
+    days: int = 0
+    weeks: int = 0
+    months: int = 0  # a monthly is archived after this many months, never deleted
 
     @classmethod
     def load(cls, table: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Retention:
@@ -170,7 +181,8 @@ def period_of_file(path: str) -> Period | None:
 
 @dataclass(frozen=True)
 class Step:
-    """One roll-up or retention action: done, planned (dry run), raced (done by another worker) or failed."""
+    """One roll-up or retention action: done, planned (dry run), raced (done by another worker) or failed;
+    a consolidation step is proposed or held (left for a person)."""
 
     kind: str  # day, week, month or retention
     label: str
@@ -189,13 +201,15 @@ class Report:
     steps: list[Step] = field(default_factory=list)
     dry_run: bool = False
     tenant: str | None = None
+    needs_yes: str = ""  # why this run is a backfill that waits for `yes` (its steps are the plan), or ""
 
     @property
     def failed(self) -> list[Step]:
         return [s for s in self.steps if s.status == "failed"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tenant": self.tenant, "dry_run": self.dry_run, "steps": [s.to_dict() for s in self.steps]}
+        return {"tenant": self.tenant, "dry_run": self.dry_run, "needs_yes": self.needs_yes,
+                "steps": [s.to_dict() for s in self.steps]}
 
     def summary(self) -> str:
         if not self.steps:
@@ -227,28 +241,56 @@ class Diary:
 
     # ------------------------------------------------------------ what is due
 
-    def due_days(self) -> list[Period]:
-        days = {day_of(e.path) for e in self.md.list(SESSIONS) if "/" not in e.path[len(SESSIONS):]}
+    def files(self) -> set[str]:
+        """The paths the diary works on: sessions, diary and their archives."""
+        return {e.path for folder in (SESSIONS, DIARY, ARCHIVED, ARCHIVED_DIARY) for e in self.md.list(folder)}
+
+    def due_days(self, files: set[str] | None = None) -> list[Period]:
+        days = {day_of(p) for p in (self.files() if files is None else files) if _session(p)}
         return [p for d in sorted(x for x in days if x) if (p := day(dt.date.fromisoformat(d))).closed(self.today)]
 
-    def due_weeks(self) -> list[Period]:
+    def due_weeks(self, files: set[str] | None = None) -> list[Period]:
         weeks = {}
-        for e in self.md.list(DIARY):
-            p = period_of_file(e.path)
-            if p is not None and p.kind == "day":
-                w = week_of(p.first)
-                weeks[w.label] = w
+        for p in _in_diary(self.files() if files is None else files, "day"):
+            w = week_of(p.first)
+            weeks[w.label] = w
         return [w for _, w in sorted(weeks.items()) if w.closed(self.today)]
 
-    def due_months(self) -> list[Period]:
+    def due_months(self, files: set[str] | None = None) -> list[Period]:
         months: dict[str, tuple[Period, dt.date]] = {}
-        for e in self.md.list(DIARY):
-            p = period_of_file(e.path)
-            if p is not None and p.kind == "week":
-                m = month_of_week(p)
-                last = max(months.get(m.label, (m, m.last))[1], p.last)
-                months[m.label] = (m, last)
+        for p in _in_diary(self.files() if files is None else files, "week"):
+            m = month_of_week(p)
+            last = max(months.get(m.label, (m, m.last))[1], p.last)
+            months[m.label] = (m, last)
         return [m for _, (m, last) in sorted(months.items()) if self.today > max(m.last, last)]
+
+    def schedule(self) -> tuple[list[Step], list[Step]]:
+        """What `--due` would do now, each roll-up as if the ones before it were done: (roll-ups, retention)."""
+        files, rolls = self.files(), []
+        for kind, due in (("day", self.due_days), ("week", self.due_weeks), ("month", self.due_months)):
+            for period in due(files):
+                if kind == "day":
+                    folded = sorted(p for p in files if _session(p) and day_of(p) == period.label)
+                    dest = ARCHIVED
+                else:
+                    inner = "day" if kind == "week" else "week"
+                    folded = sorted(f"{DIARY}{p.label}.md" for p in _in_diary(files, inner)
+                                    if (week_of(p.first) if kind == "week" else month_of_week(p)).label == period.label)
+                    dest = ARCHIVED_DIARY
+                archived = f"{ARCHIVED_DIARY}{period.label}.md"
+                target = archived if archived in files else period.path
+                files = (files - set(folded)) | {dest + p.rsplit("/", 1)[-1] for p in folded} | {target}
+                rolls.append(Step(kind, period.label, target, "planned", tuple(folded)))
+        return rolls, [Step("retention", label, path, "planned", (), why) for path, label, _, why in self.expired(files)]
+
+    def backfill(self, rolls: list[Step], retention: list[Step]) -> str:
+        """Why this run touches more than a handful of periods at once, or "" when it does not."""
+        kinds = {k: len({s.label for s in retention if s.label.startswith(k)}) for k in ("day", "week", "month")}
+        if len(rolls) > BACKFILL:
+            return f"it would roll up {len(rolls)} periods at once (more than {BACKFILL})"
+        if (most := max(kinds, key=lambda k: kinds[k])) and kinds[most] > BACKFILL:
+            return f"it would apply retention to {kinds[most]} {most}s at once (more than {BACKFILL})"
+        return ""
 
     # ------------------------------------------------------------ one roll-up
 
@@ -356,50 +398,90 @@ class Diary:
 
     # ------------------------------------------------------------ retention
 
-    def expired(self) -> list[str]:
-        """Folded files past their retention (archived sessions, dailies and weeklies; monthlies in diary/)."""
-        r, today, out = self.retention, self.today, []
-        if r.sessions:
-            for e in self.md.list(ARCHIVED):
-                d = day_of(e.path)
-                if d and today >= dt.date.fromisoformat(d) + (1 + r.sessions) * ONE_DAY:
-                    out.append(e.path)
-        for e in self.md.list(ARCHIVED_DIARY):
-            p = period_of_file(e.path)
+    def expired(self, files: set[str] | None = None) -> list[tuple[str, str, str | None, str]]:
+        """What is past retention, as (path, what it is, where it moves or None to delete, why).
+
+        A folded file goes only once the roll-up that folded it exists; a monthly is the last copy of its
+        month's text and only moves under archive/.
+        """
+        r, today = self.retention, self.today
+        out: list[tuple[str, str, str | None, str]] = []
+        files = self.files() if files is None else files
+
+        def kept(label: str) -> str | None:
+            return next((p for p in (f"{DIARY}{label}.md", f"{ARCHIVED_DIARY}{label}.md") if p in files), None)
+
+        for path in sorted(files):
+            if path.startswith(ARCHIVED):
+                d = day_of(path)
+                if r.sessions and d and today >= dt.date.fromisoformat(d) + (1 + r.sessions) * ONE_DAY and (by := kept(d)):
+                    out.append((path, f"day {d}", None, f"past retention (sessions = {r.sessions}): deleted, folded in {by}"))
+                continue
+            p = period_of_file(path)
             if p is None:
                 continue
-            keep = {"day": dt.timedelta(days=r.days), "week": dt.timedelta(weeks=r.weeks)}.get(p.kind)
-            if keep and today >= p.last + ONE_DAY + keep:
-                out.append(e.path)
-        if r.months:
-            for e in self.md.list(DIARY):
-                p = period_of_file(e.path)
-                if p is not None and p.kind == "month":
-                    y, m = divmod(p.first.year * 12 + p.first.month - 1 + 1 + r.months, 12)
-                    if today >= dt.date(y, m + 1, 1):
-                        out.append(e.path)
-        return sorted(out)
+            if path.startswith(ARCHIVED_DIARY) and p.kind in ("day", "week"):
+                setting, keep, home = (("days", r.days, week_of(p.first)) if p.kind == "day"
+                                       else ("weeks", r.weeks * 7, month_of_week(p)))
+                if keep and today >= p.last + ONE_DAY + keep * ONE_DAY and (by := kept(home.label)):
+                    out.append((path, f"{p.kind} {p.label}", None,
+                                f"past retention ({setting} = {getattr(r, setting)}): deleted, folded in {by}"))
+            elif path.startswith(DIARY) and p.kind == "month" and r.months:
+                y, m = divmod(p.first.year * 12 + p.first.month - 1 + 1 + r.months, 12)
+                if today >= dt.date(y, m + 1, 1):
+                    out.append((path, f"month {p.label}", _free(files, f"{ARCHIVED_DIARY}{p.label}.md"),
+                                f"past retention (months = {r.months}): archived, never deleted"))
+        return out
 
     def retain(self) -> None:
-        """Delete what is past retention: one batch, or file by file when another worker got there first."""
+        """Apply retention: one batch, or file by file when another worker got there first."""
         expired = self.expired()
         if self.dry_run or not expired:
-            for path in expired:
-                self.report.steps.append(Step("retention", "", path, "planned", (), "past retention: would delete"))
+            for path, label, _, why in expired:
+                self.report.steps.append(Step("retention", label, path, "planned", (), why))
             return
+
+        def op(path: str, dest: str | None) -> Op:
+            return Op.delete(path) if dest is None else Op.rename(path, dest)
+
         try:
-            self.md.apply([Op.delete(path) for path in expired])
-            self.report.steps += [Step("retention", "", p, "done", (), "past retention: deleted") for p in expired]
+            self.md.apply([op(path, dest) for path, _, dest, _ in expired])
+            self.report.steps += [Step("retention", label, path, "done", (), why) for path, label, _, why in expired]
             return
         except (Conflict, NotFound):
             pass
-        for path in expired:
+        for path, label, dest, why in expired:
             try:
-                self.md.apply([Op.delete(path)])
+                self.md.apply([op(path, dest)])
             except (Conflict, NotFound):
-                self.report.steps.append(Step("retention", "", path, "raced", (), "deleted by another worker"))
+                self.report.steps.append(Step("retention", label, path, "raced", (), "done by another worker"))
                 continue
-            self.report.steps.append(Step("retention", "", path, "done", (), "past retention: deleted"))
+            self.report.steps.append(Step("retention", label, path, "done", (), why))
+
+
+def _session(path: str) -> bool:
+    """A session record (not a raw copy or anything in a subfolder)."""
+    return path.startswith(SESSIONS) and "/" not in path[len(SESSIONS):]
+
+
+def _in_diary(files: set[str], kind: str) -> list[Period]:
+    """The periods of `kind` with a file directly in diary/ (not yet folded into a longer one)."""
+    out = []
+    for path in files:
+        if path.startswith(DIARY) and "/" not in path[len(DIARY):]:
+            p = period_of_file(path)
+            if p is not None and p.kind == kind:
+                out.append(p)
+    return sorted(out, key=lambda p: p.first)
+
+
+def _free(files: set[str], path: str) -> str:
+    """`path`, or `-2`, `-3`… when that is taken."""
+    base, n, p = path[:-3], 1, path
+    while p in files:
+        n += 1
+        p = f"{base}-{n}.md"
+    return p
 
 
 def _paragraph_of(body: str) -> str:
@@ -416,14 +498,31 @@ def check_request(day_label: str | None, week: str | None, month: str | None, du
         raise InvalidArgument("say what to roll up: --due (everything whose period has closed), or --day, --week or --month")
 
 
+def _due(diary: Diary) -> None:
+    """Every roll-up whose period has closed, shortest first, then retention."""
+    try:
+        retry_pending(diary.md, diary.summarizer)
+    except MemdirError:
+        pass  # a pending session stays pending; its day waits for it
+    for p in diary.due_days():
+        diary.roll(p)
+    for p in diary.due_weeks():
+        diary.roll(p)
+    for p in diary.due_months():
+        diary.roll(p)
+    diary.retain()
+
+
 def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None, month: str | None = None,
            due: bool = False, now: dt.datetime | None = None, dry_run: bool = False,
            summarizer: Summarizer | None = None, retention: Retention | None = None,
-           consolidate: bool = False) -> Report:
+           consolidate: bool = False, yes: bool = False) -> Report:
     """Roll up one day, week or month, or (`due`) everything whose period has closed, then apply retention.
 
-    Safe to run twice, or in several processes at once: each roll-up happens once.
-    `consolidate` then runs `consolidate.plan` and applies it (planned only with `dry_run`).
+    Safe to run twice, or in several processes at once: each roll-up happens once. A `due` run that is a
+    backfill (`Diary.backfill`) only plans unless `yes`: its report's `needs_yes` says why.
+    `consolidate` then adds `consolidate.plan`'s actions as `proposed` (or `held`) steps: a roll-up runs
+    unattended, so it never applies them; a person reviews them with `memdir consolidate --apply`.
     """
     check_request(day_label, week, month, due)
     diary = Diary(md, summarizer or summarizer_for(md), now or dt.datetime.now(dt.UTC), dry_run,
@@ -436,24 +535,15 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
     elif month is not None:
         diary.roll(parse_period("month", month))
     else:
-        if not dry_run:
-            try:
-                retry_pending(md, diary.summarizer)
-            except MemdirError:
-                pass  # a pending session stays pending; its day waits for it
-        for p in diary.due_days():
-            diary.roll(p)
-        for p in diary.due_weeks():
-            diary.roll(p)
-        for p in diary.due_months():
-            diary.roll(p)
-        diary.retain()
-    if consolidate:
-        plan = upkeep.plan(md, today=diary.today)
-        if not dry_run:
-            upkeep.apply(md, plan)
-        for a in plan.actions:
-            status = "planned" if dry_run else {"done": "done", "conflict": "raced"}.get(a.status, a.status)
+        rolls, retention_steps = diary.schedule()
+        diary.report.needs_yes = "" if yes or dry_run else diary.backfill(rolls, retention_steps)
+        if dry_run or diary.report.needs_yes:  # the plan, and nothing written
+            diary.report.steps += rolls + retention_steps
+        else:
+            _due(diary)
+    if consolidate:  # unattended: it proposes, and a person applies it with `memdir consolidate --apply`
+        for a in upkeep.plan(md, today=diary.today).actions:
+            status = "planned" if dry_run else a.status
             diary.report.steps.append(Step("consolidate", a.kind, a.paths[0], status, a.paths[1:], a.detail))
     return diary.report
 

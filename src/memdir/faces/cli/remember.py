@@ -109,21 +109,27 @@ def sessions(obj: Context, since: str | None, open_only: bool, as_json: bool) ->
 @click.option("--day", "day_label", metavar="YYYY-MM-DD", help="Roll up one day's sessions.")
 @click.option("--week", metavar="YYYY-Www", help="Roll up one ISO week's dailies.")
 @click.option("--month", metavar="YYYY-MM", help="Roll up one month's weeklies.")
-@click.option("--dry-run", is_flag=True, help="Show what would be rolled up or deleted; change nothing.")
+@click.option("--dry-run", is_flag=True, help="Show what would be rolled up, archived or deleted; change nothing.")
+@click.option("--yes", is_flag=True, help="Go ahead with a backfill (more than 3 periods at once), which otherwise only shows its plan.")
 @click.option("--all-tenants", is_flag=True, help="Every tenant of the location, one after another.")
-@click.option("--consolidate", "then_consolidate", is_flag=True, help="Then run `memdir consolidate --apply` (or plan it, with --dry-run).")
+@click.option("--consolidate", "then_consolidate", is_flag=True,
+              help="Then show what `memdir consolidate` proposes (never applied unattended: review it, then --apply).")
 @click.option("--now", "now_text", metavar="WHEN", hidden=True, help="Pretend it is WHEN (for tests and replays).")
 @json_option
 @click.pass_obj
 def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, month: str | None, dry_run: bool,
-           all_tenants: bool, then_consolidate: bool, now_text: str | None, as_json: bool) -> None:
+           yes: bool, all_tenants: bool, then_consolidate: bool, now_text: str | None, as_json: bool) -> None:
     """Roll sessions up into the diary: days, ISO weeks, months; then apply retention.
 
     A daily (diary/YYYY-MM-DD.md) is one paragraph, durable learnings first; a
     weekly (diary/YYYY-Www.md) two or three sentences; a monthly
     (diary/YYYY-MM.md) three bullets of recurring themes. What a roll-up folds
-    in moves under archive/. Safe to run twice or from several hosts at once:
-    each roll-up happens exactly once. One cron line is all it needs:
+    in moves under archive/ and stays there: deleting past retention happens only
+    when [diary] in memdir.toml sets it, and never before the file's text is
+    folded into a longer period. A --due run that would touch more than 3
+    periods at once (a backfill) shows its plan and does nothing without --yes.
+    Safe to run twice or from several hosts at once: each roll-up happens exactly
+    once. One cron line is all it needs:
 
     \b
     0 4 * * * memdir --root ~/memory rollup --due
@@ -131,7 +137,7 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
     diary.check_request(day_label, week, month, due)
     now = _now(now_text)
     kwargs: dict[str, Any] = dict(day_label=day_label, week=week, month=month, due=due, now=now, dry_run=dry_run,
-                                  consolidate=then_consolidate)
+                                  consolidate=then_consolidate, yes=yes)
     reports = []
     if all_tenants:
         if obj.tenant is not None:
@@ -150,6 +156,12 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
             if all_tenants:
                 click.echo(f"tenant {r.tenant or '(root)'}:")
             click.echo(r.summary())
+    waiting = [r for r in reports if r.needs_yes]
+    if waiting:
+        first = waiting[0]  # with --all-tenants, the other tenants went ahead
+        where = f" (tenant {first.tenant or '(root)'})" if all_tenants else ""
+        fail(f"nothing was done: this is a backfill{where}, {first.needs_yes}; "
+             "check the plan above and run it again with --yes (--dry-run shows it without asking)")
     failed = [s for r in reports for s in r.failed]
     if failed:
         fail(f"{len(failed)} roll-up(s) failed and were left for the next run: " + "; ".join(f"{s.label}: {s.detail}" for s in failed))
@@ -160,20 +172,27 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
 
 @click.command()
 @click.option("--apply", "apply_plan", is_flag=True, help="Carry the plan out (journaled, undoable). Default: only show it.")
+@click.option("--trust", "trusted", multiple=True, metavar="ACTOR",
+              help="A journal actor (as `memdir log` names it) whose files may retire or change any file; repeatable.")
 @json_option
 @click.pass_obj
-def consolidate(obj: Context, apply_plan: bool, as_json: bool) -> None:
+def consolidate(obj: Context, apply_plan: bool, trusted: tuple[str, ...], as_json: bool) -> None:
     """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
-    and splits of oversized files; with --apply, carry them out through the normal write path."""
+    and splits of oversized files; with --apply, carry them out through the normal write path.
+
+    A file's text changes or retires another file only when every actor that wrote it (the journal)
+    could have written the other: you, an actor given with --trust, or one that wrote that file
+    itself. Any other action is held: shown, never applied.
+    """
     md = _open(obj)
-    plan = upkeep.plan(md)
+    plan = upkeep.plan(md, trusted=trusted)
     if apply_plan:
         plan = upkeep.apply(md, plan)
     if as_json:
         emit(plan.to_dict())
         return
     click.echo(plan.summary())
-    if plan.actions and not apply_plan:
+    if any(a.status == "proposed" for a in plan.actions) and not apply_plan:
         click.echo("run `memdir consolidate --apply` to carry this out", err=True)
 
 
