@@ -205,7 +205,8 @@ def check_expect(path: str, cur: Blob | None, expect: Any) -> None:
 
 
 def _check_undo(rec: Record, path: str, cur: Blob | None) -> None:
-    if version_of(cur) != rec.new_version:
+    """Refuse to undo a change the file moved on from (the same bytes under a new stat, a copy, did not)."""
+    if version_of(cur) != rec.new_version and (cur is None or rec.new is None or cur.data != rec.new):
         raise Conflict(
             f"{path} changed since journal change #{rec.seq} (outside memdir?); read it and write what you want instead",
             path=path,

@@ -9,7 +9,7 @@ limits, quarantined records) and, asked to fix, repairs what needs no person.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import model, paths
@@ -67,9 +67,16 @@ def found(store: Store, cat: Catalog, changed: Iterable[str] | None = None) -> d
 
 def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory: Callable[[str, Blob], Memory],
              limits: Limits, actor: str) -> tuple[Report, list[Change]]:
-    """What differs between the stored `versions` and the catalog, and the `external` changes that journal it."""
+    """What differs between the stored `versions` and the catalog, and the `external` changes that journal it.
+
+    A file whose version moved but whose bytes are those journaled last (a copy
+    by `cp -a`, `rsync -a` or `git clone`, or a `touch`: the folder store's
+    version is its stat) is no change: its new version is kept in the catalog
+    without a journal record.
+    """
     report, changes = Report(), []
     now = model.now_stamp()
+    same: dict[str, str] = {}
     for path in sorted(versions):
         entry, version = cat.get(path), versions[path]
         if (entry.version if entry is not None else None) == version:
@@ -84,6 +91,10 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory
         blob = store.get(path)
         if blob is None:
             continue
+        if entry is not None and last and (last[0].dest or last[0].path) == path and last[0].new == blob.data:
+            same[path] = blob.version
+            cat.put(replace(entry, version=blob.version))
+            continue
         try:
             mem = memory(path, blob)
         except MemdirError as e:
@@ -95,6 +106,9 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory
         changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version,
                               old=last[0].new if last else None, entry=model.entry_of(mem), actor=actor, time=now,
                               record_only=True))
+    restat = getattr(store, "restat", None)  # a store whose versions are stats keeps the new ones
+    if same and restat is not None:
+        restat(same)
     return report, changes
 
 

@@ -565,6 +565,21 @@ class FileStore:
 
     # ------------------------------------------------------------ catalog and journal
 
+    @_translated("refresh the catalog")
+    def restat(self, versions: Mapping[str, str]) -> None:
+        """Give catalog entries the versions their files have now, where only the stat moved (a copied folder):
+        no journal record and no seq, since nothing changed; a process that loaded the old ones compares again."""
+        with self.lock():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany("UPDATE catalog SET entry = json_set(entry, '$.version', ?) "
+                                    "WHERE path = ? AND entry IS NOT NULL", [(v, p) for p, v in versions.items()])
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+
     @_translated("read the catalog")
     def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
         rows = self.db.execute("SELECT path, entry, seq FROM catalog WHERE seq > ? ORDER BY seq", (since,)).fetchall()
