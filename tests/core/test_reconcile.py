@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import getpass
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import memdir
+from memdir import model
+from memdir.faces.cli import main
+from memdir.remember import consolidate
 
 
 def _memory(root: Path) -> None:
@@ -94,3 +100,89 @@ def test_a_clone_with_its_journal_reconciles_clean(tmp_path: Path) -> None:
     with memdir.open(clone) as md:
         assert md.reconcile().clean
         assert [(r.seq, r.op, r.path) for r in md.history()] == journal
+
+
+# ---------------------------------------------------------------- long files and frontmatter broken by hand
+
+TERN = Path(__file__).parents[1] / "data" / "real" / "claude-code" / "memory" / "tern"
+BROKEN = ("feedback_sentry_scrubber.md: frontmatter is not valid YAML at line 3 (mapping values are not allowed in "
+          "this context); fix that line between the '---' lines")
+
+
+def test_frontmatter_broken_by_hand_is_reported_with_its_line_every_time(tmp_path: Path) -> None:
+    root = tmp_path / "tern"
+    shutil.copytree(TERN, root)
+    with memdir.open(root) as md:  # a folder memdir never saw: adopted, and journaled as the owner's edits
+        invalid = [(f.path, f.detail) for f in md.reconcile().findings if f.kind == "invalid"]
+        assert invalid == [("feedback_sentry_scrubber.md", BROKEN)]
+        with pytest.raises(memdir.InvalidMemory) as refused:  # the same words as a write refusing it
+            md.write("copy.md", (root / "feedback_sentry_scrubber.md").read_text())
+        assert refused.value.message == BROKEN.replace("feedback_sentry_scrubber.md", "copy.md", 1)
+        md.reconcile(fix=True)
+        assert [f.path for f in md.reconcile().findings if f.kind == "invalid"] == ["feedback_sentry_scrubber.md"]
+
+
+def test_hand_edits_are_journaled_as_their_owners_not_as_the_process_that_saw_them(root: Path) -> None:
+    with memdir.open(root, actor="mcp:server") as md:
+        md.write("notes/a.md", "a\n")
+        (root / "notes" / "a.md").write_text("---\nname: a: b\n---\na, edited by hand\n")
+        (root / "notes" / "b.md").write_text("# dropped in\n")
+        assert md.sync() == ["notes/a.md", "notes/b.md"]
+        owner = f"external:{getpass.getuser()}"
+        assert [(r.op, r.actor) for r in md.history()] == [("external", owner), ("external", owner),
+                                                           ("write", "mcp:server")]
+        (root / "notes" / "b.md").unlink()
+        md.sync()
+        assert (md.history(limit=1)[0].op, md.history(limit=1)[0].actor) == ("external", "external")  # no file, no owner
+        found = {(f.kind, f.path) for f in md.reconcile().findings}
+        assert found == {("invalid", "notes/a.md"), ("index", "MEMORY.md")}  # MEMORY.md follows the next write
+
+
+def test_a_long_file_is_kept_and_flagged_not_refused(root: Path) -> None:
+    long = "# Inventory\n\n" + "".join(f"## Room {r}\n" + "".join(f"- item {r}.{i}\n" for i in range(30))
+                                        for r in range(8))
+    root.mkdir()
+    (root / "inventory.md").write_text(long)
+    with memdir.open(root) as md:
+        report = md.reconcile(fix=True)  # (opening adopted the file: journaled, nothing rewritten)
+        assert [(f.kind, f.detail) for f in report.findings if f.path == "inventory.md"] == [
+            ("long", "250 lines, over the 200 an agent may write: kept whole; `memdir consolidate` proposes a split "
+                     "by its headings")]
+        assert md.reconcile().clean  # a notice, nothing to repair
+        assert md.read("inventory.md").text == long
+        kept = md.write("inventory.md", long + "- one more\n")  # a person may go on writing it
+        assert kept.lines == 255  # 251 of theirs, 4 of memdir's stamps
+        with pytest.raises(memdir.LimitExceeded, match="inventory.md has 252 lines; the limit is 200"):
+            md.for_agent().write("inventory.md", long + "- one more\n- and another\n")
+        splits = [a for a in consolidate.plan(md).actions if a.kind == "split"]  # proposed, by its headings
+        assert [(a.paths, [o.path for o in a.ops]) for a in splits] == [
+            (("inventory.md",), ["inventory.md", *(f"inventory/room-{r}.md" for r in range(8))])]
+        assert md.read("inventory.md").body == long + "- one more\n"  # a proposal changes nothing
+
+
+def test_stats_and_doctor_flag_a_long_file(root: Path) -> None:
+    root.mkdir()
+    (root / "long.md").write_text("x\n" * 250)
+    (root / "short.md").write_text("x\n")
+    runner = CliRunner()
+    out = runner.invoke(main, ["--root", str(root), "doctor"])
+    assert "long\tlong.md\t250 lines, over the 200 an agent may write" in out.stdout
+    assert out.exit_code == 1  # MEMORY.md is not written yet (a read changes nothing)
+    runner.invoke(main, ["--root", str(root), "reconcile", "--fix"])
+    out = runner.invoke(main, ["--root", str(root), "doctor", "--json"])
+    assert out.exit_code == 0 and json.loads(out.stdout)["notices"][0]["path"] == "long.md"
+    out = runner.invoke(main, ["--root", str(root), "stats"])
+    assert "files: 2 (1 longer than an agent may write, kept whole)" in out.stdout
+    assert "long\tlong.md\t250 lines, over the 200 an agent may write" in out.stdout
+
+
+def test_the_corpus_long_notes_are_imported_whole(tmp_path: Path) -> None:
+    from memdir.remember.importer import import_dir
+
+    vault = Path(__file__).parents[1] / "data" / "real" / "obsidian" / "en" / "Homebase"
+    with memdir.open(tmp_path / "memory") as md:
+        imported = import_dir(md, TERN).imported + import_dir(md, vault).imported
+        for source, path in ((TERN / "release_checklist.md", "release_checklist.md"),
+                             (vault / "Household" / "Home inventory.md", "Household/Home inventory.md")):
+            body = source.read_text().split("---\n", 2)[2]
+            assert path in imported and model.count_lines(md.read(path).body) == model.count_lines(body), path

@@ -199,11 +199,8 @@ def test_import_basic_memory_notes(tmp_path: Path) -> None:
     src = basic_memory_folder(tmp_path)
     with memdir.open(tmp_path / "memory") as md:
         result = import_basic_memory(md, src)
-        assert result.imported == ["coffee/Coffee Bean Origins.md", "coffee/coffee-brewing-methods.md"]
-        assert result.skipped == [
-            ("coffee/cup.png", "not a markdown note; memdir keeps .md files only"),
-            ("long.md", "long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it"),
-        ]
+        assert result.imported == ["long.md", "coffee/Coffee Bean Origins.md", "coffee/coffee-brewing-methods.md"]
+        assert result.skipped == [("coffee/cup.png", "not a markdown note; memdir keeps .md files only")]  # long: kept
         assert result.notes == [
             f"coffee/coffee-brewing-methods.md: [[Tea Brewing Methods]] names no note in {src}; the link is kept as text"
         ]
@@ -222,6 +219,7 @@ def test_import_basic_memory_notes(tmp_path: Path) -> None:
             "",
             "## Other",
             "- [Coffee Brewing Methods](coffee/coffee-brewing-methods.md) — Pour over gives more clarity than a French press",
+            "- [Long](long.md) — line",
         ]
         assert md.search("ethiopian roasts")[0].path == "coffee/coffee-brewing-methods.md"
 
@@ -231,9 +229,8 @@ def test_cli_import_from_basic_memory(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["--root", str(tmp_path / "memory"), "import", "--from", "basic-memory", str(src)])
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines() == [
-        "imported 2 files",
+        "imported 3 files",
         "skipped coffee/cup.png: not a markdown note; memdir keeps .md files only",
-        "skipped long.md: long.md has 256 lines; the limit is 200: split it into smaller topic files or summarise it",
         f"coffee/coffee-brewing-methods.md: [[Tea Brewing Methods]] names no note in {src}; the link is kept as text",
     ]
 

@@ -77,6 +77,7 @@ class Planner:
     actor: str
     scope: Scope | None
     memory: Callable[[str, Blob, str], Memory]  # the parsed file, cached while its version holds
+    agent: bool = True  # a model writes: the agent's size limits bind (else only the ceiling: limits.check_size)
     now: str = field(default_factory=lambda: model.now_stamp())  # looked up at each call (tests set the clock)
     seen: set[str] = field(default_factory=set)
 
@@ -112,7 +113,7 @@ class Planner:
         else:
             if not isinstance(op.text, str):
                 raise InvalidArgument(f"{target}: text must be text, got {type(op.text).__name__}")
-            bound(target, op.text, self.limits)
+            bound(target, op.text, self.limits, agent=self.agent)
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
@@ -168,7 +169,7 @@ class Planner:
             if model.unstamped(text, ("updated",)) == model.unstamped(old, ("updated",)):
                 return None
         meta = {k: v for k, v in meta.items() if not (k in model.KNOWN_KEYS and v in CLEARS)}  # empty means unset
-        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits)
+        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits, agent=self.agent)
         return text
 
     def writable(self, *targets: str) -> None:
@@ -213,19 +214,19 @@ def _check_undo(rec: Record, path: str, cur: Blob | None) -> None:
         )
 
 
-def validate(path: str, meta: dict[str, Any], text: str, limits: Limits) -> None:
-    """Schema, size and secrets: what a file must pass to be written."""
+def validate(path: str, meta: dict[str, Any], text: str, limits: Limits, *, agent: bool = True) -> None:
+    """Schema, size (by who writes: `limits.check_size`) and secrets: what a file must pass to be written."""
     limits_mod.check_meta(meta, path, limits)
-    limits_mod.check_size(text, path, limits)
+    limits_mod.check_size(text, path, limits, agent=agent)
     if limits.secret_guard:
         _, body = model.split(text, path=path)
         guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
 
 
-def bound(path: str, text: str, limits: Limits) -> None:
+def bound(path: str, text: str, limits: Limits, *, agent: bool = True) -> None:
     """Refuse text over the size limit before anything parses it (the exact check follows the merge)."""
-    if len(text) > limits.max_bytes:
-        limits_mod.check_size(text, path, limits)
+    if len(text) > (limits.max_bytes if agent else limits_mod.ceiling(limits)):
+        limits_mod.check_size(text, path, limits, agent=agent)
 
 
 def take(store: Store, path: str, limits: Limits) -> None:
