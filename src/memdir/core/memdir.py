@@ -497,7 +497,7 @@ class Memdir:
             report, changes = reconcile.external(self._store, cat, versions, self._memory)
             known = {f.path for f in report.findings if f.kind == "invalid"}
             report = Report(repaired + quarantined + report.findings
-                            + reconcile.checked(self._store, versions, self._memory, self.limits, known), fixed=fix)
+                            + reconcile.checked(self._store, versions, self._parsed, self.limits, known), fixed=fix)
             for start in range(0, len(changes), 500) if fix else ():
                 self._store.commit(changes[start : start + 500])
             if derived.is_stale(derived.loaded()):
@@ -542,6 +542,13 @@ class Memdir:
         if blob.version:
             self._state.keep(replace(mem, meta=dict(mem.meta), change=""))
         return mem
+
+    def _parsed(self, path: str, blob: Blob) -> Memory:
+        """The file parsed and not kept (a check that reads every file once)."""
+        hit = self._state.parsed.get(path)
+        if hit is not None and hit.version == blob.version and blob.version:
+            return hit
+        return model.memory(path, _decoded(path, blob), blob.version, self.limits.types)
 
     def _catalog(self) -> Catalog:
         """The catalog as this view sees it: the whole one, or only what the scope can read."""

@@ -102,7 +102,7 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None],
             continue
         if entry is not None and last and (last[0].dest or last[0].path) == path and last[0].new == blob.data:
             same[path] = blob.version
-            cat.put(replace(entry, version=blob.version))
+            cat.entries[path] = replace(entry, version=blob.version)  # only the version: no label or total moves
             continue
         try:
             mem = memory(path, blob)
@@ -165,7 +165,9 @@ def problems(mem: Memory, limits: Limits) -> list[str]:
     """What a write of this file would refuse: broken frontmatter (naming its line), the schema, the size ceiling."""
     out = []
     try:
-        meta, _ = model.parse(mem.text, path=mem.path, strict=True)
+        # The file as read parsed its frontmatter leniently: a block it found is good, and one it did not
+        # find is either absent or refused, which only a file starting with '---' can be.
+        meta = mem.meta if mem.meta or not mem.text.startswith("---") else model.parse(mem.text, path=mem.path)[0]
         limits_mod.check_meta(meta, mem.path, limits)
     except MemdirError as e:
         out.append(e.message)
