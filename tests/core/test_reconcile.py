@@ -124,13 +124,16 @@ def test_frontmatter_broken_by_hand_is_reported_with_its_line_every_time(tmp_pat
 
 def test_hand_edits_are_journaled_as_their_owners_not_as_the_process_that_saw_them(root: Path) -> None:
     with memdir.open(root, actor="mcp:server") as md:
-        md.write("notes/a.md", "a\n")
+        written = md.write("notes/a.md", "a\n").version
         (root / "notes" / "a.md").write_text("---\nname: a: b\n---\na, edited by hand\n")
         (root / "notes" / "b.md").write_text("# dropped in\n")
         assert md.sync() == ["notes/a.md", "notes/b.md"]
         owner = f"external:{getpass.getuser()}"
         assert [(r.op, r.actor) for r in md.history()] == [("external", owner), ("external", owner),
                                                            ("write", "mcp:server")]
+        b, a = md.history()[:2]
+        assert (a.path, a.old_version, a.new_version) == ("notes/a.md", written, md.read("notes/a.md").version)
+        assert (b.path, b.old_version) == ("notes/b.md", None)  # `memdir log`: "- -> v", new to memdir
         (root / "notes" / "b.md").unlink()
         md.sync()
         assert (md.history(limit=1)[0].op, md.history(limit=1)[0].actor) == ("external", "external")  # no file, no owner

@@ -94,7 +94,7 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None],
         if version is None:
             report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
             old = last[0].new if last and last[0].new is not None else None
-            changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
+            changes.append(Change(op="external", path=path, data=None, expect=entry.version if entry else None, old=old,
                                   entry=None, actor=EXTERNAL, time=now, record_only=True))
             continue
         blob = store.get(path)
@@ -111,7 +111,7 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None],
             continue
         report.findings.append(Finding("new" if entry is None else "changed", path,
                                        "not in the catalog" if entry is None else "changed outside memdir"))
-        changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version,
+        changes.append(Change(op="external", path=path, data=blob.data, expect=None if entry is None else entry.version,
                               old=last[0].new if last else None, entry=model.entry_of(mem), actor=editor(store, path),
                               time=now, record_only=True))
     restat = getattr(store, "restat", None)  # a store whose versions are stats keeps the new ones
