@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import pwd
 from collections.abc import Iterator
 
 
@@ -19,3 +21,12 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+@functools.lru_cache(maxsize=64)
+def login_name(uid: int) -> str:
+    """The login name of a user id (the id itself where the system has no name for it)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)

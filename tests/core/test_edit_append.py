@@ -82,7 +82,7 @@ def test_edit_errors(md: memdir.Memdir) -> None:
 
 
 def test_edit_goes_through_limits_secret_guard_and_schema(root: Path) -> None:
-    with memdir.open(root, max_lines=10) as md:
+    with memdir.open(root, max_lines=10, agent=True) as md:
         md.write("p.md", "one line\n")
         version = md.read("p.md").version
         with pytest.raises(LimitExceeded, match="the limit is 10"):
@@ -155,12 +155,12 @@ def test_append_refuses_bad_lines_and_changes_nothing(md: memdir.Memdir, root: P
 
 
 def test_append_respects_the_line_limit(root: Path) -> None:
-    with memdir.open(root, max_lines=6) as md:  # 4 frontmatter lines + 2 facts
+    with memdir.open(root, max_lines=2, agent=True) as md:  # 2 facts: memdir's 4 lines of stamps do not count
         for i in range(2):
             md.append("a.md", f"fact {i}")
-        with pytest.raises(LimitExceeded, match="a.md has 7 lines; the limit is 6"):
+        with pytest.raises(LimitExceeded, match="a.md has 3 lines; the limit is 2"):
             md.append("a.md", "one too many")
-        assert md.read("a.md").body.count("\n") == 2
+        assert md.read("a.md").body.count("\n") == 2 and md.read("a.md").lines == 6
 
 
 def test_scope_applies_to_edit_and_append(md: memdir.Memdir) -> None:

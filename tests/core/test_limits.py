@@ -51,10 +51,10 @@ def test_bad_environment_and_keyword_values() -> None:
 def test_open_reads_memdir_toml(root: Path) -> None:
     root.mkdir()
     (root / "memdir.toml").write_text("max_lines = 8\n")
-    with memdir.open(root) as md:
-        md.write("a.md", "1\n2\n3\n4\n")  # 4 lines of frontmatter (created, updated) + 4 of body
+    with memdir.open(root, agent=True) as md:
+        md.write("a.md", "1\n2\n3\n4\n5\n6\n7\n8\n")  # memdir's 4 lines of stamps do not count
         with pytest.raises(LimitExceeded, match="has 9 lines; the limit is 8"):
-            md.write("a.md", "1\n2\n3\n4\n5\n")
+            md.write("a.md", "1\n2\n3\n4\n5\n6\n7\n8\n9\n")
 
 
 def test_token_bucket_refills_over_time() -> None:

@@ -187,17 +187,41 @@ def test_schema_errors_say_what_to_do(md: memdir.Memdir, root: Path, kwargs: dic
 
 
 def test_line_limit_message_is_one_actionable_line(md: memdir.Memdir) -> None:
+    agent = md.for_agent()
     with pytest.raises(LimitExceeded) as err:
-        md.write("feedback/x.md", "line\n" * 408)
+        agent.write("feedback/x.md", "line\n" * 408)
     assert str(err.value) == (
-        "feedback/x.md has 412 lines; the limit is 200: split it into smaller topic files or summarise it"
+        "feedback/x.md has 408 lines; the limit is 200: split it into smaller topic files or summarise it"
     )
-    assert (err.value.limit, err.value.actual, err.value.path) == (200, 412, "feedback/x.md")
+    assert (err.value.limit, err.value.actual, err.value.path) == (200, 408, "feedback/x.md")
 
 
 def test_byte_limit_counts_the_whole_file(md: memdir.Memdir) -> None:
-    with pytest.raises(LimitExceeded, match="bytes; the limit is 25,600"):
-        md.write("big.md", "x" * 25_600)
+    with pytest.raises(LimitExceeded, match="big.md is 25,601 bytes; the limit is 25,600"):
+        md.for_agent().write("big.md", "x" * 25_601)
+    assert md.for_agent().write("fits.md", "x" * 25_600).size > 25_600  # with memdir's stamps, which do not count
+
+
+def test_a_person_keeps_a_long_file_whole_and_an_agent_keeps_to_the_limits(md: memdir.Memdir) -> None:
+    long = "".join(f"- step {i}\n" for i in range(300))
+    kept = md.write("release.md", long)  # the library and the command line write as a person
+    assert (kept.change, kept.body, kept.lines) == ("created", long, 304)
+    with pytest.raises(LimitExceeded, match="release.md has 301 lines; the limit is 200"):
+        md.for_agent().write("release.md", long + "- one more\n")
+    assert md.read("release.md").body == long  # refused whole
+    assert md.for_agent().write("short.md", "- a\n" * 200).lines == 204  # 200 lines of its own: the stamps are memdir's
+    with pytest.raises(LimitExceeded, match=r"big.md is 1,048,577 bytes; memdir keeps files up to 1,048,576: "
+                                            "split it into smaller topic files, or raise max_file_bytes in memdir.toml"):
+        md.write("big.md", "x" * (1024 * 1024 + 1))
+
+
+def test_the_ceiling_is_set_in_memdir_toml(root: Path) -> None:
+    root.mkdir()
+    (root / "memdir.toml").write_text("max_file_bytes = 2000000\n")
+    with memdir.open(root) as md:
+        assert md.write("big.md", "x\n" * 600_000).lines == 600_004
+        with pytest.raises(LimitExceeded, match="memdir keeps files up to 2,000,000"):
+            md.write("bigger.md", "x" * 2_000_001)
 
 
 def test_secrets_are_refused_unless_the_guard_is_off(root: Path) -> None:
@@ -362,9 +386,17 @@ def test_reconcile_rebuilds_a_damaged_index(md: memdir.Memdir, root: Path) -> No
 def test_reconcile_reports_files_that_break_limits(md: memdir.Memdir, root: Path) -> None:
     (root / "long.md").write_text("x\n" * 300)
     (root / "typed.md").write_text("---\ntype: nonsense\n---\nbody\n")
-    findings = {(f.kind, f.path) for f in md.reconcile(fix=True).findings}
-    assert ("invalid", "long.md") in findings and ("invalid", "typed.md") in findings
+    findings = {(f.kind, f.path, f.detail) for f in md.reconcile(fix=True).findings if f.kind not in ("new", "index")}
+    assert findings == {
+        ("long", "long.md", "300 lines, over the 200 an agent may write: kept whole; `memdir consolidate` proposes a "
+                            "split by its headings"),
+        ("invalid", "typed.md", "typed.md: type 'nonsense' is not one of user, feedback, project, reference, session, "
+                                "diary; pick one of those or add it to 'types' in memdir.toml"),
+    }
     assert [e.path for e in md.list()] == ["long.md", "typed.md"]  # still listed: nothing is hidden
+    again = md.reconcile()  # journaled now, and still reported: a check looks at every file
+    assert {(f.kind, f.path) for f in again.findings} == {("long", "long.md"), ("invalid", "typed.md")}
+    assert not again.clean
 
 
 def test_opening_an_existing_folder_keeps_working_after_reopen(root: Path) -> None:
@@ -412,7 +444,7 @@ def test_a_huge_frontmatter_is_refused_before_it_is_parsed(md: memdir.Memdir, mo
     real = model.parse_meta
     monkeypatch.setattr(model, "parse_meta", lambda block, **kw: parsed.append(block) or real(block, **kw))
     huge = "---\n" + "k: v\n" * 2_400_000 + "---\nbody\n"  # 12 MB of flat frontmatter
-    with pytest.raises(LimitExceeded, match="a.md has 2400003 lines; the limit is 200"):
+    with pytest.raises(LimitExceeded, match="a.md is 12,000,013 bytes; memdir keeps files up to 1,048,576"):
         md.write("a.md", huge)
     assert parsed == [] and md.list() == []
     md.write("b.md", "small\n")
@@ -420,7 +452,9 @@ def test_a_huge_frontmatter_is_refused_before_it_is_parsed(md: memdir.Memdir, mo
     with pytest.raises(LimitExceeded):
         md.edit("b.md", "small", huge)
     with pytest.raises(LimitExceeded):
-        md.append("b.md", "x" * 30_000)
+        md.append("b.md", "x" * 1_100_000)
+    with pytest.raises(LimitExceeded, match="has 2400003 lines; the limit is 200"):
+        md.for_agent().write("a.md", huge)
     assert all(len(block) < 200 for block in parsed)  # only the small file's own frontmatter was read
     assert md.read("b.md").body == "small\n"
 
@@ -445,7 +479,7 @@ def test_the_rate_limit_is_taken_before_parsing(root: Path) -> None:
         with pytest.raises(RateLimited):  # not InvalidMemory: the bucket is checked before the YAML is read
             md.write("b.md", "---\nnot: [valid\n---\nbody\n")
         with pytest.raises(LimitExceeded):  # the size bound comes before the rate
-            md.write("c.md", "x" * 30_000)
+            md.write("c.md", "x" * 1_100_000)
         assert [e.path for e in md.list()] == ["a.md"]
 
 

@@ -106,15 +106,19 @@ def test_init_writes_a_commented_settings_file(tmp_path: Path) -> None:
     assert "# max_lines = 200" in toml and "# writes_per_minute = 0" in toml
     assert (target / "MEMORY.md").read_text() == "# Memory Index\n\nNo memories yet.\n"
     (target / "memdir.toml").write_text(toml.replace("# max_lines = 200", "max_lines = 9"))
-    result = CliRunner().invoke(main, ["--root", str(target), "write", "a.md", "--body", "1\n2\n3\n4\n5\n6"])
-    assert result.exit_code == 1 and "the limit is 9" in result.stderr
+    body = "\n".join(str(i) for i in range(10))
+    result = CliRunner().invoke(main, ["--root", str(target), "--agent", "write", "a.md", "--body", body])
+    assert result.exit_code == 1 and "has 10 lines; the limit is 9" in result.stderr
+    result = CliRunner().invoke(main, ["--root", str(target), "write", "a.md", "--body", body])
+    assert result.exit_code == 0  # a person's file is kept whole
 
 
 def test_environment_sets_root_and_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDIR_ROOT", str(tmp_path / "env-root"))
     monkeypatch.setenv("MEMDIR_MAX_LINES", "5")
-    result = CliRunner().invoke(main, ["write", "a.md", "--body", "1\n2"])
-    assert result.exit_code == 1 and "the limit is 5" in result.stderr
+    monkeypatch.setenv("MEMDIR_AGENT", "1")
+    result = CliRunner().invoke(main, ["write", "a.md", "--body", "1\n2\n3\n4\n5\n6"])
+    assert result.exit_code == 1 and "has 6 lines; the limit is 5" in result.stderr
     assert (tmp_path / "env-root").is_dir()
 
 
@@ -295,8 +299,12 @@ def test_exit_codes_a_script_can_use(cli, root: Path) -> None:
     cli("reconcile", code=1)  # something differs, like `git diff --exit-code`
     cli("reconcile", "--fix")  # repaired
     cli("reconcile")
-    (root / "c.md").write_text("x\n" * 500)  # over the line limit: --fix cannot repair that
+    (root / "c.md").write_text("x\n" * 500)  # longer than an agent may write: kept, and only a notice
+    cli("reconcile", "--fix")
+    cli("doctor")
+    (root / "d.md").write_text("---\nname: [unclosed\n---\nbody\n")  # broken by hand: --fix cannot repair that
     cli("reconcile", "--fix", code=1)
+    cli("doctor", code=1)
 
 
 def test_help_lists_every_command_without_cutting_it(cli) -> None:

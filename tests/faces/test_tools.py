@@ -97,7 +97,7 @@ def test_rename_delete_undo(session: Session) -> None:
         ("read_memory_file", {"path": "../etc/passwd.md"}, "contains '..'"),
         ("read_memory_file", {"path": "nope.md"}, "nope.md does not exist"),
         ("write_memory_file", {"path": "MEMORY.md", "content": "x"}, "is a generated index"),
-        ("write_memory_file", {"path": "a.md", "content": "x\n" * 300}, "has 304 lines; the limit is 200"),
+        ("write_memory_file", {"path": "a.md", "content": "x\n" * 300}, "has 300 lines; the limit is 200"),
         ("write_memory_file", {"path": "a.md", "content": "---\ntype: opinion\n---\n"}, "type 'opinion' is not one of"),
     ],
 )

@@ -19,9 +19,6 @@ REAL = Path(__file__).parents[1] / "data" / "real"
 TERN = REAL / "claude-code" / "memory" / "tern"
 NOTES = REAL / "basic-memory" / "notes"
 VAULTS = [REAL / "obsidian" / "en" / "Homebase", REAL / "obsidian" / "ja" / "はるとのノート"]
-LONG = {  # over today's 200-line limit for what memdir writes: refused until long notes are kept (issue 21, item 5)
-    "home/Apartment Move Checklist.md", "research/Comparing Booking Calendars.md", "Household/Home inventory.md",
-}
 
 
 def claude_code_folder(tmp_path: Path) -> Path:
@@ -117,9 +114,6 @@ def test_import_of_the_corpus_loses_no_line_and_names_every_file_it_leaves(tmp_p
         skipped = dict(result.skipped)
         repaired = dict(result.repaired)
         for rel, text in expected.items():
-            if rel in LONG:
-                assert "the limit is 200" in skipped.pop(rel)
-                continue
             got = md.index() if rel == "MEMORY.md" else md.read(rel).text
             if rel == "MEMORY.md":
                 assert got.startswith(text + index.BEGIN)  # the notes, then memdir's region
@@ -136,8 +130,8 @@ def test_import_of_the_corpus_loses_no_line_and_names_every_file_it_leaves(tmp_p
         hidden = {p for p in others if p.split("/", 1)[0].startswith(".")}
         assert listed == others - hidden and all(any(h.startswith(d) for d in skipped if d.endswith("/")) for h in hidden)
         assert result.lines_in == result.lines_out == sum(
-            model.count_lines(t) for r, t in expected.items() if r not in LONG)
-        assert result.files_in == len(expected) - len(LONG & set(expected))
+            model.count_lines(t) for t in expected.values())  # long notes too: a person's file is kept whole
+        assert result.files_in == len(expected)
 
 
 def test_the_corpus_frontmatter_stays_as_written_and_is_read_as_meant(tmp_path: Path) -> None:
@@ -198,7 +192,7 @@ def test_import_then_export_gives_the_source_back(tmp_path: Path, source: Path) 
         result = import_dir(md, source)
         report = export_dir(md, tmp_path / "out")
     back = copy_of_every_md(tmp_path / "out")
-    want = {r: t for r, t in copy_of_every_md(source).items() if r not in LONG}
+    want = copy_of_every_md(source)
     assert back.keys() == want.keys()
     repaired = dict(result.repaired)
     assert {r for r in want if back[r] != want[r]} == set(repaired)

@@ -126,14 +126,18 @@ def test_saving_over_a_concurrent_agent_write_is_a_conflict_with_both_diffs(root
 
 
 def test_the_library_refusals_appear_in_its_own_words(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "memdir.toml").write_text("max_file_bytes = 30000\n")
     with Running(root) as srv:
         b = Browser(srv.url)
         b.get("/ui/new")
         md = memdir.open(root)
         with pytest.raises(memdir.LimitExceeded) as e:
-            md.write("big.md", "line\n" * 500)
-        status, _, html = b.post("/ui/new", {"path": "big.md", "body": "line\n" * 500})
+            md.write("big.md", "line\n" * 7000)
+        status, _, html = b.post("/ui/new", {"path": "big.md", "body": "line\n" * 7000})
         assert status == 413 and e.value.message.replace("'", "&#39;") in html
+        status, _, html = b.post("/ui/new", {"path": "long.md", "body": "line\n" * 500})  # a person's: kept whole
+        assert status in (200, 303) and md.read("long.md").body == "line\n" * 500
         status, _, html = b.post("/ui/new", {"path": "project/flock.md", "body": "again"})
         assert status == 409 and "project/flock.md already exists" in html
         status, _, html = b.get("/ui/search?q=" + "+".join(f"word{i}" for i in range(70)))
@@ -296,3 +300,23 @@ def test_text_a_person_saves_on_the_page_keeps_its_relative_dates(root: Path) ->
         assert status == 200 and "Created user/trip.md." in html
         with memdir.open(root) as md:  # a hand edit is kept as written (issue 21, item 13)
             assert md.read("user/trip.md").body == "We booked it a few weeks ago; we leave next Friday.\n"
+
+
+def test_the_page_flags_a_long_file_and_frontmatter_broken_by_hand(root: Path) -> None:
+    (root / "checklist.md").write_text("# Release\n" + "".join(f"- step {i}\n" for i in range(260)))
+    text = (root / "project" / "flock.md").read_text()
+    (root / "project" / "flock.md").write_text(text.replace("type: project", "type: project: launch"))
+    with Running(root) as srv:
+        b = Browser(srv.url)
+        status, _, html = b.get("/ui/file/checklist.md")
+        assert status == 200 and "261 lines, over the 200 an agent may write: kept whole;" in html
+        status, _, html = b.get("/ui/file/project/flock.md")
+        assert status == 200 and "project/flock.md: frontmatter is not valid YAML at line " in html
+        assert "frontmatter is not valid YAML" not in b.get("/ui/file/reference/stripe-webhooks.md")[2]
+        md = srv.memories.of(Principal("default"))
+        deadline = time.monotonic() + 10
+        while not md.history("project/flock.md")[0].op == "external":  # the server's watcher journals the edit
+            assert time.monotonic() < deadline, "the hand edit was never journaled"
+            md.sync(["project/flock.md"])
+        assert md.history("project/flock.md")[0].actor == f"external:{getpass.getuser()}"  # not the server's
+        assert md.actor.startswith("http:")

@@ -29,6 +29,11 @@ def test_snippets_mark_the_words_that_matched_by_stem() -> None:
     assert str(shown) == "<mark>Launches</mark> &lt;soon&gt;: the <mark>launch</mark> of <mark>Flock</mark>"
 
 
+def test_snippets_mark_japanese_words_as_written() -> None:
+    shown = webtext.highlight("由美さんは魚が好き。由美も。", "由美さん")
+    assert str(shown) == "<mark>由美さん</mark>は魚が好き。<mark>由美</mark>も。"
+
+
 def test_diffs_count_lines_and_know_a_missing_file() -> None:
     d = webtext.diff(None, "a\nb\n")
     assert (d.added, d.removed, [x.kind for x in d.lines]) == (2, 0, ["hunk", "add", "add"])

@@ -164,13 +164,21 @@ class Derived:
         self.behind = set()
 
     def is_stale(self, cat: Catalog) -> bool:
-        """Whether the top MEMORY.md on disk differs from what the catalog renders."""
-        if self.store.derived() < cat.seq:
-            return True
+        """Whether the top MEMORY.md on disk differs from what the catalog renders; when the stored index
+        lags the catalog (edits journaled by a read, a cloned folder), whether any linked one does."""
         text = self.on_disk("")
         if text is None:
             return len(cat) > 0  # a memory nothing was ever written to has no index yet, and needs none
+        if self.store.derived() < cat.seq:
+            return not self._as_rendered(cat, "", text)
         return text != self.render(cat, "", text)[0]
+
+    def _as_rendered(self, cat: Catalog, folder: str, text: str | None) -> bool:
+        """Whether the index file of `folder`, and of every folder it links, is what the catalog renders."""
+        rendered, links = self.render(cat, folder, text)
+        if text != rendered:
+            return False
+        return all(self._as_rendered(cat, f, self.on_disk(f)) for f in links)
 
     def forget(self) -> None:
         """Drop the catalog: the next call reloads it from the store."""

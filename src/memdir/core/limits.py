@@ -3,6 +3,15 @@
 Every limit has a default, can be set in `memdir.toml` at the root, by an
 environment variable `MEMDIR_<NAME>` or as an `open()` keyword; the keyword
 wins, then the environment, then the file.
+
+The size of a file is checked by who writes it. What a model writes through
+memdir (`agent=True`, `Memdir.for_agent()`: the tools, MCP, HTTP, the memory
+tool) keeps to `max_lines` and `max_bytes`, so every read and index stays
+small; a person's file (the library and the command line, the web page, an
+import, a file dropped in or edited by hand) is kept whole up to
+`max_file_bytes`, a ceiling against runaway files, and what is over the agent
+limits is flagged (`reconcile`, `doctor`, `stats`, the page). memdir's own
+`created`/`updated` lines never count against the lines the writer wrote.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .. import model
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded
 from ..model import count_lines
 from ..paths import UNPRINTABLE
@@ -34,6 +44,7 @@ class Limits:
 
     max_lines: int = 200
     max_bytes: int = 25 * 1024
+    max_file_bytes: int = 1024 * 1024  # the ceiling for a file a person writes, drops in or imports
     index_max_lines: int = 200
     index_max_bytes: int = 25 * 1024
     max_name: int = 100
@@ -166,21 +177,52 @@ def check_meta(meta: Mapping[str, Any], path: str, limits: Limits) -> None:
             raise InvalidMemory(f"{path}: {key} must be an absolute date such as 2026-03-05, got {meta[key]!r}", path=path)
 
 
-def check_size(text: str, path: str, limits: Limits) -> None:
-    """Line and byte limits, counted over the whole file with its frontmatter."""
-    lines = count_lines(text)
-    if lines > limits.max_lines:
-        raise LimitExceeded(
-            f"{path} has {lines} lines; the limit is {limits.max_lines}: split it into smaller topic files or summarise it",
-            path=path,
-            limit=limits.max_lines,
-            actual=lines,
-        )
+def ceiling(limits: Limits) -> int:
+    """The most any file may hold: `max_file_bytes`, and never less than an agent may write."""
+    return max(limits.max_file_bytes, limits.max_bytes)
+
+
+def check_size(text: str, path: str, limits: Limits, *, agent: bool = True) -> None:
+    """Line and byte limits over the file with its frontmatter, memdir's own stamps left out: for a model's
+    write, `max_lines` and `max_bytes`; for anyone's, the `max_file_bytes` ceiling."""
     size = len(text.encode())
-    if size > limits.max_bytes:
+    if agent and (count_lines(text) > limits.max_lines or size > limits.max_bytes):
+        written = model.unstamped(text) if size <= ceiling(limits) else text  # past the ceiling: not looked into
+        lines = count_lines(written)
+        if lines > limits.max_lines:
+            raise LimitExceeded(
+                f"{path} has {lines} lines; the limit is {limits.max_lines}: split it into smaller topic files or summarise it",
+                path=path,
+                limit=limits.max_lines,
+                actual=lines,
+            )
+        written_size = len(written.encode())
+        if written_size > limits.max_bytes:
+            raise LimitExceeded(
+                f"{path} is {written_size:,} bytes; the limit is {limits.max_bytes:,}: split it into smaller topic files "
+                "or summarise it",
+                path=path,
+                limit=limits.max_bytes,
+                actual=written_size,
+            )
+    if size > ceiling(limits):
         raise LimitExceeded(
-            f"{path} is {size:,} bytes; the limit is {limits.max_bytes:,}: split it into smaller topic files or summarise it",
+            f"{path} is {size:,} bytes; memdir keeps files up to {ceiling(limits):,}: split it into smaller "
+            "topic files, or raise max_file_bytes in memdir.toml",
             path=path,
-            limit=limits.max_bytes,
+            limit=ceiling(limits),
             actual=size,
         )
+
+
+def over(text: str, limits: Limits) -> str | None:
+    """What of a file kept whole is over what an agent may write (None: nothing), for `reconcile` and the page."""
+    if count_lines(text) <= limits.max_lines and len(text.encode()) <= limits.max_bytes:
+        return None
+    written = model.unstamped(text)
+    lines, size = count_lines(written), len(written.encode())
+    if lines > limits.max_lines:
+        return f"{lines:,} lines, over the {limits.max_lines:,} an agent may write"
+    if size > limits.max_bytes:
+        return f"{size:,} bytes, over the {limits.max_bytes:,} an agent may write"
+    return None

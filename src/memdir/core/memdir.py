@@ -95,7 +95,7 @@ class Memdir:
         self._scope: Scope | None = None
         self._views: dict[str, tuple[int, int, str]] = {}  # folder -> (generation, seq, index text) for this view
         self._scoped: tuple[tuple[int, int], Catalog] | None = None  # the catalog filtered by the scope
-        self._agent = agent  # limits were chosen for a model (the rate limit included)
+        self._agent = agent  # a model writes: its size limits bind, and its rate limit was chosen (limits.check_size)
         self._owner = True  # views (scope, for_agent) share the store and never close it
         if self.recovered or self._unfinished():  # an interrupted write is completed: its index files come with it
             with self._lock, store.lock():
@@ -121,20 +121,31 @@ class Memdir:
         view._scope = wanted if self._scope is None else self._scope.narrow(wanted)
         return view
 
-    def for_agent(self) -> Memdir:
-        """This memory as an interface a model drives uses it: rate limited by default.
+    def for_agent(self, *, rate: bool = True) -> Memdir:
+        """This memory as an interface a model drives uses it: rate limited by default, files kept small.
 
         Tools, the memory tool, MCP and HTTP call this, so a `Memdir` opened for
         a person gets the agent limit (60 writes a minute, shared by every process
-        of the tenant) unless `writes_per_minute` was set; open with `agent=True`
-        to choose the agent limit yourself (0 turns it off).
+        of the tenant) unless `writes_per_minute` was set, and its writes keep to
+        `max_lines` and `max_bytes`; open with `agent=True` to choose the agent
+        limit yourself (0 turns it off). `rate=False` keeps the rate limit as it
+        is (what memdir writes itself from a model's words: capture).
         """
         if self._agent:
             return self
         view = self._view()
         view._agent = True
-        if not view.limits.writes_per_minute:
+        if rate and not view.limits.writes_per_minute:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
+        return view
+
+    def as_person(self) -> Memdir:
+        """This memory as a person writes it (the web page): files are kept whole up to `max_file_bytes`
+        instead of the agent's `max_lines` and `max_bytes`; the rate limit stays as it is."""
+        if not self._agent:
+            return self
+        view = self._view()
+        view._agent = False
         return view
 
     def _view(self) -> Memdir:
@@ -323,7 +334,7 @@ class Memdir:
         if not isinstance(body, str):
             raise InvalidArgument(f"{p}: body must be text, got {type_name(body)}")
         self._planner().writable(p)
-        ops.bound(p, body, self.limits)  # bounds first, then the rate, then parsing
+        ops.bound(p, body, self.limits, agent=self._agent)  # bounds first, then the rate, then parsing
         ops.take(self._store, p, self.limits)
         given, text_body = model.parse(body, path=p, strict=True)
         fields: dict[str, Any] = {}  # what the keywords set; None removes the key
@@ -378,7 +389,7 @@ class Memdir:
                     path=p,
                 )
             changed = text[: starts[0]] + new + text[starts[0] + len(old):]
-            ops.bound(p, changed, self.limits)
+            ops.bound(p, changed, self.limits, agent=self._agent)
             ops.take(self._store, p, self.limits)
             if model.moves_frontmatter(text, changed):
                 raise InvalidArgument(
@@ -405,7 +416,7 @@ class Memdir:
         self._planner().writable(p)
         now = dt.datetime.now(dt.UTC)
         entry = f"- [{now.strftime('%Y-%m-%d %H:%M')}] {dates.absolute(text, now.date())}\n"
-        ops.bound(p, entry, self.limits)
+        ops.bound(p, entry, self.limits, agent=self._agent)
         with self._writing():
             cur = self._store.get(p)
             ops.take(self._store, p, self.limits)
@@ -476,8 +487,8 @@ class Memdir:
         """Catch up with edits made outside memdir (by a person, an editor, another tool).
 
         Files added, changed or deleted by hand are journaled as `external`
-        changes (undo works on them) and the catalog, the indexes and search
-        follow. Without `changed`, every file's stat is compared with the
+        changes under the actor `external:<the file's owner>` (undo works on
+        them) and the catalog, the indexes and search follow. Without `changed`, every file's stat is compared with the
         catalog (the check where no watcher runs); with it (a watcher's
         events), only those paths are looked at. Returns the paths found
         changed, as far as this view may read them.
@@ -485,7 +496,7 @@ class Memdir:
         with self._writing():
             cat = self._state.derived.loaded()
             found = reconcile.found(self._store, cat, changed)
-            report, changes = reconcile.external(self._store, cat, found, self._memory, self.limits, self.actor)
+            report, changes = reconcile.external(self._store, cat, found, self._memory)
             for start in range(0, len(changes), 500):
                 self._commit(changes[start : start + 500], derive=False)  # journaled; MEMORY.md follows the next write
         return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
@@ -494,8 +505,10 @@ class Memdir:
         """Compare the files with the catalog and the indexes; with fix, repair them.
 
         Finds files added, changed or removed outside memdir (journaled as
-        'external' when fixed), a stale MEMORY.md, and files that break the
-        limits or do not parse (reported only: fixing those needs a person).
+        'external' when fixed), a stale MEMORY.md, and files a write would
+        refuse as they are: frontmatter broken by hand (with its line), the
+        schema, the size ceiling (reported only: fixing those needs a person);
+        files kept whole but longer than an agent may write are notices ('long').
         """
         if self._scope is not None:
             raise Forbidden("reconcile works on the whole memory; run it without a scope")
@@ -504,9 +517,11 @@ class Memdir:
             repaired = [Finding("repaired", "", n) for n in self._store.recover()] if fix else []
             quarantined = [Finding("quarantined", "", n) for n in self._store.problems()]
             cat = derived.loaded()
-            report, changes = reconcile.external(self._store, cat, reconcile.found(self._store, cat), self._memory,
-                                                   self.limits, self.actor)
-            report = Report(repaired + quarantined + report.findings, fixed=fix)
+            versions = reconcile.found(self._store, cat)
+            report, changes = reconcile.external(self._store, cat, versions, self._memory)
+            known = {f.path for f in report.findings if f.kind == "invalid"}
+            report = Report(repaired + quarantined + report.findings
+                            + reconcile.checked(self._store, versions, self._parsed, self.limits, known), fixed=fix)
             for start in range(0, len(changes), 500) if fix else ():
                 self._store.commit(changes[start : start + 500])
             if derived.is_stale(derived.loaded()):
@@ -552,6 +567,13 @@ class Memdir:
             self._state.keep(replace(mem, meta=dict(mem.meta), change=""))
         return mem
 
+    def _parsed(self, path: str, blob: Blob) -> Memory:
+        """The file parsed and not kept (a check that reads every file once)."""
+        hit = self._state.parsed.get(path)
+        if hit is not None and hit.version == blob.version and blob.version:
+            return hit
+        return model.memory(path, _decoded(path, blob), blob.version, self.limits.types)
+
     def _catalog(self) -> Catalog:
         """The catalog as this view sees it: the whole one, or only what the scope can read."""
         cat = self._state.derived.loaded()
@@ -568,7 +590,7 @@ class Memdir:
         return self._scoped[1]
 
     def _planner(self) -> ops.Planner:
-        return ops.Planner(self._store, self.limits, self.actor, self._scope, self._memory)
+        return ops.Planner(self._store, self.limits, self.actor, self._scope, self._memory, self._agent)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

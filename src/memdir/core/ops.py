@@ -84,6 +84,7 @@ class Planner:
     actor: str
     scope: Scope | None
     memory: Callable[[str, Blob, str], Memory]  # the parsed file, cached while its version holds
+    agent: bool = True  # a model writes: the agent's size limits bind (else only the ceiling: limits.check_size)
     now: str = field(default_factory=lambda: model.now_stamp())  # looked up at each call (tests set the clock)
     seen: set[str] = field(default_factory=set)
 
@@ -119,7 +120,7 @@ class Planner:
         else:
             if not isinstance(op.text, str):
                 raise InvalidArgument(f"{target}: text must be text, got {type(op.text).__name__}")
-            bound(target, op.text, self.limits)
+            bound(target, op.text, self.limits, agent=self.agent)
             old_meta: dict[str, Any] = {}
             if cur is not None:
                 old_meta, _ = model.parse(cur.data.decode("utf-8", "replace"), path=p, strict=False)
@@ -181,7 +182,7 @@ class Planner:
         # The schema binds the keys this write sets: another tool's `type: Person` or `tags: a, b` that the
         # file already holds (an import, a hand edit) stays and does not stop an edit of the body.
         meta = {k: v for k, v in meta.items() if k not in old_meta or old_meta[k] != v}
-        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits)
+        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits, agent=self.agent)
         return text
 
     def as_written(self, path: str, cur: Blob | None, text: str) -> str | None:
@@ -189,7 +190,7 @@ class Planner:
         meta, body = model.parse(text, path=path, strict=True)
         if cur is not None and cur.data == text.encode():
             return None
-        limits_mod.check_size(text, path, self.limits)
+        limits_mod.check_size(text, path, self.limits, agent=self.agent)
         if self.limits.secret_guard:
             guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
         return text
@@ -228,26 +229,27 @@ def check_expect(path: str, cur: Blob | None, expect: Any) -> None:
 
 
 def _check_undo(rec: Record, path: str, cur: Blob | None) -> None:
-    if version_of(cur) != rec.new_version:
+    """Refuse to undo a change the file moved on from (the same bytes under a new stat, a copy, did not)."""
+    if version_of(cur) != rec.new_version and (cur is None or rec.new is None or cur.data != rec.new):
         raise Conflict(
             f"{path} changed since journal change #{rec.seq} (outside memdir?); read it and write what you want instead",
             path=path,
         )
 
 
-def validate(path: str, meta: dict[str, Any], text: str, limits: Limits) -> None:
-    """Schema, size and secrets: what a file must pass to be written."""
+def validate(path: str, meta: dict[str, Any], text: str, limits: Limits, *, agent: bool = True) -> None:
+    """Schema, size (by who writes: `limits.check_size`) and secrets: what a file must pass to be written."""
     limits_mod.check_meta(meta, path, limits)
-    limits_mod.check_size(text, path, limits)
+    limits_mod.check_size(text, path, limits, agent=agent)
     if limits.secret_guard:
         _, body = model.split(text, path=path)
         guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
 
 
-def bound(path: str, text: str, limits: Limits) -> None:
+def bound(path: str, text: str, limits: Limits, *, agent: bool = True) -> None:
     """Refuse text over the size limit before anything parses it (the exact check follows the merge)."""
-    if len(text) > limits.max_bytes:
-        limits_mod.check_size(text, path, limits)
+    if len(text) > (limits.max_bytes if agent else limits_mod.ceiling(limits)):
+        limits_mod.check_size(text, path, limits, agent=agent)
 
 
 def take(store: Store, path: str, limits: Limits) -> None:

@@ -1,29 +1,38 @@
 """Hand edits: files added, changed or removed outside memdir, found by comparing the store with the catalog.
 
 `Memdir.sync` journals what it finds as `external` changes (undo works on
-them; the watcher calls it with the paths it saw change); `Memdir.reconcile`
-reports it, with what else disagrees (a stale MEMORY.md, files that break the
-limits, quarantined records) and, asked to fix, repairs what needs no person.
+them; the watcher calls it with the paths it saw change), under the actor
+`external:<the file's owner>`, never the actor of the process that noticed;
+`Memdir.reconcile` reports it, with what else disagrees (a stale MEMORY.md,
+quarantined records), what a write would refuse in any file (frontmatter a
+person broke, with its line, the schema, the size ceiling) and, as notices,
+files kept whole that are longer than an agent may write; asked to fix, it
+repairs what needs no person.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import model, paths
 from ..errors import MemdirError
-from ..model import Memory
+from ..model import Entry, Memory
 from ..stores.base import Blob, Change, Store
 from . import limits as limits_mod
 from .catalog import Catalog
 from .limits import Limits
 
+NOTICES = ("repaired", "link", "long")  # reported, but nothing to repair
+SPLIT_HINT = "kept whole; `memdir consolidate` proposes a split by its headings"
+EXTERNAL = "external"  # the actor of edits made outside memdir (with the file's owner, where known)
+
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link) or repaired."""
+    """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link),
+    long (a file kept whole, longer than an agent may write: a notice) or repaired."""
 
     kind: str
     path: str
@@ -40,8 +49,8 @@ class Report:
 
     @property
     def clean(self) -> bool:
-        """Files, catalog and index agree (a broken link is reported, not a disagreement)."""
-        return not [f for f in self.findings if f.kind not in ("repaired", "link")]
+        """Files, catalog and index agree (a broken link or a long file is reported, not a disagreement)."""
+        return not [f for f in self.findings if f.kind not in NOTICES]
 
     def to_dict(self) -> dict[str, Any]:
         return {"clean": self.clean, "fixed": self.fixed, "findings": [f.to_dict() for f in self.findings]}
@@ -65,11 +74,18 @@ def found(store: Store, cat: Catalog, changed: Iterable[str] | None = None) -> d
     return out
 
 
-def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory: Callable[[str, Blob], Memory],
-             limits: Limits, actor: str) -> tuple[Report, list[Change]]:
-    """What differs between the stored `versions` and the catalog, and the `external` changes that journal it."""
+def external(store: Store, cat: Catalog, versions: dict[str, str | None],
+             memory: Callable[[str, Blob], Memory]) -> tuple[Report, list[Change]]:
+    """What differs between the stored `versions` and the catalog, and the `external` changes that journal it.
+
+    A file whose version moved but whose bytes are those journaled last (a copy
+    by `cp -a`, `rsync -a` or `git clone`, or a `touch`: the folder store's
+    version is its stat) is no change: its new version is kept in the catalog
+    without a journal record.
+    """
     report, changes = Report(), []
     now = model.now_stamp()
+    same: dict[str, str] = {}
     for path in sorted(versions):
         entry, version = cat.get(path), versions[path]
         if (entry.version if entry is not None else None) == version:
@@ -78,11 +94,15 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory
         if version is None:
             report.findings.append(Finding("missing", path, "in the catalog but not on disk"))
             old = last[0].new if last and last[0].new is not None else None
-            changes.append(Change(op="external", path=path, data=None, expect=None, old=old,
-                                  entry=None, actor=actor, time=now, record_only=True))
+            changes.append(Change(op="external", path=path, data=None, expect=entry.version if entry else None, old=old,
+                                  entry=None, actor=EXTERNAL, time=now, record_only=True))
             continue
         blob = store.get(path)
         if blob is None:
+            continue
+        if entry is not None and last and (last[0].dest or last[0].path) == path and last[0].new == blob.data:
+            same[path] = blob.version
+            cat.entries[path] = replace(entry, version=blob.version)  # only the version: no label or total moves
             continue
         try:
             mem = memory(path, blob)
@@ -91,23 +111,68 @@ def external(store: Store, cat: Catalog, versions: dict[str, str | None], memory
             continue
         report.findings.append(Finding("new" if entry is None else "changed", path,
                                        "not in the catalog" if entry is None else "changed outside memdir"))
-        report.findings += [Finding("invalid", path, problem) for problem in problems(mem, limits)]
-        changes.append(Change(op="external", path=path, data=blob.data, expect=blob.version,
-                              old=last[0].new if last else None, entry=model.entry_of(mem), actor=actor, time=now,
-                              record_only=True))
+        changes.append(Change(op="external", path=path, data=blob.data, expect=None if entry is None else entry.version,
+                              old=last[0].new if last else None, entry=model.entry_of(mem), actor=editor(store, path),
+                              time=now, record_only=True))
+    restat = getattr(store, "restat", None)  # a store whose versions are stats keeps the new ones
+    if same and restat is not None:
+        restat(same)
     return report, changes
 
 
+def editor(store: Store, path: str) -> str:
+    """Who the journal says made an edit outside memdir: `external:<owner>` where the store knows the file's
+    owner (a folder), else `external`."""
+    owner = getattr(store, "owner", None)
+    name = owner(path) if owner is not None else None
+    return f"{EXTERNAL}:{name}" if name else EXTERNAL
+
+
+def checked(store: Store, versions: dict[str, str | None], memory: Callable[[str, Blob], Memory], limits: Limits,
+            known: set[str]) -> list[Finding]:
+    """Every stored file a write would refuse as it is (`invalid`, with the refusal's own words), and every file
+    kept whole that is longer than an agent may write (`long`); `known`: paths already reported invalid."""
+    out = []
+    for path in sorted(p for p, v in versions.items() if v is not None and p not in known):
+        blob = store.get(path)
+        if blob is None:
+            continue
+        try:
+            mem = memory(path, blob)
+        except MemdirError as e:
+            out.append(Finding("invalid", path, e.message))
+            continue
+        out += [Finding("invalid", path, problem) for problem in problems(mem, limits)]
+        long = limits_mod.over(mem.text, limits)
+        if long is not None:
+            out.append(Finding("long", path, f"{long}: {SPLIT_HINT}"))
+    return out
+
+
+def long_files(entries: Iterable[Entry], text_of: Callable[[str], str], limits: Limits) -> list[Finding]:
+    """The files kept whole that are longer than an agent may write (`memdir stats`): the catalog's counts
+    pick the candidates, and only those are read (memdir's stamps do not count)."""
+    out = []
+    for e in entries:
+        if e.lines > limits.max_lines or e.size > limits.max_bytes:
+            long = limits_mod.over(text_of(e.path), limits)
+            if long is not None:
+                out.append(Finding("long", e.path, f"{long}: {SPLIT_HINT}"))
+    return out
+
+
 def problems(mem: Memory, limits: Limits) -> list[str]:
-    """What a write of this file would refuse: broken frontmatter, the schema, the size limits."""
+    """What a write of this file would refuse: broken frontmatter (naming its line), the schema, the size ceiling."""
     out = []
     try:
-        meta, _ = model.parse(mem.text, path=mem.path, strict=True)
+        # The file as read parsed its frontmatter leniently: a block it found is good, and one it did not
+        # find is either absent or refused, which only a file starting with '---' can be.
+        meta = mem.meta if mem.meta or not mem.text.startswith("---") else model.parse(mem.text, path=mem.path)[0]
         limits_mod.check_meta(meta, mem.path, limits)
     except MemdirError as e:
         out.append(e.message)
     try:
-        limits_mod.check_size(mem.text, mem.path, limits)
+        limits_mod.check_size(mem.text, mem.path, limits, agent=False)
     except MemdirError as e:
         out.append(e.message)
     return out

@@ -301,7 +301,7 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     """
     safe_id(session_id)
     sid = session_id.strip()
-    md = _as(md, actor)
+    md = _as(md.for_agent(rate=False), actor)  # a record of a model's session keeps to the agent's sizes
     event = None if event is None else shown(event)
     summarizer = summarizer or _loaded(md)
     source = os.fspath(transcript) if isinstance(transcript, os.PathLike) else None

@@ -232,25 +232,35 @@ def _key(text: str) -> str:
 
 
 _H2 = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$")
 
 
-def _split(md: Memdir, m: model.Memory) -> Action | None:
-    """A file near its size limit with `##` sections: one sub-topic file per section, the original an overview."""
-    if m.lines < SPLIT_AT * md.limits.max_lines and m.size < SPLIT_AT * md.limits.max_bytes:
-        return None
+def _sections(body: str, heading: re.Pattern[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The lines before the first `heading`, and each heading's title with the lines under it (not in code)."""
     sections: list[tuple[str, list[str]]] = []
     intro: list[str] = []
     fenced = False
-    for line in paths.lines(m.body):
+    for line in paths.lines(body):
         if line.lstrip().startswith("```"):
             fenced = not fenced
-        h = None if fenced else _H2.match(line)
+        h = None if fenced else heading.match(line)
         if h:
             sections.append((h.group(1), []))
         elif sections:
             sections[-1][1].append(line)
         else:
             intro.append(line)
+    return intro, sections
+
+
+def _split(md: Memdir, m: model.Memory) -> Action | None:
+    """A file near (or, kept whole, past) its size limit with `##` sections, else `#` ones: one sub-topic file
+    per section, the original an overview."""
+    if m.lines < SPLIT_AT * md.limits.max_lines and m.size < SPLIT_AT * md.limits.max_bytes:
+        return None
+    intro, sections = _sections(m.body, _H2)
+    if len(sections) < 2:
+        intro, sections = _sections(m.body, _H1)
     if len(sections) < 2:
         return None
     base = m.path[:-3] + "/"

@@ -4,8 +4,12 @@ in a local cache folder for S3, or in memory for any other store.
 Two tables per tenant: `docs` (path, version, the fields and the whole text,
 which grep reads instead of the store) and a contentless FTS5 table over
 name, description, tags and body (`porter unicode61`), one per tenant so
-that BM25's statistics are the tenant's own. The seq the index reflects is
-stored with it, in the same transaction as the rows it describes.
+that BM25's statistics are the tenant's own. The FTS table is given the
+fields with spaceless scripts as character pairs (`text.grams`), so Chinese,
+Japanese or Thai words are found; its name carries the version of that form
+(`_fts2_`), and an index of an older form is dropped and rebuilt from the
+files on open. The seq the index reflects is stored with it, in the same
+transaction as the rows it describes.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from .. import paths
 from ..errors import StoreError
 from ..stores.base import prefix_bounds
 from .lexical import WEIGHTS, Doc, Filter
-from .text import match_expression
+from .text import grams, match_expression
 
 _COLUMNS = "path, version, name, description, tags, type, updated, head, body_at, text"
 TOKENIZE = "porter unicode61"
+FORM = "fts2"  # the form the FTS table is given its text in (2: spaceless scripts as character pairs)
 
 
 def docs_table(name: str) -> str:
@@ -50,7 +55,9 @@ class FtsIndex:
         self.db = db
         self.tenant = tenant
         self._docs, self._seqs = docs, seqs
-        self._fts = f"{docs}_fts_" + hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest()
+        digest = hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest()
+        self._fts = f"{docs}_{FORM}_{digest}"
+        older = f"{docs}_fts_{digest}"  # the form before spaceless scripts were paired
         self._mutex = mutex or threading.RLock()
         self._writing = writing or self._own_transaction
         self._owned = owned
@@ -63,8 +70,10 @@ class FtsIndex:
                         self.db.execute(sql)
                     self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
                                     f"name, description, tags, body, content='', tokenize='{TOKENIZE}')")
-                    if tables:  # one of them was lost: what is left cannot be trusted, start empty (at seq 0)
-                        self._empty()
+                    # One of them was lost, or the index is of an older form: what is left cannot be
+                    # trusted, start empty (at seq 0), and the next search rebuilds it from the files.
+                    self.db.execute(f"DROP TABLE IF EXISTS {older}")
+                    self._empty()
             except sqlite3.Error as e:
                 raise StoreError(f"search index: {e}; rebuild it with `memdir reindex`") from None
 
@@ -243,7 +252,7 @@ class FtsIndex:
                      d.body_at, d.text),
                 )
                 self.db.execute(f"INSERT INTO {self._fts}(rowid, name, description, tags, body) VALUES (?,?,?,?,?)",
-                                (cur.lastrowid, d.name, d.description, d.tags, d.body))
+                                (cur.lastrowid, grams(d.name), grams(d.description), grams(d.tags), grams(d.body)))
             if seq != since:
                 self.db.execute(f"INSERT INTO {self._seqs}(tenant_id, seq) VALUES (?, ?) "
                                 "ON CONFLICT(tenant_id) DO UPDATE SET seq = excluded.seq", (self.tenant, seq))
@@ -254,9 +263,9 @@ class FtsIndex:
             f"SELECT id, name, description, tags, substr(text, body_at + 1) FROM {self._docs} "
             "WHERE tenant_id = ? AND path = ?", (self.tenant, path),
         ).fetchone()
-        if row is not None:
+        if row is not None:  # a contentless table forgets a row by being given the text it indexed
             self.db.execute(f"INSERT INTO {self._fts}({self._fts}, rowid, name, description, tags, body) "
-                            "VALUES ('delete', ?, ?, ?, ?, ?)", row)
+                            "VALUES ('delete', ?, ?, ?, ?, ?)", (row[0], *(grams(str(v)) for v in row[1:])))
             self.db.execute(f"DELETE FROM {self._docs} WHERE id = ?", (row[0],))
 
     def clear(self) -> None:

@@ -6,10 +6,18 @@ BM25 variant (they match almost every file and drown the rare words that
 carry the question). Symbols such as emoji are no words to a full-text
 tokenizer, so they are kept apart and matched as plain substrings.
 
+Scripts written without spaces between words (Chinese, Japanese, Thai and
+their neighbours; Korean, whose words carry their particles) have no words a
+tokenizer can find, so both sides see them as overlapping pairs of characters
+(`grams`): the index stores `走行 行距 距離 離` for 走行距離, and a query word of
+such a script asks for its pairs as one phrase (a single character, for the
+pairs it starts), so a query matches where its characters stand together.
+
 Lines are found the way the index matches: words folded to lower case
 without diacritics and reduced by the Porter stemmer (PyStemmer's; FTS5's
 `porter` tokenizer differs on a few suffixes such as -logy), in one pass over
-the text, so the work is linear in the size of the file.
+the text, so the work is linear in the size of the file; words of the
+spaceless scripts are found as they are written.
 """
 
 from __future__ import annotations
@@ -34,6 +42,18 @@ _WORD = re.compile(r"[^\W_]+")
 # Symbols worth searching for as text: emoji, dingbats, arrows and the like (So), with their joiners.
 _SYMBOL = re.compile(r"[\U0001F000-\U0001FAFF\u2190-\u21FF\u2300-\u23FF\u2460-\u27BF\u2900-\u2BFF\u3030\u303D"
                      r"\u3297\u3299\u00A9\u00AE][\uFE0F\u200D\U0001F3FB-\U0001F3FF\U0001F000-\U0001FAFF\u2600-\u27BF]*")
+
+# Scripts written without spaces between words (whole blocks, their marks included): Thai, Lao, Myanmar, Khmer,
+# Hangul, the CJK radicals, kana and ideographs (with their extensions and compatibility forms), half-width kana.
+SPACELESS = ("\u0E00-\u0EFF\u1000-\u109F\u1100-\u11FF\u1780-\u17FF\u2E80-\u2FDF\u3005-\u3007\u3021-\u3029"
+             "\u3031-\u3035\u303B\u3040-\u30FF\u3130-\u318F\u31A0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F"
+             "\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0003FFFF")
+_RUN = re.compile(f"[{SPACELESS}]+")
+_TERM = re.compile(f"[{SPACELESS}]+|[^\\W_{SPACELESS}]+")
+# A Japanese query may be a sentence: besides the whole run, its pieces where kanji, hiragana and katakana meet
+# are words too, but for short runs of hiragana (particles and endings: の, を, さんの, です) beside other pieces.
+_KANJI = "\u2E80-\u2FDF\u3005-\u3007\u3021-\u3029\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\U00020000-\U0003FFFF"
+_PIECE = re.compile(f"[{_KANJI}]+|[\u3040-\u309F]+|[\u30A0-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]+|[^{_KANJI}\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]+")
 
 # Function words that carry no topic: articles, pronouns, auxiliaries,
 # prepositions, question words and fillers. Kept small on purpose: a word
@@ -71,6 +91,28 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+def spaceless(word: str) -> bool:
+    """Whether a query word is in a script written without spaces (matched by its pairs, found as written)."""
+    return _RUN.fullmatch(word) is not None
+
+
+def pairs(run: str) -> list[str]:
+    """The overlapping character pairs of a spaceless run (one character is itself)."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+
+
+def grams(text: str) -> str:
+    """Text as the full-text index is given it: each spaceless run as its pairs, then its last character.
+
+    The last character makes a one-character query (a prefix of the pairs) find
+    the run's end too. Text in other scripts is left as it is.
+    """
+    if text.isascii():
+        return text
+    return _RUN.sub(lambda m: " " + " ".join(pairs(m.group()) + ([m.group()[-1]] if len(m.group()) > 1 else [])) + " ",
+                    text)
+
+
 @dataclass(frozen=True)
 class Query:
     """What a query asks for: the words to match (in order, no repeats) and the symbols."""
@@ -83,7 +125,13 @@ class Query:
 
     @property
     def stems(self) -> frozenset[str]:
-        return frozenset(stem(w) for w in self.words)
+        """The stems of the words a tokenizer finds (not the spaceless ones)."""
+        return frozenset(stem(w) for w in self.words if not spaceless(w))
+
+    @property
+    def needles(self) -> tuple[str, ...]:
+        """What is found in a line as written: the symbols and the spaceless words."""
+        return self.symbols + tuple(w for w in self.words if spaceless(w))
 
 
 def parse(query: str) -> Query:
@@ -106,15 +154,27 @@ def parse(query: str) -> Query:
 
 
 def terms(query: str) -> list[str]:
-    """The words of a query that are worth matching, in order, without repeats."""
-    words = [w.lower() for w in _WORD.findall(query)]
+    """The words of a query that are worth matching, in order, without repeats (a spaceless run is one word)."""
+    words: list[str] = []
+    for m in _TERM.finditer(query.lower()):
+        word = m.group()
+        if spaceless(word):
+            pieces = [p for p in _PIECE.findall(word) if not (len(p) <= 3 and "\u3040" <= p[0] <= "\u309F")]
+            words += [word, *pieces] if pieces != [word] else [word]
+        else:
+            words.append(word)
     kept = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(kept))
 
 
 def match_expression(words: Iterable[str]) -> str:
-    """An FTS5 MATCH expression: every word as a quoted string, joined with OR."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    """An FTS5 MATCH expression: every word as a quoted string, joined with OR; a spaceless word as the
+    phrase of its pairs, a single spaceless character as a prefix."""
+    out = []
+    for w in words:
+        quoted = '"' + " ".join(pairs(w)).replace('"', '""') + '"' if spaceless(w) else '"' + w.replace('"', '""') + '"'
+        out.append(quoted + " *" if spaceless(w) and len(w) == 1 else quoted)
+    return " OR ".join(out)
 
 
 # ---------------------------------------------------------------- lines
@@ -138,13 +198,13 @@ def best_line(body: str, query: Query) -> tuple[int, int] | None:
     """(0-based line of the body with the most distinct matches, offset of its first match), or None.
 
     One regex pass finds the words that could match (by the start of their
-    stem), then each is stemmed exactly; symbols are found as substrings.
+    stem), then each is stemmed exactly; symbols and spaceless words are found as substrings.
     The pass stops at the first line that has every word of the query.
     """
     folded = fold(body)
     if len(folded) != len(body):  # folding moved offsets (ligatures, dotted I): go line by line
         return _best_line_slow(body, query)
-    stems = query.stems
+    stems, needles = query.stems, query.needles
     found: dict[int, tuple[set[str], int]] = {}  # line -> (what matched, first offset)
     line, at = 0, 0
 
@@ -154,17 +214,17 @@ def best_line(body: str, query: Query) -> tuple[int, int] | None:
         at = pos
         got = found.setdefault(line, (set(), pos))[0]
         got.add(what)
-        return len(got) == len(stems)
+        return len(got) == len(stems) + len(needles)
 
     if stems:
         starts = sorted({_prefix(s) for s in stems}, key=len, reverse=True)
         finder = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(p) for p in starts) + r")[^\W_]*")
         for m in finder.finditer(folded):
             s = stem(m.group())
-            if s in stems and add(m.start(), s) and not query.symbols:
+            if s in stems and add(m.start(), s) and not needles:
                 break  # no line can match more
-    if query.symbols:
-        events = sorted((m.start(), sym) for sym in query.symbols for m in re.finditer(re.escape(sym), body))
+    if needles:
+        events = sorted((m.start(), sym) for sym in needles for m in re.finditer(re.escape(sym), body))
         words = sorted((pos, w) for n, (got, pos) in found.items() for w in got)  # re-add in offset order
         found.clear()
         line, at = 0, 0
@@ -182,7 +242,7 @@ def _best_line_slow(body: str, query: Query) -> tuple[int, int] | None:
     offset = 0
     for number, line in enumerate(body.split("\n")):
         found = {stem(w) for w in _WORD.findall(line)} & stems if stems else set()
-        found |= {s for s in query.symbols if s in line}
+        found |= {s for s in query.needles if s in line}
         if found and (best is None or len(found) > best[0]):
             best = (len(found), number, offset)
         offset += len(line) + 1

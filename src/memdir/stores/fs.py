@@ -39,6 +39,7 @@ from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INTERNAL_DIR, TENANTS_DIR
+from ..util import login_name
 from . import totals
 from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
 from .totals import Totals
@@ -564,6 +565,25 @@ class FileStore:
         return records
 
     # ------------------------------------------------------------ catalog and journal
+
+    def owner(self, path: str) -> str | None:
+        """The login name of the file's owner, for the journal of edits made by hand."""
+        try:
+            return login_name(os.stat(self._full(path)).st_uid)
+        except (OSError, MemdirError):
+            return None
+
+    @_translated("refresh the catalog")
+    def restat(self, versions: Mapping[str, str]) -> None:
+        """Give catalog entries the versions their files have now, where only the stat moved (a copied folder):
+        no journal record and no seq, since nothing changed; a process that loaded the old ones compares again."""
+        with self.lock():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany("UPDATE catalog SET entry = json_set(entry, '$.version', ?) WHERE path = ? AND "
+                                    "entry IS NOT NULL", [(v, p) for p, v in versions.items()])
+            finally:  # each new version holds alone: those set before an error are kept
+                self.db.execute("COMMIT")
 
     @_translated("read the catalog")
     def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:

@@ -159,6 +159,32 @@ MIGRATIONS: list[Migration] = [
                 LOOP EXECUTE format('GRANT SELECT, INSERT ON memdir_tenants TO %I', r.grantee); END LOOP;
             END $$""",
         ],
+    ),    (
+        "0007_search_spaceless",
+        [
+            # Spaceless scripts (Chinese, Japanese, Thai...) as character pairs (memdir.search.text.grams), given
+            # by memdir per field and indexed with the 'simple' configuration beside the English stems. The rows
+            # indexed before are dropped with their seq, so the next search rebuilds them from the files.
+            "ALTER TABLE memdir_search ADD COLUMN grams_a text NOT NULL DEFAULT '', "
+            "ADD COLUMN grams_b text NOT NULL DEFAULT '', ADD COLUMN grams_d text NOT NULL DEFAULT ''",
+            "DROP INDEX memdir_search_tsv",
+            "ALTER TABLE memdir_search DROP COLUMN tsv",
+            """ALTER TABLE memdir_search ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('english', name), 'A')
+                || setweight(to_tsvector('english', description || ' ' || tags), 'B')
+                || setweight(to_tsvector('english', left(substr(text, body_at + 1), 200000)), 'D')
+                || setweight(to_tsvector('simple', grams_a), 'A')
+                || setweight(to_tsvector('simple', grams_b), 'B')
+                || setweight(to_tsvector('simple', left(grams_d, 200000)), 'D')
+            ) STORED""",
+            "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
+            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",  # the owner reaches every tenant's rows, once
+            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
+            "DELETE FROM memdir_search",
+            "DELETE FROM memdir_state WHERE key = 'search_seq'",
+            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+        ],
     ),
 ]
 

@@ -41,6 +41,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from .. import dates, errors, model, paths
+from ..core import limits as limits_mod
+from ..core import reconcile
 from ..core.memdir import Memdir, Op
 from ..core.opening import default_actor
 from ..recall import links as links_mod
@@ -216,10 +218,10 @@ class Page:
     # ------------------------------------------------------------ plumbing
 
     def memdir(self, principal: Principal) -> Memdir:
-        """The principal's memory (as the API has it), journaling as `web:<name>`."""
+        """The principal's memory (as the API has it, written as a person writes), journaling as `web:<name>`."""
         md = self._views.get(principal)
         if md is None:
-            base = self.memories.of(principal)
+            base = self.memories.of(principal).as_person()  # a person's saves keep long files whole
             md = copy.copy(base)  # the same view under another actor (as capture does)
             md.actor = f"web:{principal.name if principal.name != 'default' else default_actor()}"
             self._views[principal] = md
@@ -422,8 +424,12 @@ def show(v: View) -> Response:
     first = m.text.count("\n", 0, len(m.text) - len(m.body)) + 1
     html = webtext.render_markdown(m.path, m.body, first, found)
     extra = {k: val for k, val in m.meta.items() if k not in model.KNOWN_KEYS}
+    flags = reconcile.problems(m, v.md.limits)  # what a person broke by hand, in the words a write refuses it with
+    long = limits_mod.over(m.text, v.md.limits)
+    if long is not None:
+        flags.append(f"{long}: {reconcile.SPLIT_HINT}")
     return v.render("file.html", m=m, html=html, links=found, extra=extra, types=_types(v.md, m.type),
-                    crumbs=_crumbs(paths.parent(m.path)), limits=v.md.limits)
+                    crumbs=_crumbs(paths.parent(m.path)), limits=v.md.limits, flags=flags)
 
 
 def edit(v: View) -> Response:

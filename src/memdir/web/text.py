@@ -176,17 +176,19 @@ def _text(data: bytes | str | None) -> str:
 
 
 def highlight(snippet: str, query: str) -> Markup:
-    """The snippet with the words that match the query (by stem, as the index matches) in <mark>."""
+    """The snippet with the words that match the query (by stem, as the index matches; symbols and
+    spaceless words as written, the longest first) in <mark>."""
     try:
         wanted = search_text.parse(query)
     except MemdirError:  # an over-long query: the search itself says so
         return Markup(escape(snippet))
     stems = wanted.stems
-    symbols = "|".join(re.escape(s) for s in wanted.symbols)
+    needles = sorted(wanted.needles, key=len, reverse=True)
+    symbols = "|".join(re.escape(s) for s in needles)
     pattern = re.compile(f"{symbols}|{_WORD.pattern}" if symbols else _WORD.pattern)
     out, at = [], 0
     for m in pattern.finditer(snippet):
-        if m.group() in wanted.symbols or search_text.stem(m.group()) in stems:
+        if m.group() in needles or search_text.stem(m.group()) in stems:
             out.append(escape(snippet[at:m.start()]))
             out.append(Markup("<mark>") + escape(m.group()) + Markup("</mark>"))
             at = m.end()

@@ -198,8 +198,9 @@ class Group(click.Group):
 )
 @click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
 @click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
-              help="A model runs this command: use the agent limits (60 writes a minute per tenant unless "
-                   "writes_per_minute is set). Env: MEMDIR_AGENT=1.")
+              help="A model runs this command: use the agent limits (files of max_lines and max_bytes, 60 "
+                   "writes a minute per tenant unless writes_per_minute is set; a person's files are kept whole up "
+                   "to max_file_bytes). Env: MEMDIR_AGENT=1.")
 @click.version_option(package_name="memdir")
 @click.pass_context
 def main(ctx: click.Context, root: str, tenant: str | None, agent: bool) -> None:

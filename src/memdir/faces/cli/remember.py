@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ...core import reconcile
 from ...core.memdir import Memdir
 from ...core.opening import open as open_memdir
 from ...dates import parse_when
@@ -224,15 +225,21 @@ def check(obj: Context, code_dir: str | None, as_json: bool) -> None:
 def stats(obj: Context, days: int, as_json: bool) -> None:
     """Capture health: the last captured session, and every capture that was skipped or is pending.
 
+    Also lists the files kept whole that are longer than an agent may write.
+
     Exit code 1 when captures were skipped or are pending, so a broken hook shows up the same day.
     """
     md = obj.memdir()
     h = health(md, days=days)
-    files = len(md.list())
+    entries = md.list()
+    files = len(entries)
+    long = reconcile.long_files(entries, lambda path: md.read_text(path)[1], md.limits)
     if as_json:
-        emit({"files": files, "capture": h.to_dict()})
+        emit({"files": files, "long": [f.to_dict() for f in long], "capture": h.to_dict()})
     else:
-        click.echo(f"files: {files}")
+        click.echo(f"files: {files}" + (f" ({len(long)} longer than an agent may write, kept whole)" if long else ""))
+        for f in long:
+            click.echo(f"long\t{f.path}\t{f.detail}")
         last = h.last_capture
         click.echo(f"last capture: {last.date} {last.path}" if last else f"last capture: none in the last {days} days")
         click.echo(f"captured: {h.captured}, pending: {len(h.pending)}, skipped: {len(h.skipped)} (last {days} days)")

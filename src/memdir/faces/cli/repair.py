@@ -72,15 +72,20 @@ def doctor(obj: Context, as_json: bool) -> None:
     """Check the memory and print every problem; exit 1 if there is any (0 when healthy).
 
     Reports records recovery had to quarantine (kept in .memdir/quarantine/),
-    files changed outside memdir, files that break the limits, and a stale
-    MEMORY.md. Changes nothing: `memdir reconcile --fix` repairs what it can.
+    files changed outside memdir, files a write would refuse as they are
+    (frontmatter broken by hand, with its line), links that lead nowhere and a
+    stale MEMORY.md. Files kept whole but longer than an agent may write are
+    listed as notices (`long`), not problems. Changes nothing: `memdir
+    reconcile --fix` repairs what it can.
     """
     report = _checked(obj.memdir())
-    problems = [f for f in report.findings if f.kind != "repaired"]
+    problems = [f for f in report.findings if f.kind not in ("repaired", "long")]
+    notices = [f for f in report.findings if f.kind == "long"]
     if as_json:
-        emit({"healthy": not problems, "problems": [f.to_dict() for f in problems]})
+        emit({"healthy": not problems, "problems": [f.to_dict() for f in problems],
+              "notices": [f.to_dict() for f in notices]})
     else:
-        for f in problems:
+        for f in problems + notices:
             click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
         click.echo(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found" if problems else "healthy: no problems found")
     if problems:
