@@ -159,3 +159,25 @@ def test_memdirs_own_index_is_written_as_before(tmp_path: Path) -> None:
         md.write("b.md", "y\n", description="two")
     text = (tmp_path / "m" / "MEMORY.md").read_text()
     assert text.startswith("# Memory Index\n") and index.BEGIN not in text
+
+
+def test_a_folder_memdir_never_wrote_is_healthy_and_its_index_waits_for_the_first_write(tmp_path: Path) -> None:
+    """A folder kept by hand, read for the first time: its index is a notice, not a problem (a read may not
+    write it); once memdir wrote its region, a stale one is a problem again."""
+    root = tmp_path / "tern"
+    shutil.copytree(TERN, root)
+    (root / "feedback_sentry_scrubber.md").unlink()  # the corpus's one file broken by hand
+    runner = CliRunner()
+    out = runner.invoke(main, ["--root", str(root), "doctor", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["healthy"] and [n["kind"] for n in report["notices"]] == ["unindexed"]
+    assert runner.invoke(main, ["--root", str(root), "reconcile"]).exit_code == 0
+    with memdir.open(root) as md:
+        md.write("user/pager.md", "Pages go to the on-call phone.\n", description="who gets paged")
+        assert index.BEGIN in (root / "MEMORY.md").read_text()
+        assert md.reconcile().findings == []
+    text = (root / "MEMORY.md").read_text()
+    (root / "MEMORY.md").write_text(text.replace("who gets paged", "someone's edit inside the region"))
+    out = runner.invoke(main, ["--root", str(root), "doctor", "--json"])
+    assert out.exit_code == 1 and [p["kind"] for p in json.loads(out.stdout)["problems"]] == ["index"]

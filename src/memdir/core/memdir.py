@@ -27,7 +27,7 @@ from ..search import grep as grepping
 from ..search import lexical
 from ..search.lexical import Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
-from . import guard, ops, reconcile
+from . import guard, index, ops, reconcile
 from . import limits as limits_mod
 from .catalog import Catalog
 from .derived import Derived
@@ -525,13 +525,21 @@ class Memdir:
             for start in range(0, len(changes), 500) if fix else ():
                 self._store.commit(changes[start : start + 500])
             if derived.is_stale(derived.loaded()):
-                report.findings.append(Finding("index", paths.INDEX_NAME, "MEMORY.md does not match the catalog"))
+                report.findings.append(self._index_finding(derived.on_disk("")))
             if fix:
                 derived.refresh(full=True)
                 derived.stale = False
         return report
 
     # ------------------------------------------------------------ inside
+
+    def _index_finding(self, text: str | None) -> Finding:
+        """A stale MEMORY.md, or (a notice) one memdir has never written: a folder kept by hand or by another
+        tool, whose index memdir adds at its first write (a read writes nothing), the notes kept as they are."""
+        if self._store.derived() == 0 and (text is None or index.BEGIN not in text):
+            return Finding("unindexed", paths.INDEX_NAME, "memdir has not written its index here yet: the first "
+                           "write adds it (beside the notes MEMORY.md holds), or run `memdir reconcile --fix`")
+        return Finding("index", paths.INDEX_NAME, "MEMORY.md does not match the catalog")
 
     def _unfinished(self) -> bool:
         """Whether the last change was a write that died before its index files were written (edits made by

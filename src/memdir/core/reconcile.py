@@ -24,7 +24,7 @@ from . import limits as limits_mod
 from .catalog import Catalog
 from .limits import Limits
 
-NOTICES = ("repaired", "link", "long")  # reported, but nothing to repair
+NOTICES = ("repaired", "link", "long", "unindexed")  # reported, but nothing to repair
 SPLIT_HINT = "kept whole; `memdir consolidate` proposes a split by its headings"
 EXTERNAL = "external"  # the actor of edits made outside memdir (with the file's owner, where known)
 
@@ -32,7 +32,8 @@ EXTERNAL = "external"  # the actor of edits made outside memdir (with the file's
 @dataclass(frozen=True)
 class Finding:
     """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link),
-    long (a file kept whole, longer than an agent may write: a notice) or repaired."""
+    long (a file kept whole, longer than an agent may write: a notice), unindexed (a MEMORY.md memdir has not
+    written yet: a notice) or repaired."""
 
     kind: str
     path: str
@@ -165,9 +166,9 @@ def problems(mem: Memory, limits: Limits) -> list[str]:
     """What a write of this file would refuse: broken frontmatter (naming its line), the schema, the size ceiling."""
     out = []
     try:
-        # The file as read parsed its frontmatter leniently: a block it found is good, and one it did not
-        # find is either absent or refused, which only a file starting with '---' can be.
-        meta = mem.meta if mem.meta or not mem.text.startswith("---") else model.parse(mem.text, path=mem.path)[0]
+        # The file as read parsed its frontmatter leniently (a block its writer's parser accepts is read as
+        # meant): what a write would refuse is the block parsed strictly, which only a file starting with '---' has.
+        meta = mem.meta if not mem.text.startswith("---") else model.parse(mem.text, path=mem.path)[0]
         limits_mod.check_meta(meta, mem.path, limits)
     except MemdirError as e:
         out.append(e.message)

@@ -74,13 +74,14 @@ def doctor(obj: Context, as_json: bool) -> None:
     Reports records recovery had to quarantine (kept in .memdir/quarantine/),
     files changed outside memdir, files a write would refuse as they are
     (frontmatter broken by hand, with its line), links that lead nowhere and a
-    stale MEMORY.md. Files kept whole but longer than an agent may write are
-    listed as notices (`long`), not problems. Changes nothing: `memdir
+    stale MEMORY.md. Files kept whole but longer than an agent may write
+    (`long`), and a MEMORY.md memdir has not written yet (`unindexed`: a
+    folder kept by hand), are notices, not problems. Changes nothing: `memdir
     reconcile --fix` repairs what it can.
     """
     report = _checked(obj.memdir())
-    problems = [f for f in report.findings if f.kind not in ("repaired", "long")]
-    notices = [f for f in report.findings if f.kind == "long"]
+    notices = [f for f in report.findings if f.kind in ("long", "unindexed")]
+    problems = [f for f in report.findings if f.kind != "repaired" and f not in notices]
     if as_json:
         emit({"healthy": not problems, "problems": [f.to_dict() for f in problems],
               "notices": [f.to_dict() for f in notices]})
