@@ -476,6 +476,10 @@ def test_docs_config_snippets_parse(tmp_path: Path) -> None:
             from memdir.search.semantic import Settings
 
             assert Settings.of(data["semantic"]).private == ("people/",)
+        elif "diary" in data:
+            from memdir.remember.diary import Retention
+
+            assert Retention.load(data["diary"], environ={}) == Retention(sessions=7)
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))

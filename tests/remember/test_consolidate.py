@@ -166,6 +166,6 @@ def test_a_scoped_agent_s_session_never_rewrites_a_person_s_file_through_the_dia
                 memdir.capture(parent.scope(read=[""], write=["agent/", "sessions/"]), "s1", said, at=day)
         with memdir.open(root / folder) as person:
             diary.rollup(person, due=True, now=day + dt.timedelta(days=1))
-            assert person.read("diary/2026-11-30.md").meta["learned"][0].startswith("I prefer to deploy to staging")
+            assert person.read("diary/2026-11-30.md").meta["learned"][0].startswith("The user prefers to deploy to staging")  # in the third person
             updates = [a.paths for a in consolidate.plan(person).actions if a.kind == "update"]
             assert updates == ([] if captured_by else [("feedback/staging.md",)]), folder

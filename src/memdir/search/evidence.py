@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from .text import Query, fold, stem
+from .text import Query, fold, spaceless, stem
 
 COVER = 0.5  # the share of a query's weight the best lexical hit must hold (search, the page, the context)
 BESIDE = 0.5  # beside such a hit, others need this share of the bar (a question's evidence is often split)
@@ -107,12 +107,15 @@ def weigh(query: Query, files: int, df: Mapping[str, int], symbol_df: Mapping[st
     """The evidence of `query` in a memory of `files` files, where `df[word]` files hold each word."""
     by_stem: dict[str, int] = {}
     for word in query.words:
+        if spaceless(word):
+            continue  # a word of a script without spaces is found as written, as the symbols are
         s = stem(word)
         by_stem[s] = max(by_stem.get(s, 0), int(df.get(word, 0)))
     topical = {s: n for s, n in by_stem.items() if s not in GENERIC and not (len(s) < 3 and s.isalpha())}
     chosen = topical or by_stem  # only generic words: each of them counts
     stems = {s: idf(n, files) for s, n in chosen.items()}
     symbols = {s: idf(int((symbol_df or {}).get(s, 0)), files) for s in query.symbols}
+    symbols.update((w, idf(int(df.get(w, 0)), files)) for w in query.words if spaceless(w))
     return Evidence(stems, symbols)
 
 
