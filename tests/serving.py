@@ -14,7 +14,7 @@ import urllib.parse
 import urllib.request
 from http.cookiejar import Cookie, CookieJar
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import uvicorn
 
@@ -22,20 +22,18 @@ from memdir.faces import http, mcp
 from memdir.faces.auth import Memories, Principal, Principals
 
 
-class Running:
-    """`memdir serve --http` in this process: the same app on a real loopback socket (port chosen by the OS)."""
+class Threaded:
+    """An app on a real loopback socket (port chosen by the OS), served by uvicorn in a thread of this process."""
 
-    def __init__(self, root: Path | str, principals: Principals | None = None, host: str = "127.0.0.1",
-                 header_timeout: float = http.HEADER_TIMEOUT) -> None:
-        self.principals = principals or Principals(Principal("default"))
-        self.memories = Memories(root, transport="http")
-        app = http.build(self.principals, self.memories, host=host, mcp=mcp.server(self.principals, self.memories))
+    memories: Memories
+
+    def serve(self, app: Any, host: str = "127.0.0.1", **config: Any) -> None:
         self.sock = http.listen(host, 0)
         self.url = f"http://{host}:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(http.config(app, header_timeout=header_timeout, timeout_graceful_shutdown=1))
+        self.server = uvicorn.Server(http.config(app, timeout_graceful_shutdown=1, **config))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
-    def __enter__(self) -> Running:
+    def __enter__(self) -> Self:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -47,6 +45,17 @@ class Running:
         self.server.should_exit = True
         self.thread.join(10)
         self.memories.close()
+
+
+class Running(Threaded):
+    """`memdir serve --http` in this process: the same app on a real loopback socket."""
+
+    def __init__(self, root: Path | str, principals: Principals | None = None, host: str = "127.0.0.1",
+                 header_timeout: float = http.HEADER_TIMEOUT) -> None:
+        self.principals = principals or Principals(Principal("default"))
+        self.memories = Memories(root, transport="http")
+        app = http.build(self.principals, self.memories, host=host, mcp=mcp.server(self.principals, self.memories))
+        self.serve(app, host, header_timeout=header_timeout)
 
 
 class Served:

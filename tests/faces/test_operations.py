@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
-import uvicorn
 from services import Postgres
-from serving import Served, call
+from serving import Served, Threaded, call
 
-from memdir.faces import asgi, http
+from memdir.faces import asgi
 from memdir.faces.auth import Memories, Principal
 from memdir.faces.settings import Settings
 from memdir.stores import postgres as pg_store
@@ -24,28 +22,12 @@ from memdir.stores import postgres as pg_store
 TOKEN = "an-operator-token-long-enough"
 
 
-class Ops:
+class Ops(Threaded):
     """The app `memdir serve --http` runs (asgi.build), on a loopback socket in a thread."""
 
     def __init__(self, settings: Settings, memories: Memories | None = None) -> None:
         self.app, self.memories = asgi.build(settings, memories)
-        self.sock = http.listen("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(http.config(self.app, timeout_graceful_shutdown=1))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> Ops:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.memories.close()
+        self.serve(self.app)
 
 
 def metric(text: str, name: str, **labels: str) -> float:

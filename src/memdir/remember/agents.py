@@ -26,19 +26,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .activity import Log, bash_inputs, strip_markup
-from .turns import Transcript, Turn
+from .turns import Transcript, Turn, add_turn
 
 CODEX = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 GEMINI_TYPES = {"user": "user", "gemini": "assistant"}
 _GEMINI_SETUP = re.compile(r"gemini cli", re.IGNORECASE)
-
-
-def _add(turns: list[Turn], turn: Turn) -> None:
-    if turns and turns[-1].role == turn.role:
-        last = turns[-1]
-        turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time)
-    else:
-        turns.append(turn)
 
 
 def _request(turns: Iterable[Turn]) -> dict[str, Any]:
@@ -125,11 +117,11 @@ def from_codex(events: Iterable[Mapping[str, Any]]) -> Transcript:
             if role == "user":
                 text = _user(_texts(payload.get("content"), "input_text"), log)
                 if text:
-                    _add(turns, Turn("user", text, time))
+                    add_turn(turns, Turn("user", text, time))
             elif role == "assistant":
                 text = "\n".join(_texts(payload.get("content"), "output_text")).strip()
                 if text:
-                    _add(turns, Turn("assistant", text, time))
+                    add_turn(turns, Turn("assistant", text, time))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             name = str(payload.get("name") or "shell")
             args: Any = payload.get("arguments") if kind == "function_call" else {"input": payload.get("input")}
@@ -144,13 +136,13 @@ def from_codex(events: Iterable[Mapping[str, Any]]) -> Transcript:
             call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
             log.call(name, args, call_id)
             what = log.calls.get(call_id or "", (name, ""))[1] if call_id else ""
-            _add(turns, Turn("assistant", _tool_text(name, what if what != name else ""), time))
+            add_turn(turns, Turn("assistant", _tool_text(name, what if what != name else ""), time))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             output, failed = _codex_output(payload.get("output"))
             call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
             line = log.result(call_id, output, error=failed)
             if line:
-                _add(turns, Turn("tool", f"[tool error: {line}]", time))
+                add_turn(turns, Turn("tool", f"[tool error: {line}]", time))
     meta.update(_request(turns))
     return Transcript(tuple(turns), "codex", meta, 0, log.activity())
 
@@ -181,17 +173,17 @@ def _gemini_message(m: Mapping[str, Any], turns: list[Turn], log: Log) -> None:
     texts = _texts(m.get("content"))
     text = _user(texts, log) if role == "user" else "\n".join(texts).strip()
     if text:
-        _add(turns, Turn(role, text, time))
+        add_turn(turns, Turn(role, text, time))
     for call in m.get("toolCalls") or ():
         if not isinstance(call, Mapping):
             continue
         name, call_id = str(call.get("name") or "tool"), call.get("id") if isinstance(call.get("id"), str) else None
         log.call(name, call.get("args"), call_id)
-        _add(turns, Turn("assistant", _tool_text(name, str(call.get("description") or "")), time))
+        add_turn(turns, Turn("assistant", _tool_text(name, str(call.get("description") or "")), time))
         output = "\n".join(_response_text(r) for r in call.get("result") or () if isinstance(r, Mapping))
         line = log.result(call_id, output, error=call.get("status") == "error")
         if line:
-            _add(turns, Turn("tool", f"[tool error: {line}]", time))
+            add_turn(turns, Turn("tool", f"[tool error: {line}]", time))
 
 
 def _response_text(part: Mapping[str, Any]) -> str:
@@ -270,7 +262,7 @@ def from_gemini_history(items: list[Any]) -> Transcript:
             if isinstance(call, Mapping):
                 name = str(call.get("name") or "tool")
                 log.call(name, call.get("args"), call.get("id") if isinstance(call.get("id"), str) else None)
-                _add(turns, Turn("assistant", _tool_text(name, ""), None))
+                add_turn(turns, Turn("assistant", _tool_text(name, ""), None))
             if isinstance(p.get("functionResponse"), Mapping):
                 response = p["functionResponse"]
                 body = response.get("response")
@@ -278,8 +270,8 @@ def from_gemini_history(items: list[Any]) -> Transcript:
                 line = log.result(response.get("id") if isinstance(response.get("id"), str) else None,
                                   _response_text(p), error=failed)
                 if line:
-                    _add(turns, Turn("tool", f"[tool error: {line}]", None))
+                    add_turn(turns, Turn("tool", f"[tool error: {line}]", None))
         text = _user(texts, log) if role == "user" else "\n".join(texts).strip()
         if text:
-            _add(turns, Turn(role, text, None))
+            add_turn(turns, Turn(role, text, None))
     return Transcript(tuple(turns), "gemini", _request(turns), 0, log.activity())

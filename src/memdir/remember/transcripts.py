@@ -45,7 +45,7 @@ from ..core import guard
 from ..errors import InvalidArgument
 from . import agents
 from .activity import CONTINUED, Activity, Log, bash_inputs, slash_command, strip_markup
-from .turns import Transcript, Turn
+from .turns import Transcript, Turn, add_turn
 
 __all__ = ["MAX_BYTES", "Transcript", "TranscriptError", "Turn", "load", "redact", "redact_value", "redacted"]
 
@@ -270,7 +270,7 @@ def from_messages(items: list[Any]) -> Transcript:
         if turn is None:
             skipped += 1 if "role" not in item and "type" not in item else 0
             continue
-        _add(turns, turn)
+        add_turn(turns, turn)
     return Transcript(tuple(turns), "messages", _request(turns), skipped, log.activity())
 
 
@@ -489,25 +489,16 @@ def _event(event: dict[str, Any], r: _Reading) -> None:
         turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None, log=r.log)
         if event.get("isSidechain"):  # a subagent's turn: its tool calls count, its words are its report's
             if turn is not None:
-                _add(r.side, turn)
+                add_turn(r.side, turn)
             return
         r.main = True
         if turn is not None:
-            _add(r.turns, turn)
+            add_turn(r.turns, turn)
     elif "role" in event:
         turn = _message(event, log=r.log)
         if turn is not None:
             r.main = True
-            _add(r.turns, turn)
-
-
-def _add(turns: list[Turn], turn: Turn) -> None:
-    """Append, merging into the previous turn of the same role (Claude Code writes one line per block)."""
-    if turns and turns[-1].role == turn.role:
-        last = turns[-1]
-        turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time)
-    else:
-        turns.append(turn)
+            add_turn(r.turns, turn)
 
 
 SUBAGENTS = 50  # subagent files folded into one session at most

@@ -47,3 +47,12 @@ def _first_time(turns: Iterable[Turn]) -> dt.datetime | None:
                 continue
             return got if got.tzinfo else got.replace(tzinfo=dt.UTC)
     return None
+
+
+def add_turn(turns: list[Turn], turn: Turn) -> None:
+    """Append, merging into the previous turn of the same role (Claude Code writes one line per block)."""
+    if turns and turns[-1].role == turn.role:
+        last = turns[-1]
+        turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time)
+    else:
+        turns.append(turn)
