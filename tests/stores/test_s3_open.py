@@ -108,3 +108,51 @@ def test_a_writer_that_died_is_still_completed_by_a_tenant_opened_on_the_shared_
         stored = md.store.get("MEMORY.md")
         assert stored is not None and b"new one" in stored.data  # the index files came along on open
         assert md.reconcile().clean
+
+
+def test_tenants_opened_per_request_keep_compare_and_swap_and_one_journal(url: str) -> None:
+    """Each request's memory knows nothing of the others' until it loads: versions still decide, and the
+    journal's seqs still run one after another, whoever wrote."""
+    db = memdir.connect(url)
+    with db.tenant("acme") as md:
+        first = md.write("project/plan.md", "Ship in December.\n", description="the plan")
+    with db.tenant("acme") as md:
+        seen = md.read("project/plan.md").version
+        assert seen == first.version
+    with db.tenant("acme") as other:  # another request writes meanwhile
+        other.write("project/plan.md", "Ship in January.\n", expect=seen)
+    with db.tenant("acme") as md, pytest.raises(memdir.Conflict):
+        md.write("project/plan.md", "Ship in December after all.\n", expect=seen)
+    with db.tenant("acme") as md:
+        md.append("project/plan.md", "Then a beta.")
+        assert md.read("project/plan.md").body.startswith("Ship in January.\n- [")  # the appended line, stamped
+        assert [r.seq for r in md.history()] == [3, 2, 1]
+    with db.tenant("globex") as md:
+        assert md.history() == [] and md.list() == []
+
+
+COUNTER = textwrap.dedent("""
+    import sys, memdir
+    db = memdir.connect(sys.argv[1])
+    done = 0
+    while done < int(sys.argv[2]):
+        with db.tenant("t") as md:  # a new request each attempt, as a server handles them
+            m = md.read("counter.md")
+            try:
+                md.write("counter.md", f"{int(m.body) + 1}\\n", expect=m.version)
+                done += 1
+            except memdir.Conflict:
+                pass
+""")
+
+
+def test_writers_in_several_processes_opening_per_request_lose_no_increment(url: str) -> None:
+    with memdir.connect(url).tenant("t") as md:
+        md.write("counter.md", "0\n")
+    procs = [subprocess.Popen([sys.executable, "-c", COUNTER, url, "8"], stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    for p in procs:
+        assert p.wait(300) == 0, p.stderr.read() if p.stderr else ""
+    with memdir.connect(url).tenant("t") as md:
+        assert md.read("counter.md").body == "24\n"
+        assert [r.seq for r in md.history("counter.md")] == list(range(25, 0, -1))
