@@ -15,7 +15,9 @@ before and after the other tenants were filled). Issue 23, item 1: what a
 request handler pays to open a tenant's memory, read one file and close it,
 with `memdir.open` (a connection or client of its own) and with
 `memdir.connect(url).tenant(t)` on the process's warm pool (PostgreSQL) or
-shared client (S3): the warm open at most 1 ms median on PostgreSQL.
+shared client (S3): the warm open at most 1 ms median on PostgreSQL and S3
+(where it asks S3 nothing), and on S3 the warm open and read about the one GET
+of the file (its row: `one GET of the file`).
 
     python bench/backends.py --open-only --backends postgres,s3   # just those rows, in seconds
 """
@@ -173,6 +175,17 @@ def opening(backend: str, location: str, quick: bool) -> list[Row]:
         (backend, "tenant() open + close", 1, *summary(timed(warm_open, runs * 5)), "connect(url).tenant(t), warm pool"),
         (backend, "tenant() + read + close", 1, *summary(timed(warm, runs * 5)), "connect(url).tenant(t), warm pool"),
     ]
+    if backend == "s3":  # what the read above should cost: the one GET of the file, with the same client
+        from memdir.stores.s3shared import parse_url, shared_client
+
+        bucket, prefix = parse_url(location)
+        client = shared_client()
+
+        def one_get() -> None:
+            key = f"{prefix}/tenants/{rng.choice(tenants)}/files/user/profile.md"
+            client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+        rows.append((backend, "one GET of the file", 1, *summary(timed(one_get, runs * 5)), "boto3, the shared client"))
     db.close()
     return rows
 

@@ -517,6 +517,10 @@ def test_answers_match_the_documented_schemas(server: Running) -> None:
     check("/v1/files/{path}", "delete", call("DELETE", f"{files}/project/flock.md"))
     check("/v1/undo/{path}", "post", call("POST", f"{server.url}/v1/undo/project/flock.md"))
     check("/v1/history", "get", call("GET", f"{server.url}/v1/history"))
+    talk = [{"role": "user", "content": "Our launch date is 2026-12-15."}, {"role": "assistant", "content": "Noted."}]
+    check("/v1/sessions", "post", call("POST", f"{server.url}/v1/sessions", {"session_id": "s1", "transcript": talk}))
+    check("/v1/sessions", "post", call("POST", f"{server.url}/v1/sessions", {"session_id": "s1", "transcript": talk}))
+    check("/v1/sessions", "post", call("POST", f"{server.url}/v1/sessions", {"session_id": "s2", "transcript": 7}))
 
 
 # ---------------------------------------------------------------- malformed input: one line, 400, the server goes on

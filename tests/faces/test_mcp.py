@@ -19,8 +19,8 @@ from mcp.shared.exceptions import MCPError
 from serving import Running, call, env_without_memdir, stdio_answers, stdio_exchange
 
 import memdir
+from memdir.faces import auth, tools
 from memdir.faces import mcp as memdir_mcp
-from memdir.faces import tools
 from memdir.faces.auth import Memories, Principal, Principals
 
 pytestmark = pytest.mark.anyio
@@ -192,6 +192,32 @@ async def test_the_scope_given_at_start_holds(memories: Memories) -> None:
                 await client.read_resource("memdir://file/people/bob/gifts.md")
     finally:
         scoped.close()
+
+
+async def test_conversations_of_many_tenants_outlive_the_eviction_of_their_memories(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMDIR_MAX_OPEN at 1: each tenant's request evicts the other's memory (closed at once here); every
+    request still reaches its own tenant's memory, and a conversation keeps what its model has read."""
+    monkeypatch.setattr(auth, "RETIRE_SECONDS", 0.0)
+    few = Memories(root, transport="mcp", max_open=1)
+    acme, globex = Principal("a", "acme"), Principal("g", "globex")
+    try:
+        async with connect(few, acme) as a, connect(few, globex) as g:
+            for n in range(3):
+                for client, tenant in ((a, "acme"), (g, "globex")):
+                    failed, text, _ = await tool(client, "append_memory", path="log.md", line=f"{tenant} {n}")
+                    assert not failed, text
+                    failed, text, _ = await tool(client, "read_memory_file", path="log.md")
+                    assert not failed and f"{tenant} {n}" in text and ("globex" in text) == (tenant == "globex"), text
+                    few.of(Principal("o", "other")).list()  # a third tenant's request: it evicts (and closes) this one
+            failed, text, _ = await tool(a, "write_memory_file", path="log.md", content="acme, rewritten\n")
+            assert not failed and "without reading it" not in text  # the conversation read it, before the eviction
+        assert few.stats()["evicted"] >= 11
+    finally:
+        few.close()
+    assert (root / "tenants" / "acme" / "log.md").read_text().endswith("acme, rewritten\n")
+    assert "acme" not in (root / "tenants" / "globex" / "log.md").read_text()
 
 
 async def test_agent_writes_are_rate_limited_by_default(memories: Memories) -> None:

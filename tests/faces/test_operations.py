@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from serving import Served, Threaded, call
 from memdir.faces import asgi
 from memdir.faces.auth import Memories, Principal
 from memdir.faces.settings import Settings
+from memdir.remember.diary import rollup
 from memdir.stores import postgres as pg_store
 
 TOKEN = "an-operator-token-long-enough"
@@ -63,8 +65,62 @@ def test_health_and_readiness_need_no_token_and_metrics_do(tmp_path: Path) -> No
     assert metric(text, "memdir_refusals_total", reason="Conflict") == 1
     assert metric(text, "memdir_refusals_total", reason="NotFound") == 1
     assert metric(text, "memdir_request_seconds_count", route="/v1/files", method="PUT") == 2
-    assert metric(text, "memdir_open_memories", pid=str(os.getpid())) == 1
+    assert metric(text, "memdir_open_memories") == 1
     assert "missing.md" not in text  # routes are labels of few values, never paths
+
+
+def test_capture_health_is_in_the_metrics_without_a_tenant_label(tmp_path: Path) -> None:
+    """What an operator alerts on: captures by outcome, roll-ups by outcome, when each last succeeded."""
+    conversation = [{"role": "user", "content": "Remember that the flock launch moved to 2026-12-15."},
+                    {"role": "assistant", "content": "Noted: the flock launch is on 2026-12-15."}]
+    with Ops(Settings(root=str(tmp_path / "memory"), token=TOKEN)) as s:
+        before = time.time()
+        done = call("POST", f"{s.url}/v1/sessions", {"session_id": "chat-1", "transcript": conversation}, token=TOKEN)
+        assert done.status == 201 and done.json["status"] == "captured", done.json
+        assert done.json["path"].startswith("sessions/") and done.json["path"].endswith("-chat-1.md")
+        empty = call("POST", f"{s.url}/v1/sessions", {"session_id": "chat-2", "transcript": ""}, token=TOKEN)
+        assert empty.status == 201 and empty.json["status"] == "skipped", empty.json  # a trace under sessions/skipped/
+        bad = call("POST", f"{s.url}/v1/sessions", {"session_id": "chat-3"}, token=TOKEN)
+        assert bad.status == 400 and "the body needs transcript" in bad.error[1]
+        md = s.memories.of(Principal("default"))
+        assert md.read(done.json["path"]).meta["type"] == "session"
+        rollup(md, due=True)  # a roll-up the server's process runs (nothing is due yet: today is still open)
+        text = call("GET", f"{s.url}/metrics", token=TOKEN).text
+    assert metric(text, "memdir_captures_total", status="captured") == 1
+    assert metric(text, "memdir_captures_total", status="skipped") == 1
+    assert metric(text, "memdir_captures_total", status="failed") == 0  # a refused request is no failed capture
+    assert metric(text, "memdir_rollups_total", outcome="ok") == 1
+    assert before <= metric(text, "memdir_last_capture_timestamp_seconds") <= time.time()
+    assert metric(text, "memdir_last_rollup_timestamp_seconds") >= before
+    assert metric(text, "memdir_requests_total", route="/v1/sessions", method="POST", status="201") == 2
+    assert "chat-1" not in text and "tenant" not in text  # no session, path or tenant in a label
+
+
+def test_metrics_of_any_worker_report_the_whole_server(tmp_path: Path) -> None:
+    """`serve --workers 2`: every scrape, whichever worker answers it, counts the requests both served."""
+    folders = set(Path(tempfile.gettempdir()).glob("memdir-metrics-*"))
+    with Served(tmp_path / "memory", "--workers", "2") as s:
+        pids: set[int] = set()
+        deadline = time.monotonic() + 90
+        while len(pids) < 2 and time.monotonic() < deadline:
+            try:
+                reply = call("GET", f"{s.url}/healthz")
+            except OSError:
+                continue
+            if reply.status == 200:
+                pids.add(reply.json["pid"])
+        assert len(pids) == 2
+        for i in range(12):
+            assert call("PUT", f"{s.url}/v1/files/n{i}.md", {"body": f"note {i}"}).status == 201
+        deadline = time.monotonic() + 10
+        while metric(call("GET", f"{s.url}/metrics").text, "memdir_writes_total", route="/v1/files") < 12:
+            assert time.monotonic() < deadline, "the writes of one worker are missing from the other's metrics"
+            time.sleep(0.1)
+        for _ in range(6):  # whichever worker answers
+            text = call("GET", f"{s.url}/metrics").text
+            assert metric(text, "memdir_writes_total", route="/v1/files") == 12
+            assert metric(text, "memdir_open_memories") == 2  # each live worker holds the memory: summed
+    assert set(Path(tempfile.gettempdir()).glob("memdir-metrics-*")) <= folders  # serve removed its samples' folder
 
 
 def test_readiness_fails_when_the_store_is_gone(tmp_path: Path) -> None:

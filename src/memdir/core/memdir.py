@@ -543,7 +543,11 @@ class Memdir:
 
     def _unfinished(self) -> bool:
         """Whether the last change was a write that died before its index files were written (edits made by
-        hand and journaled by a read leave them to the next write: a read changes no file)."""
+        hand and journaled by a read leave them to the next write: a read changes no file). A lazy store (S3
+        for a server) is asked nothing at open: its recover() reports a dead writer's change, and index files
+        a failed render left behind follow the next write, as the catalog's seq says they lag."""
+        if getattr(self._store, "lazy", False):
+            return False
         last = self._store.journal(limit=1)
         return bool(last) and last[0].seq > self._store.derived() and last[0].op != "external"
 

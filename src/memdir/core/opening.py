@@ -6,7 +6,7 @@ import getpass
 import os
 from typing import Any
 
-from ..stores.locations import close_shared, open_shared, open_store, prepare_shared, scheme_of
+from ..stores.locations import close_shared, journaled, open_shared, open_store, prepare_shared, scheme_of
 from . import limits as limits_mod
 from .memdir import Memdir
 
@@ -79,7 +79,7 @@ class Database:
         store = open_shared(self.location, name, pool_size=self.pool_size)
         try:
             md = Memdir(store, self.limits, actor=actor or self.actor or default_actor(), agent=self.agent)
-            if self.scheme == "s3" and not store.journal(limit=1) and store.list():
+            if self.scheme == "s3" and not journaled(store) and store.list():
                 md.sync()  # objects another tool put there: journaled, as `open` does (rows in PostgreSQL come only from memdir)
             return md
         except BaseException:

@@ -11,27 +11,32 @@ roll-up locks and the journal.
 
 `Operations` wraps the app: `GET /healthz` (the process answers), `GET
 /readyz` (the store answers: 503 with the reason when it does not), both
-without a token so a load balancer can ask; and the Prometheus metrics of
-this process at `GET /metrics`, behind the token like every other route:
-requests and latencies by route and status, writes, refusals by reason, the
-open memories and the PostgreSQL pool. Each worker counts its own; scrape
-them as separate targets or sum by the `pid` label.
+without a token so a load balancer can ask; and the Prometheus metrics at
+`GET /metrics`, behind the token like every other route: requests and
+latencies by route and status, writes, refusals by reason, captures and
+roll-ups by outcome and when each last succeeded (`remember.counts`; no tenant
+label, so their number is bounded), the open memories and the PostgreSQL pool.
+Under `--workers N` any worker's answer is the whole server's: counters summed
+over every worker that ran, gauges summed over the live ones (prometheus_client's
+multiprocess mode, in a private folder `serve` makes and removes).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import MemdirError
+from ..remember import counts
 from ..stores.locations import pool_stats
 from . import http, mcp
 from .auth import Memories, Proxies
@@ -40,8 +45,9 @@ from .settings import ENV, Settings
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode: its samples' folder
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_ROUTES = ("/v1/files", "/v1/index", "/v1/search", "/v1/context", "/v1/history", "/v1/undo", "/mcp", "/ui",
+_ROUTES = ("/v1/files", "/v1/index", "/v1/search", "/v1/context", "/v1/history", "/v1/undo", "/v1/sessions", "/mcp", "/ui",
            "/openapi.json", "/metrics", "/healthz", "/readyz")
 _WRITES = {"PUT", "DELETE", "POST"}
 HeaderDeadline = http._protocol(http.HEADER_TIMEOUT)  # uvicorn's protocol by import string, for worker processes
@@ -58,11 +64,14 @@ def route_of(path: str) -> str:
 
 
 class Metrics:
-    """One process's counters, in a registry of its own (two apps in one process never share one)."""
+    """One app's metrics. In one process, a registry of its own (two apps in one process never share one);
+    under `serve --workers N` (`PROMETHEUS_MULTIPROC_DIR`, a private folder `serve` makes), every worker
+    writes its samples to that folder and a scrape of any worker reads all of them: the whole server."""
 
     def __init__(self, memories: Memories) -> None:
         self.memories = memories
         self.registry = CollectorRegistry()
+        self.shared = os.environ.get(MULTIPROC_ENV) or None  # the workers' folder, or None: this process alone
         self.requests = Counter("memdir_requests", "HTTP requests answered", ["route", "method", "status"],
                                 registry=self.registry)
         self.latency = Histogram("memdir_request_seconds", "Time to answer an HTTP request", ["route", "method"],
@@ -72,7 +81,25 @@ class Metrics:
                               registry=self.registry)
         self.refusals = Counter("memdir_refusals", "Requests refused, by the error type answered", ["reason"],
                                 registry=self.registry)
-        self.registry.register(_Held(memories))
+        self.captures = Counter("memdir_captures", "Conversations captured, by outcome (captured, pending: kept raw "
+                                "after a summariser error, skipped: nothing to keep, failed: the capture raised)",
+                                ["status"], registry=self.registry)
+        self.rollup_steps = Counter("memdir_rollup_steps", "Roll-up steps by kind and outcome (raced: done by another "
+                                    "worker)", ["kind", "status"], registry=self.registry)
+        self.rollups = Counter("memdir_rollups", "Roll-up runs, ok or failed (raised)", ["outcome"], registry=self.registry)
+        self.last = {what: Gauge(f"memdir_last_{what}_timestamp_seconds", f"When the last {what} {done} (0: none yet)",
+                                 registry=self.registry, multiprocess_mode="max")
+                     for what, done in (("capture", "was captured"), ("rollup", "ran without a failed step"))}
+        self.held = Gauge("memdir_open_memories", "Memories the server holds open", registry=self.registry,
+                          multiprocess_mode="livesum")
+        self.most = Gauge("memdir_open_memories_max", "The most memories it keeps open", registry=self.registry,
+                          multiprocess_mode="livesum")
+        self.evicted = Gauge("memdir_memories_evicted", "Memories closed to stay within the most",
+                             registry=self.registry, multiprocess_mode="livesum")
+        self.pool = Gauge("memdir_pool_connections", "PostgreSQL pool connections by state", ["database", "state"],
+                          registry=self.registry, multiprocess_mode="livesum")
+        self._counted = counts.snapshot()  # what capture and roll-up had counted when this app began
+        self.refresh()
 
     def observe(self, method: str, path: str, status: int, seconds: float, reason: str | None) -> None:
         route = route_of(path)
@@ -82,38 +109,47 @@ class Metrics:
             self.writes.labels(route).inc()
         if status >= 400:
             self.refusals.labels(reason or f"http_{status}").inc()
+        self.refresh()
 
-    def text(self) -> bytes:
-        return bytes(generate_latest(self.registry))
-
-
-class _Held:
-    """Gauges read when scraped: the memories this process holds and its PostgreSQL pools' connections."""
-
-    def __init__(self, memories: Memories) -> None:
-        self.memories = memories
-
-    def describe(self) -> Iterable[Any]:
-        return []
-
-    def collect(self) -> Iterable[Any]:
-        pid = str(os.getpid())
+    def refresh(self) -> None:
+        """Bring the gauges and the capture counts up to this process's state (after each request: a worker
+        holds what it served, and the capture a request made is counted by the worker that made it)."""
         stats = self.memories.stats()
-        held = GaugeMetricFamily("memdir_open_memories", "Memories this process holds open", labels=["pid"])
-        held.add_metric([pid], stats["open"])
-        yield held
-        most = GaugeMetricFamily("memdir_open_memories_max", "The most memories it keeps open", labels=["pid"])
-        most.add_metric([pid], stats["max_open"])
-        yield most
-        evicted = GaugeMetricFamily("memdir_memories_evicted", "Memories closed to stay within the most", labels=["pid"])
-        evicted.add_metric([pid], stats["evicted"])
-        yield evicted
-        pool = GaugeMetricFamily("memdir_pool_connections", "PostgreSQL pool connections by state",
-                                 labels=["pid", "database", "state"])
+        self.held.set(stats["open"])
+        self.most.set(stats["max_open"])
+        self.evicted.set(stats["evicted"])
         for where, numbers in pool_stats().items():
             for state in ("used", "idle", "max", "waiting"):
-                pool.add_metric([pid, where, state], numbers[state])
-        yield pool
+                self.pool.labels(where, state).set(numbers[state])
+        now, was = counts.snapshot(), self._counted
+        if now == was:
+            return
+        self._counted = now
+        for status, n in now.captures.items():
+            if n > was.captures.get(status, 0):
+                self.captures.labels(status).inc(n - was.captures.get(status, 0))
+        for (kind, status), n in now.rollups.items():
+            if n > was.rollups.get((kind, status), 0):
+                self.rollup_steps.labels(kind, status).inc(n - was.rollups.get((kind, status), 0))
+        for outcome, n in now.rollup_runs.items():
+            if n > was.rollup_runs.get(outcome, 0):
+                self.rollups.labels(outcome).inc(n - was.rollup_runs.get(outcome, 0))
+        for what, when in (("capture", now.last_capture), ("rollup", now.last_rollup)):
+            if when:
+                self.last[what].set(when)
+
+    def text(self) -> bytes:
+        self.refresh()
+        if self.shared is None:
+            return bytes(generate_latest(self.registry))
+        every = CollectorRegistry()
+        MultiProcessCollector(every, path=self.shared)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(every))
+
+    def close(self) -> None:
+        """A worker that stops takes its gauges out of the server's sum (a killed one's stay until restart)."""
+        if self.shared is not None:
+            mark_process_dead(os.getpid(), self.shared)  # type: ignore[no-untyped-call]
 
 
 class Operations:
@@ -123,6 +159,14 @@ class Operations:
         self.app, self.memories, self.metrics = app, memories, metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            async def stopping(message: Message) -> None:
+                if message["type"] == "lifespan.shutdown.complete":
+                    self.metrics.close()
+                await send(message)
+
+            await self.app(scope, receive, stopping)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -189,9 +233,14 @@ def run_workers(settings: Settings, sock: Any, workers: int, banner: Any) -> Non
     from uvicorn.supervisors import Multiprocess
 
     os.environ[ENV] = settings.to_env()  # what each worker's create_app() reads
+    samples = tempfile.mkdtemp(prefix="memdir-metrics-")  # private (0700): the workers' metrics, summed by a scrape
+    os.environ[MULTIPROC_ENV] = samples  # read by prometheus_client when a worker imports it
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config("memdir.faces.asgi:create_app", factory=True, workers=workers,
                             http="memdir.faces.asgi:HeaderDeadline", log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=3, proxy_headers=False)
     print(banner(f"http://{f'[{host}]' if ':' in host else host}:{port}") + f"  [{workers} worker processes]", flush=True)
-    Multiprocess(config, sockets=[sock]).run()
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    finally:
+        shutil.rmtree(samples, ignore_errors=True)

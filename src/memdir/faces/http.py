@@ -35,6 +35,7 @@ from starlette.routing import Route
 from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
+from ..remember import capture as capture_mod
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
 from .openapi import document
@@ -221,6 +222,7 @@ class Api:
             route("/v1/history", self.history, "GET"),
             route("/v1/history/{path:path}", self.history, "GET"),
             route("/v1/undo/{path:path}", self.undo, "POST"),
+            route("/v1/sessions", self.capture, "POST"),
         ]
 
     @staticmethod
@@ -360,6 +362,43 @@ class Api:
         if m.change != "deleted":
             out["version"] = m.version
         return JSONResponse(out)
+
+    async def capture(self, request: Request) -> Response:
+        """Capture one conversation (`memdir.capture`): `{"session_id", "transcript", "at"}`, the transcript
+        as text (plain, JSON messages, JSONL) or a list of messages. A transcript with nothing to keep is
+        still an answer (status skipped), never an error: capture leaves a trace of every attempt."""
+        md = self.memdir(request)
+        args = await _capture_arguments(request)
+        done = await run_in_threadpool(lambda: capture_mod.capture(md, args["session_id"], args["transcript"],
+                                                                   at=args.get("at"), event="http"))
+        return JSONResponse(done.to_dict(), status_code=201 if done.change == "created" else 200)
+
+
+_CAPTURE_FIELDS: dict[str, tuple[type, ...]] = {"session_id": (str,), "transcript": (str, list), "at": (str,)}
+
+
+async def _capture_arguments(request: Request) -> dict[str, Any]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise ApiError(415, "UnsupportedMediaType",
+                       f"Content-Type {kind or '(none)'!r} is not accepted; send application/json "
+                       '{"session_id": ..., "transcript": ...}')
+    try:
+        args = json.loads(_text(await _body(request)))
+    except (json.JSONDecodeError, RecursionError):
+        raise ApiError(400, "BadRequest", "the body is not a JSON object; send {\"session_id\": ..., \"transcript\": ...}") from None
+    if not isinstance(args, dict):
+        raise ApiError(400, "BadRequest", f"the body must be a JSON object with session_id and transcript, got {type(args).__name__}")
+    for key, value in args.items():
+        want = _CAPTURE_FIELDS.get(key)
+        if want is None:
+            raise ApiError(400, "BadRequest", f"unknown field {key!r}; a capture takes {', '.join(_CAPTURE_FIELDS)}")
+        if not isinstance(value, want):
+            raise ApiError(400, "BadRequest", f"{key} must be {' or '.join(t.__name__ for t in want)}, got {type(value).__name__}")
+    missing = [k for k in ("session_id", "transcript") if k not in args]
+    if missing:
+        raise ApiError(400, "BadRequest", f"the body needs {' and '.join(missing)}: the conversation's id and its text or messages")
+    return args
 
 
 # ---------------------------------------------------------------- the guard

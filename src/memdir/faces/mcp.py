@@ -100,14 +100,19 @@ class Conversations:
         return principal
 
     def of(self, ctx: Any) -> Conversation:
+        """The conversation of this request, on the memory `Memories` holds for its principal now: every
+        request asks it, so a busy conversation stays recently used, and one whose memory was evicted (and
+        closed) goes on with the memory opened again, keeping what its model has read."""
         principal = self.principal(ctx)
         handshake = ctx.request is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         key = (principal, ctx.request.headers.get(SESSION_HEADER) if handshake else None)
+        md = self.memories.of(principal)
         found = self.open.get(key)
         if found is not None:
             self.open.move_to_end(key)  # kept in order of use: the longest idle goes first
+            if found.md is not md:
+                found.md, found.session.md = md, md.for_agent()
             return found
-        md = self.memories.of(principal)
         found = self.open[key] = Conversation(md, tools.Session(md))
         if len(self.open) > KEPT:
             self.open.popitem(last=False)

@@ -312,5 +312,24 @@ def document() -> dict[str, Any]:
                     "responses": {"200": _json({"type": "object"}, "What the file is now"), **_errors(400, 401, 403, 404, 409, 429)},
                 },
             },
+            "/v1/sessions": {"post": {
+                "summary": "Capture a conversation into sessions/ (memdir.capture): a record, or a trace of why not",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["session_id", "transcript"], "additionalProperties": False,
+                    "properties": {
+                        "session_id": {"type": "string"},
+                        "transcript": {"type": ["string", "array"], "description": "Text (plain, JSON messages, JSONL) "
+                                       "or a list of {role, content} messages"},
+                        "at": {"type": "string", "description": "When the session happened (ISO 8601); default its "
+                               "last timestamp, else now"},
+                    }}}}},
+                "responses": {"200": _json(CAPTURED, "The record replaced, or the attempt skipped or pending"),
+                              "201": _json(CAPTURED, "The record written"), **_errors(400, 401, 403, 413, 415, 429)},
+            }},
         },
     }
+
+
+CAPTURED = {"type": "object", "required": ["session", "status", "path", "change", "reason"], "properties": {
+    "session": {"type": "string"}, "status": {"enum": ["captured", "pending", "skipped"]}, "path": NULLABLE,
+    "change": {"type": "string"}, "reason": {"type": "string"}}}

@@ -37,7 +37,7 @@ from .. import dates, model, paths
 from ..core import guard
 from ..core.memdir import Op
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded, MemdirError, NotFound
-from . import summarize, timeline, transcripts
+from . import counts, summarize, timeline, transcripts
 from .activity import Activity
 from .summarize import LISTS, SessionSummary, Summarizer, describe
 from .transcripts import Transcript, TranscriptError, redact, redact_value, redacted
@@ -298,7 +298,21 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     transcript's last timestamp, else now); relative dates in the record are
     resolved against it. `event` notes what triggered the capture (e.g. SessionEnd).
     `max_bytes`: what is read of a transcript file at most (default: `transcript_cap`).
+    Every attempt is counted for a server's metrics (`counts`), a raised one as failed.
     """
+    safe_id(session_id)  # a bad id is the caller's mistake, not a failed capture
+    try:
+        done = _capture(md, session_id, transcript, actor=actor, at=at, summarizer=summarizer, event=event,
+                        max_bytes=max_bytes)
+    except BaseException:
+        counts.captured("failed")
+        raise
+    counts.captured(done.status)
+    return done
+
+
+def _capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None, at: Any,
+             summarizer: Summarizer | None, event: str | None, max_bytes: int | None) -> Captured:
     safe_id(session_id)
     sid = session_id.strip()
     md = _as(md.for_agent(rate=False), actor)  # a record of a model's session keeps to the agent's sizes

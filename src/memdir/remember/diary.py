@@ -48,6 +48,7 @@ from ..errors import Conflict, InvalidArgument, MemdirError, NotFound
 from ..stores.locations import folder_of, scheme_of
 from ..stores.sqlite import database_path
 from . import consolidate as upkeep
+from . import counts
 from .capture import ARCHIVED, RAW, SESSIONS, day_of, retry_pending, settings, summarizer_for
 from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, SessionSummary, Summarizer, describe
 
@@ -523,8 +524,21 @@ def rollup(md: Memdir, *, day_label: str | None = None, week: str | None = None,
     backfill (`Diary.backfill`) only plans unless `yes`: its report's `needs_yes` says why.
     `consolidate` then adds `consolidate.plan`'s actions as `proposed` (or `held`) steps: a roll-up runs
     unattended, so it never applies them; a person reviews them with `memdir consolidate --apply`.
+    Every run is counted for a server's metrics (`counts`): its steps by kind and status, or failed if it raised.
     """
     check_request(day_label, week, month, due)
+    try:
+        report = _rollup(md, day_label, week, month, due, now, dry_run, summarizer, retention, consolidate, yes)
+    except BaseException:
+        counts.rolled(None)
+        raise
+    counts.rolled([(s.kind, s.status) for s in report.steps])
+    return report
+
+
+def _rollup(md: Memdir, day_label: str | None, week: str | None, month: str | None, due: bool,
+            now: dt.datetime | None, dry_run: bool, summarizer: Summarizer | None, retention: Retention | None,
+            consolidate: bool, yes: bool) -> Report:
     diary = Diary(md, summarizer or summarizer_for(md), now or dt.datetime.now(dt.UTC), dry_run,
                   retention or Retention.load(settings(md, "diary")))
     diary.report.dry_run = dry_run

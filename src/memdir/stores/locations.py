@@ -95,6 +95,12 @@ def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_si
     return open_store(text, tenant)[0]
 
 
+def journaled(store: Store) -> bool:
+    """Whether memdir ever journaled the store's tenant (S3 on a shared client remembers it, asking nothing)."""
+    known = getattr(store, "journaled", None)
+    return bool(known()) if known is not None else bool(store.journal(limit=1))
+
+
 def prepare_shared(location: str, pool_size: int | None = None) -> None:
     """Make what `open_shared` will share now (the PostgreSQL pool, after its schema and role check)."""
     if scheme_of(location) == "postgresql":

@@ -39,6 +39,10 @@ S3 has no transactions, so a change is ordered by conditional writes:
    writers always list it. A reader's catalog thus shows a commit once its
    writer has applied it.
 
+On the process's shared client (`memdir.connect(url).tenant(t)`, `lazy`) an
+open asks nothing: the journal loads on first use, and `recover()` reads the
+lease only when `s3shared` cannot say that none has expired since it last did.
+
 Versions are the journal seq that wrote the content (kept in the object's
 metadata), never an ETag: an ETag is a hash of the bytes and would repeat
 when undo restores old content. Objects put there by other tools get a
@@ -55,7 +59,6 @@ import builtins
 import hashlib
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -70,7 +73,11 @@ from .. import paths
 from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
+from . import s3shared
 from .base import Blob, Change, Record, check_change, in_prefixes, take_token, version_of
+from .s3shared import parse_url as parse_url  # re-exported: `remember.diary`
+from .s3shared import ping as ping  # re-exported: `locations.ping_location`
+from .s3shared import shared_client
 
 log = logging.getLogger(__name__)
 VERSION_KEY = "memdir-version"
@@ -108,15 +115,6 @@ def _servable(path: str) -> bool:
         return False
 
 
-def parse_url(url: str) -> tuple[str, str]:
-    """(bucket, prefix without slashes) of `s3://bucket/prefix`."""
-    rest = url.split("://", 1)[1]
-    bucket, _, prefix = rest.partition("/")
-    if not bucket:
-        raise StoreError(f"{url!r} names no bucket; use s3://bucket/prefix")
-    return bucket, prefix.strip("/")
-
-
 class S3Store:
     """One tenant in an S3 bucket (or any S3-compatible server with conditional writes)."""
 
@@ -135,7 +133,7 @@ class S3Store:
         self.where = f"s3://{self.bucket}/{self.base}"
         self.key = self.where
         self._shared = shared  # the process's client for this endpoint (`shared_client`), never closed here
-        self.s3 = shared_client(self.where) if shared else _client(self.where)
+        self.s3 = shared_client(self.where) if shared else s3shared.new_client(self.where)
         self.endpoint = str(self.s3.meta.endpoint_url)
         self._mutex = threading.RLock()
         self._depth = 0
@@ -158,15 +156,16 @@ class S3Store:
         self._seen: dict[str, tuple[str, str] | None] = {}  # (version, ETag) read under the lease
         self._dirty = False  # a commit of ours is journaled but not fully applied
         self._looked = 0.0  # when we last read another writer's lease
-        seen = (os.getpid(), self.endpoint, self.bucket)
-        if shared and seen in _BUCKETS:
+        self._memo = f"{self.endpoint} {self.where}"  # what the process knows of this tenant (`s3shared`)
+        self.lazy = shared  # an open asks S3 nothing: recover() and the journal wait for their first use
+        if shared and s3shared.bucket_known(self.endpoint, self.bucket):
             return  # a shared client checks each bucket once
         try:
             self._call(self.s3.head_bucket, Bucket=self.bucket)
         except _Missing:
             raise NotFound(f"bucket {self.bucket!r} does not exist at {self.endpoint}; create it first") from None
         if shared:
-            _BUCKETS.add(seen)
+            s3shared.bucket_found(self.endpoint, self.bucket)
 
     # ------------------------------------------------------------ S3 calls
 
@@ -343,6 +342,19 @@ class S3Store:
                 self._known[target] = (_md5(rec.new), rec.new_version)
             self._head = seq
         self._head_key = key
+        if self._head:
+            s3shared.saw_journal(self._memo)
+
+    def journaled(self) -> bool:
+        """Whether memdir ever journaled this tenant; on a shared client known without a request once the
+        process saw its journal (journal objects are never deleted)."""
+        if self.lazy and s3shared.journaled(self._memo):
+            return True
+        with self._mutex:
+            found = bool(self.journal(limit=1))
+        if found:
+            s3shared.saw_journal(self._memo)
+        return found
 
     def changes(self, since: int) -> tuple[int, builtins.list[tuple[str, Entry | None]]]:
         with self._mutex:
@@ -446,8 +458,12 @@ class S3Store:
 
     def _take_over(self) -> bool:
         """Take the lease if its holder let it expire (If-Match: only one taker wins)."""
+        asked = time.time()
         got = self._read("lock")
-        if got is None or float(json.loads(got[0]).get("expires", 0)) >= time.time():
+        expires = asked + self.lease_seconds if got is None else float(json.loads(got[0]).get("expires", 0))
+        if got is None or expires >= time.time():
+            if self.lazy:  # no lease of this tenant can expire before then: recover() need not ask again
+                s3shared.clear_until(self._memo, expires)
             return False
         try:
             self._lease = self._put("lock", self._lease_body(), IfMatch=str(got[1]["ETag"]).strip('"'))
@@ -509,7 +525,10 @@ class S3Store:
         if etag is None:
             return
         try:
+            given = time.time()
             self._delete("lock", IfMatch=etag)
+            if self.lazy:
+                s3shared.clear_until(self._memo, given + self.lease_seconds)
         except _Condition:
             pass  # our lease expired and another writer holds it now
         except StoreError as e:  # the work is done; the lease expires by itself
@@ -695,16 +714,21 @@ class S3Store:
         raise StoreError(f"{self.where}: the rate-limit object keeps changing under us; retry")
 
     def recover(self) -> builtins.list[str]:
-        """Finish the newest commit if its writer died holding the lease (one GET when there is none)."""
+        """Finish the newest commit if its writer died holding the lease: one GET when there is none, and on
+        a shared client none while the process knows no lease can have expired (`s3shared.clear`)."""
         with self._mutex:
-            if self._depth or not self._take_over():
+            if self._depth or (self.lazy and s3shared.clear(self._memo)) or not self._take_over():
                 return []  # no lease left behind (the last writer finished), or a live writer holds it
             self._beat()
             self._depth += 1
             try:
                 self._pull()
                 self._settled = ""  # the holder died: its newest commit may be half applied
-                return self._settle()
+                notes = self._settle()
+                last = self._records.get(self._head)
+                if self.lazy and not notes and last is not None and last.op != "external" and self._head > self.derived():
+                    notes = [f"change #{self._head} to {last.path} was committed, its MEMORY.md files were not: rendering them"]
+                return notes  # (a lazy open asks nothing else: Memdir renders the index files on these notes)
             finally:
                 self._depth -= 1
                 self._release()
@@ -714,33 +738,6 @@ class S3Store:
             self._release()
             if not self._shared:
                 self.s3.close()
-
-
-_CLIENTS: dict[tuple[int, str], Any] = {}  # (pid, endpoint setting) -> the process's client (boto3 clients are thread-safe)
-_BUCKETS: set[tuple[int, str, str]] = set()  # buckets a shared client has found
-_CLIENTS_LOCK = threading.Lock()
-
-
-def _client(where: str) -> Any:
-    import boto3
-    import botocore.config
-    import botocore.exceptions
-
-    config = botocore.config.Config(retries={"max_attempts": 4, "mode": "standard"}, max_pool_connections=32)
-    try:
-        return boto3.client("s3", config=config)
-    except botocore.exceptions.BotoCoreError as e:
-        raise StoreError(f"{where}: cannot make an S3 client: {e}; check the AWS settings") from None
-
-
-def shared_client(where: str = "s3") -> Any:
-    """One S3 client per endpoint for the whole process (making one costs ~20 ms; a tenant opened on it, none)."""
-    key = (os.getpid(), os.environ.get("AWS_ENDPOINT_URL", ""))
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            client = _CLIENTS[key] = _client(where)
-        return client
 
 
 class _Condition(Exception):
@@ -757,15 +754,3 @@ def _record(raw: dict[str, Any]) -> Record:
         dest=raw.get("dest"), old_version=raw.get("old_version"), new_version=raw.get("new_version"),
         old=_unb64(raw.get("old")), new=_unb64(raw.get("new")), undoes=raw.get("undoes"),
     )
-
-
-def ping(url: str) -> None:
-    """HEAD the bucket of `url` with the shared client; StoreError (or NotFound) if S3 does not answer."""
-    import botocore.exceptions
-
-    bucket, _ = parse_url(url)
-    client = shared_client(url)
-    try:
-        client.head_bucket(Bucket=bucket)
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
-        raise StoreError(f"s3://{bucket}: {e}") from None
