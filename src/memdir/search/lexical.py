@@ -316,7 +316,8 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
             held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
     if not held or max(held.values()) < cover:
         return {}  # nothing holds enough of the query: it is not answered here
-    return {p: s for p, s in ranked if held.get(p, 0.0) >= cover * evidence.BESIDE}
+    turns = evidence.runs(p for p, _ in ranked)  # beside a hit, a conversation's turns are ranked, not gated
+    return {p: s for p, s in ranked if p in turns or held.get(p, 0.0) >= cover * evidence.BESIDE}
 
 
 def top(index: LexicalIndex, query: Query, k: int, where: Filter,
