@@ -450,10 +450,11 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float) -> list[tuple[str, float]]:
+def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float,
+             answered: bool = False) -> list[tuple[str, float]]:
     """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
     with searcher.lock:
-        return lexical.rank(searcher.index(), query, n, where, cover)
+        return lexical.rank(searcher.index(), query, n, where, cover, answered=answered)
 
 
 def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
@@ -510,11 +511,14 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
-    matched = {p for p, _ in lexical_side}
     floor = settings.floor or sem.index.floor
     sure = settings.floor or SURE * floor  # a topic file shown on its meaning alone needs more than a turn
-    turns = evidence.runs([*matched, *ranked])
-    shown = matched | {p for p in ranked if found[p][0] >= (floor if p in turns else sure)}  # no padding
+    turns = evidence.runs([*(p for p, _ in lexical_side), *ranked])
+    close = {p for p in ranked if found[p][0] >= (floor if p in turns else sure)}
+    if close and not lexical_side and parsed and cover > 0:  # the meaning answered it: the words beside count too
+        lexical_side = _lexical(searcher, parsed, depth, where, cover, answered=True)
+    matched = {p for p, _ in lexical_side}
+    shown = matched | close  # no padding: evidence, or a close meaning
     if mode == "semantic":
         scores = {p: found[p][0] for p in ranked if p in shown}
     elif settings.fusion == "rrf":
