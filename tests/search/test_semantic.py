@@ -260,6 +260,23 @@ def test_a_topic_file_shown_on_its_meaning_alone_needs_more_than_a_conversations
         hybrid.close(md)
 
 
+def test_a_query_the_meaning_answers_keeps_the_turns_its_words_find_beside_it(root: Path) -> None:
+    text = "understand relationship democracy photograph professor strategy kettle lantern orchard"
+    query = "understood relativity democrat photography professional strategic violin"
+    emb = FakeEmbedder()
+    with memdir.open(root) as md:
+        for number, turn in enumerate([text, "Lovely weather today.", "More tea?", "Liam: I play the violin in a quartet."], 1):
+            md.write(f"chat/session-01/D1-{number}.md", turn)
+        md.write("notes/music.md", "The violin needs new strings.")
+        hybrid.reindex(md, embedder=emb)
+        assert md.search(query, mode="lexical") == []  # "violin" alone holds too little of the query
+        found = [h.path for h in md.search(query, mode="hybrid")]
+        hybrid.close(md)
+    assert "chat/session-01/D1-1.md" in found  # answered on its meaning
+    assert "chat/session-01/D1-4.md" in found  # so the turn its words find is kept beside it
+    assert "notes/music.md" not in found  # a topic file beside it still needs its share of the query
+
+
 def test_closing_a_memory_closes_its_vector_index(root: Path) -> None:
     md = memdir.open(root)
     conversation(md)

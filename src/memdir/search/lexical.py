@@ -318,8 +318,18 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
             held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
     if not answered and (not held or max(held.values()) < cover):
         return {}  # nothing holds enough of the query: it is not answered here
-    turns = evidence.runs(p for p, _ in ranked)  # beside a hit, a conversation's turns are ranked, not gated
-    return {p: s for p, s in ranked if p in turns or held.get(p, 0.0) >= cover * evidence.BESIDE}
+    beside = cover * evidence.BESIDE
+    talk = turns(index, [p for p, _ in ranked if held.get(p, 0.0) < beside], where)
+    return {p: s for p, s in ranked if p in talk or held.get(p, 0.0) >= beside}  # a talk's turns: ranked, not gated
+
+
+def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:
+    """Those of `paths` that are turns of a numbered run: another file of the run is among them or in the index."""
+    found = evidence.runs(paths)
+    lone = {p: neighbours(p) for p in paths if p not in found}
+    wanted = sorted({q for near in lone.values() for q in near})
+    known = index.exists(wanted, where) if wanted else set()
+    return found | {p for p, near in lone.items() if any(q in known for q in near)}
 
 
 def top(index: LexicalIndex, query: Query, k: int, where: Filter,

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
-from . import Searcher, embed, evidence, lexical, vector_location
+from . import Searcher, embed, lexical, vector_location
 from .evidence import COVER
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
@@ -513,8 +513,10 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
     floor = settings.floor or sem.index.floor
     sure = settings.floor or SURE * floor  # a topic file shown on its meaning alone needs more than a turn
-    turns = evidence.runs([*(p for p, _ in lexical_side), *ranked])
-    close = {p for p in ranked if found[p][0] >= (floor if p in turns else sure)}
+    likely = [p for p in ranked if found[p][0] >= floor]
+    with searcher.lock:
+        talk = lexical.turns(searcher.index(), likely, where) if likely else set()
+    close = {p for p in likely if p in talk or found[p][0] >= sure}
     if close and not lexical_side and parsed and cover > 0:  # the meaning answered it: the words beside count too
         lexical_side = _lexical(searcher, parsed, depth, where, cover, answered=True)
     matched = {p for p, _ in lexical_side}
