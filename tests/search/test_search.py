@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import memdir
 from memdir import InvalidArgument, LimitExceeded, SearchHit
 from memdir.faces.cli import main
-from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, embed, match_expression, terms
+from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, embed, evidence, match_expression, terms
 from memdir.search.lexical import neighbours
 
 
@@ -411,3 +411,22 @@ def test_without_re2_grep_refuses_nested_repetition(md: memdir.Memdir, monkeypat
     for pattern in ("(a+)+$", "(a*b?)*", r"(a)\1"):
         with pytest.raises(InvalidArgument, match="can take exponential time; simplify it, or install google-re2"):
             md.grep(pattern)
+
+
+def test_beside_a_hit_a_conversations_turns_are_ranked_and_topic_files_still_need_evidence(tmp_path: Path) -> None:
+    turns = ["Emma: Our piano recital is on 3 May at the town hall.", "Liam: Which pieces will you play?",
+             "Emma: Two nocturnes; I practise the piano every evening.", "Liam: Good luck!"]
+    with memdir.open(tmp_path / "m") as md:
+        for number, text in enumerate(turns, 1):
+            md.write(f"chat/session-01/D1-{number}.md", text)
+        md.write("notes/shopping.md", "Buy a piano stool cushion and printer paper.")
+        md.write("notes/Kyoto 2025.md", "Temples, a piano bar in Gion, and the bamboo grove.")  # a number, not a run
+        found = [h.path for h in md.search("piano recital date at the town hall")]
+    assert found[0] == "chat/session-01/D1-1.md"  # the best hit holds the query: it is answered here
+    assert "chat/session-01/D1-3.md" in found  # a turn of the same talk holding little of it still ranks
+    assert "notes/shopping.md" not in found and "notes/Kyoto 2025.md" not in found  # "piano" alone is no answer
+
+
+def test_a_run_is_two_files_numbered_alike_in_one_folder() -> None:
+    assert evidence.runs(["c/s1/D1-3.md", "c/s1/D1-7.md", "c/s2/D2-1.md", "Travel/Kyoto 2025.md", "notes/a.md"]) \
+        == {"c/s1/D1-3.md", "c/s1/D1-7.md"}

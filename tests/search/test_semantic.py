@@ -240,6 +240,43 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
     assert (hits[0].path, hits[0].line) == ("notes/trip.md", path.read_text().splitlines().index("The hotel had a sauna.") + 1)
 
 
+def test_a_topic_file_shown_on_its_meaning_alone_needs_more_than_a_conversations_turn(root: Path) -> None:
+    # The fake model reads the first six letters of each word: the query shares meaning with the text
+    # (understood ~ understand, ...) and no word the full-text index would match.
+    text = "understand relationship democracy photograph professor strategy kettle lantern orchard pebble"
+    query = "understood relativity democrat photography professional strategic"
+    emb = FakeEmbedder()
+    floor = calibration.floor(emb.embed)
+    rows = emb.embed([query, text])
+    assert floor <= float(rows[0] @ rows[1]) < hybrid.SURE * floor  # above the floor, below what a topic needs
+    with memdir.open(root) as md:
+        md.write("notes/civics.md", text)
+        md.write("chat/session-01/D1-1.md", text)
+        md.write("chat/session-01/D1-2.md", "Lovely weather today.")
+        hybrid.reindex(md, embedder=emb)
+        assert [h.path for h in md.search(query, mode="semantic")] == ["chat/session-01/D1-1.md"]
+        found = [h.path for h in md.search(query, mode="hybrid")]  # the turn, and the turn after it as its neighbour
+        assert found == ["chat/session-01/D1-1.md", "chat/session-01/D1-2.md"]
+        hybrid.close(md)
+
+
+def test_a_query_the_meaning_answers_keeps_the_turns_its_words_find_beside_it(root: Path) -> None:
+    text = "understand relationship democracy photograph professor strategy kettle lantern orchard"
+    query = "understood relativity democrat photography professional strategic violin"
+    emb = FakeEmbedder()
+    with memdir.open(root) as md:
+        for number, turn in enumerate([text, "Lovely weather today.", "More tea?", "Liam: I play the violin in a quartet."], 1):
+            md.write(f"chat/session-01/D1-{number}.md", turn)
+        md.write("notes/music.md", "The violin needs new strings.")
+        hybrid.reindex(md, embedder=emb)
+        assert md.search(query, mode="lexical") == []  # "violin" alone holds too little of the query
+        found = [h.path for h in md.search(query, mode="hybrid")]
+        hybrid.close(md)
+    assert "chat/session-01/D1-1.md" in found  # answered on its meaning
+    assert "chat/session-01/D1-4.md" in found  # so the turn its words find is kept beside it
+    assert "notes/music.md" not in found  # a topic file beside it still needs its share of the query
+
+
 def test_closing_a_memory_closes_its_vector_index(root: Path) -> None:
     md = memdir.open(root)
     conversation(md)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -52,6 +52,21 @@ much many lot lots few little bit good bad better best well way ways kind sort t
 need needs want wants like likes know knows knew think thinks thought say says said tell tells told
 also still ever really actually maybe perhaps probably please thanks thank ok okay yes yeah
 """.split())
+
+_RUN = re.compile(r"^(.*?)\d+(\D*)$")
+
+
+def runs(paths: Iterable[str]) -> set[str]:
+    """The paths that are turns of a numbered run: another of `paths` has its folder and its name but for
+    the last number (`D1-3.md` beside `D1-7.md`; a lone `Kyoto 2025.md` is a topic, not a run)."""
+    keys: dict[tuple[str, str, str], list[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        m = _RUN.match(name)
+        if m is not None:
+            keys.setdefault((folder, m.group(1), m.group(2)), []).append(path)
+    return {p for group in keys.values() if len(group) > 1 for p in group}
+
 
 def _prefix(s: str) -> str:
     # A Porter stem keeps the start of its word but may end in a letter the word lacks ("cri" for "cry").

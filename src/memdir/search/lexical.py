@@ -255,10 +255,12 @@ def neighbours(path: str) -> tuple[str, ...]:
 
 
 def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float = evidence.COVER,
-         read: dict[str, Doc] | None = None) -> builtins.list[tuple[str, float]]:
+         read: dict[str, Doc] | None = None, answered: bool = False) -> builtins.list[tuple[str, float]]:
     """The top `k` (path, score) of a parsed query, among the files that hold `cover` of its weight.
 
-    `read`, when given, receives the files read to weigh the evidence (so the caller need not read them again)."""
+    `read`, when given, receives the files read to weigh the evidence (so the caller need not read them again).
+    `answered`: another side (the meaning) answered the query, so files beside that answer are kept by the
+    same rule as those beside a lexical one even when none holds `cover`."""
     scores: dict[str, float] = {}
     if query.words:
         scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
@@ -274,7 +276,7 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float 
     if not scores:
         return []
     if cover > 0:
-        scores = supported(index, query, scores, k, where, cover, holding, read)
+        scores = supported(index, query, scores, k, where, cover, holding, read, answered)
         if not scores:
             return []
     near = {p: neighbours(p) for p in scores}
@@ -295,7 +297,7 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float 
 
 
 def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: int, where: Filter, cover: float,
-              symbol_df: dict[str, int], read: dict[str, Doc] | None = None) -> dict[str, float]:
+              symbol_df: dict[str, int], read: dict[str, Doc] | None = None, answered: bool = False) -> dict[str, float]:
     """The candidates that hold enough of the query's weight (`evidence`), best first; the rest go.
 
     None when no file holds `cover` of it; beside one that does, files holding `BESIDE` of that bar.
@@ -314,9 +316,20 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
         doc = docs.get(path)
         if doc is not None:
             held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
-    if not held or max(held.values()) < cover:
+    if not answered and (not held or max(held.values()) < cover):
         return {}  # nothing holds enough of the query: it is not answered here
-    return {p: s for p, s in ranked if held.get(p, 0.0) >= cover * evidence.BESIDE}
+    beside = cover * evidence.BESIDE
+    talk = turns(index, [p for p, _ in ranked if held.get(p, 0.0) < beside], where)
+    return {p: s for p, s in ranked if p in talk or held.get(p, 0.0) >= beside}  # a talk's turns: ranked, not gated
+
+
+def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:
+    """Those of `paths` that are turns of a numbered run: another file of the run is among them or in the index."""
+    found = evidence.runs(paths)
+    lone = {p: neighbours(p) for p in paths if p not in found}
+    wanted = sorted({q for near in lone.values() for q in near})
+    known = index.exists(wanted, where) if wanted else set()
+    return found | {p for p, near in lone.items() if any(q in known for q in near)}
 
 
 def top(index: LexicalIndex, query: Query, k: int, where: Filter,

@@ -23,7 +23,13 @@ Then three signals, each a small rule any memory can use:
 No padding: a file enters the result only with the lexical side's evidence
 (`evidence.COVER` of the query's weight) or a cosine at the model's floor
 (`calibration`, stored with the vectors), or as a neighbour of such a file
-in a run; a query nothing answers returns nothing, in every mode.
+in a run; a query nothing answers returns nothing, in every mode. A turn of
+a conversation (a file of a numbered run) needs the floor; a topic file shown
+on its meaning alone needs `SURE` times it. On `bench/precision.py`'s topic
+memories the hits between the two were wrong far more often than right (the
+no-answer false-hit rate 12.2% at the floor, 8.1% at 1.1x, the lexical
+side's own, for one answerable query lost); on LoCoMo's turns the floor is
+what keeps a question that shares its meaning but few words with its turn.
 
 `auto` runs the lexical search first and adds the semantic side only when the
 lexical result is weak (fewer than `k` hits, or a best BM25 below
@@ -84,6 +90,7 @@ class Memdir(Protocol):
     def entries(self, wanted: Iterable[str]) -> dict[str, Entry]: ...
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
+SURE = 1.1  # times the floor: what a topic file needs to be shown on its meaning alone (a turn needs the floor)
 
 
 @dataclass(frozen=True)
@@ -443,10 +450,11 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float) -> list[tuple[str, float]]:
+def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float,
+             answered: bool = False) -> list[tuple[str, float]]:
     """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
     with searcher.lock:
-        return lexical.rank(searcher.index(), query, n, where, cover)
+        return lexical.rank(searcher.index(), query, n, where, cover, answered=answered)
 
 
 def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
@@ -503,9 +511,16 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
-    matched = {p for p, _ in lexical_side}
     floor = settings.floor or sem.index.floor
-    shown = matched | {p for p in ranked if found[p][0] >= floor}  # no padding: evidence or a close meaning
+    sure = settings.floor or SURE * floor  # a topic file shown on its meaning alone needs more than a turn
+    likely = [p for p in ranked if found[p][0] >= floor]
+    with searcher.lock:
+        talk = lexical.turns(searcher.index(), likely, where) if likely else set()
+    close = {p for p in likely if p in talk or found[p][0] >= sure}
+    if close and not lexical_side and parsed and cover > 0:  # the meaning answered it: the words beside count too
+        lexical_side = _lexical(searcher, parsed, depth, where, cover, answered=True)
+    matched = {p for p, _ in lexical_side}
+    shown = matched | close  # no padding: evidence, or a close meaning
     if mode == "semantic":
         scores = {p: found[p][0] for p in ranked if p in shown}
     elif settings.fusion == "rrf":
