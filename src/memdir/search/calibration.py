@@ -20,7 +20,7 @@ one more; 11.5% at the answering median, 100% with no floor) at the same R@10;
 with the long questions added, 12.2% against the lexical side's 8.1%. So a topic
 file needs `semantic.SURE` (1.1) times the floor to be shown on its meaning alone
 (8.1%, one answerable query fewer found), and a conversation's turn the floor:
-on LoCoMo the turns between the two are answers far more often than not.
+on LoCoMo holding turns to 1.1 times it too would cost about 0.04 of R@10 (measured offline on the dev split).
 """
 
 from __future__ import annotations
