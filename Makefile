@@ -44,6 +44,7 @@ test: dev lint services browser
 soak: dev services
 	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q tests/reliability
 	$(BIN)/python bench/saas.py  # 10,000 tenants, 4 servers on one PostgreSQL, 200 clients, 60 s
+	$(BIN)/python bench/saas.py --backend s3 --tenants 1000 --processes 2 --clients 40 --seconds 30  # the same on S3 (moto), smaller
 
 # System packages the tests need: the Debian PostgreSQL server (initdb, pg_ctl).
 services:
