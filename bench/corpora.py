@@ -28,7 +28,8 @@ one topic file per turn written by `bench/locomo.py`'s `write_turn`. Rows:
   bar as it is; `... no bar`: the same ranking with `cover=0` (what the ranking
   finds before the bar drops a question). `--hybrid` needs `memdir[semantic]`
   and embeds every turn once (minutes).
-- `--ablate`: every ranking signal turned off alone (`ABLATIONS`), on both corpora.
+- `--ablate`: every ranking signal turned off alone (`ABLATIONS`), on both corpora,
+  against the full ranking without the bar (and, for feedback, with it).
 
 The main table is categories 1-4 (LoCoMo's category 5, adversarial, is a row of
 its own; REALTALK has categories 1-3: multi-hop, temporal, open-domain as in
@@ -54,16 +55,26 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import locomo as locomo_bench  # noqa: E402  (bench/locomo.py: the turn files)
-
-import memdir  # noqa: E402
-from memdir.search import fts, lexical, text  # noqa: E402
+import memdir
+from memdir.search import feedback, fts, lexical, text
 
 PROTOCOL = Path(os.environ.get("LOCOMO_PROTOCOL", "/work/shared/bench/locomo_retrieval.py"))
 LOCOMO_DEV = Path(os.environ.get("LOCOMO_DEV", "/work/shared/bench/locomo-dev.json"))
 K = 10
+
+
+def _script(name: str, path: Path) -> ModuleType:
+    """A script loaded from its file (the bench folder is not put on sys.path: its mcp.py would hide the SDK)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise SystemExit(f"no script at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+locomo_bench = _script("bench_locomo", Path(__file__).resolve().parent / "locomo.py")  # the turn files
 
 
 def protocol(path: Path = PROTOCOL) -> ModuleType:
@@ -169,6 +180,7 @@ class Variant:
     neighbour_share: float | None = None
     stopwords: bool = False  # the protocol's stopword list instead of memdir's
     settings: dict[str, Any] = field(default_factory=dict)  # the hybrid's Settings changed
+    feedback: bool = True  # pseudo-relevance feedback (search/feedback.py)
 
 
 # Each ranking signal turned off alone (no bar, so the ranking itself is compared).
@@ -177,9 +189,13 @@ ABLATIONS = [
     Variant("lexical no bar: fields weighed alike", cover=0, weights=(1.0, 1.0, 1.0, 1.0)),
     Variant("lexical no bar: no neighbours", cover=0, neighbour_share=0.0),
     Variant("lexical no bar: protocol's stopwords", cover=0, stopwords=True),
+    Variant("lexical no bar: no feedback", cover=0, feedback=False),
+    Variant("lexical: no feedback", feedback=False),
 ]
 HYBRID_ABLATIONS = [
     Variant("hybrid no bar: no people", "hybrid", cover=0, settings={"people": 0.0}),
+    Variant("hybrid no bar: no feedback", "hybrid", cover=0, feedback=False),
+    Variant("hybrid: no feedback", "hybrid", feedback=False),
     Variant("hybrid no bar: no dates", "hybrid", cover=0, settings={"dates": 0.0}),
     Variant("hybrid no bar: no neighbours (both sides)", "hybrid", cover=0, neighbour_share=0.0,
             settings={"neighbours": 0.0}),
@@ -193,8 +209,9 @@ HYBRID_ABLATIONS = [
 @contextlib.contextmanager
 def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
     """memdir's lexical constants as the variant sets them, for the length of a run (a bench-only switch)."""
-    saved = (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS)
+    saved = (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON)
     try:
+        feedback.ON = v.feedback
         if v.weights is not None:
             fts.WEIGHTS = v.weights
         if v.neighbour_share is not None:
@@ -203,7 +220,7 @@ def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
             text.STOPWORDS = frozenset(proto.STOP)
         yield
     finally:
-        fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS = saved
+        fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON = saved
 
 
 def searcher(v: Variant, root: Path, conv: str) -> tuple[Callable[[str], list[str]], Callable[[], None]]:
@@ -297,7 +314,7 @@ def tables(results: dict[str, dict[str, list[dict[str, Any]]]], cats: dict[int, 
                 rs = [r["r10"] for r in rows if r["cat"] == c]
                 cells.append(f"{fmt(mean(rs))} (n={len(rs)})" if rs else "-")
             out.append(f"| {corpus} | {name} | " + " | ".join(cells) + " |")
-    leaders = [m for m in next(iter(results.values())) if m != "bm25" and ":" not in m]
+    leaders = [m for m in next(iter(results.values())) if m != "bm25" and ":" not in m and "+" not in m]
     out += ["", "Lead over bm25 per conversation (R@10, categories 1-4)", "",
             "| corpus | conversation | n | bm25 | " + " | ".join(f"{m} | lead" for m in leaders) + " |",
             "|---|---|---|---|" + "---|---|" * len(leaders)]
@@ -321,25 +338,35 @@ def tables(results: dict[str, dict[str, list[dict[str, Any]]]], cats: dict[int, 
     return "\n".join(out)
 
 
-def ablation_table(results: dict[str, dict[str, list[dict[str, Any]]]], variants: list[Variant]) -> str:
-    """Each signal off alone against the full ranking it belongs to (R@10 and its change, per corpus)."""
+def reference(v: Variant) -> str:
+    """The row a variant is compared with: its mode's full ranking, with the bar or without as it has."""
+    return v.label.split(": ", 1)[0].split(" + ", 1)[0]
+
+
+def ablation_table(results: dict[str, dict[str, list[dict[str, Any]]]], variants: list[Variant],
+                   head: str = "signal off") -> str:
+    """Each variant against the full ranking it belongs to (R@10 and its change, per corpus)."""
     corpora = list(results)
-    out = ["| signal off | " + " | ".join(f"{c} R@10 | {c} change" for c in corpora) + " | verdict |",
+    out = [f"| {head} | " + " | ".join(f"{c} R@10 | {c} change" for c in corpora) + " | verdict |",
            "|---|" + "---|---|" * len(corpora) + "---|"]
     for v in variants:
-        full = "hybrid no bar" if v.mode == "hybrid" else "lexical no bar"
+        full = reference(v)
         cells, changes = [], []
         for c in corpora:
             got = summary(main_rows(results[c][v.label]))["r10"] or 0.0
             ref = summary(main_rows(results[c][full]))["r10"] or 0.0
             cells.append(f"{fmt(got)} | {signed(got - ref)}")
             changes.append(got - ref)
-        # The signal helps a corpus when turning it off costs R@10 there (more than noise: 0.005).
-        helps = [d < -0.005 for d in changes]
-        hurts = [d > 0.005 for d in changes]
-        verdict = "helps both" if all(helps) else "hurts one" if any(hurts) else "helps one, neutral on the other" \
-            if any(helps) else "neutral"
-        out.append(f"| {v.label.split(': ', 1)[1]} ({v.mode}) | " + " | ".join(cells) + f" | {verdict} |")
+        # A signal helps a corpus when turning it off costs R@10 there (more than noise: 0.005); a route when adding it
+        # gains.
+        sign = -1 if head == "signal off" else 1
+        helps = [sign * d > 0.005 for d in changes]
+        hurts = [sign * d < -0.005 for d in changes]
+        verdict = ("helps both" if all(helps) else "hurts both" if all(hurts) else "helps one, hurts the other"
+                   if any(helps) and any(hurts) else "hurts one, neutral on the other" if any(hurts)
+                   else "helps one, neutral on the other" if any(helps) else "neutral")
+        what = v.label.split(": ", 1)[1] if ": " in v.label else v.label
+        out.append(f"| {what} ({full}) | " + " | ".join(cells) + f" | {verdict} |")
     return "\n".join(out)
 
 
@@ -351,6 +378,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="where the memories go (kept and reused; default: a temp folder)")
     ap.add_argument("--hybrid", action="store_true", help="also hybrid (memdir[semantic]; embeds every turn once)")
     ap.add_argument("--ablate", action="store_true", help="also every ranking signal turned off alone")
+    ap.add_argument("--only", help="of the ablations, run only those whose label contains this text")
     a = ap.parse_args()
     proto = protocol(a.protocol)
     with tempfile.TemporaryDirectory(prefix="memdir-corpora-") as tmp:
@@ -360,8 +388,11 @@ def main() -> None:
         variants = [Variant("bm25", "bm25"), Variant("lexical"), Variant("lexical no bar", cover=0)]
         if a.hybrid:
             variants += [Variant("hybrid", "hybrid"), Variant("hybrid no bar", "hybrid", cover=0)]
+        base = list(variants)  # what the others are compared with: always run
         if a.ablate:
             variants += ABLATIONS + (HYBRID_ABLATIONS if a.hybrid else [])
+        if a.only:
+            variants = [v for v in variants if v in base or a.only in v.label]
         results: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for corpus, convs in corpora.items():
             took = ingest(work / corpus, convs, a.hybrid)
@@ -373,8 +404,8 @@ def main() -> None:
           + ", ".join(f"{c} {n}" for c, n in nq.items()) + "; tokens = chars/4\n")
     print(tables({c: {m: r for m, r in rows.items() if ": " not in m} for c, rows in results.items()}, proto.CATS))
     if a.ablate:
-        print("\nAblation: each signal off alone, R@10 (categories 1-4) against the full ranking without the bar\n")
-        print(ablation_table(results, ABLATIONS + (HYBRID_ABLATIONS if a.hybrid else [])))
+        print("\nAblation: each signal off alone, R@10 (categories 1-4) against the full ranking it belongs to\n")
+        print(ablation_table(results, [v for v in variants if v in ABLATIONS + HYBRID_ABLATIONS]))
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ def test_both_corpora_side_by_side_with_bm25_in_one_run(tmp_path: Path) -> None:
     assert "| realtalk | chat-1 | 3 | 1.000 | 1.000 | +0.000 | 1.000 | +0.000 |" in out
     assert "| realtalk | chat-2 | 1 | 1.000 | 0.000 | -1.000 | 1.000 | +0.000 |" in out
     assert "lexical trails bm25 on: locomo 0 of 1, realtalk 1 of 2 conversations" in out
-    assert "| no neighbours (lexical) |" in out  # the ablation table
+    assert "| no neighbours (lexical no bar) | 1.000 | +0.000 | 1.000 | +0.000 | neutral |" in out  # the ablation table
     # The memories are under --work, one tenant per conversation, one file per turn; nothing of the chats elsewhere.
     assert (work / "realtalk" / "tenants" / "chat1" / "chat-1" / "session-02" / "D2-1.md").is_file()
     assert "created: 2024-01-03T09:05:00Z" in (work / "realtalk" / "tenants" / "chat1" / "chat-1" / "session-02"

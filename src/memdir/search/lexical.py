@@ -9,8 +9,8 @@ that seq is the catalog's, caught up from `Store.changes(seq)` when behind
 store was replaced under it). Writes keep it current in the write path.
 
 Ranking is BM25 over name, description (only a written one), tags and body,
-weighted 3, 2, 2, 1, on the index's top candidates, and then one structural
-signal: files in a sequence (same folder, names that differ only in their
+weighted 3, 2, 2, 1, on the index's top candidates, a second query for the words
+the best of them share (`feedback`), and then one structural signal: files in a sequence (same folder, names that differ only in their
 last number, like turns, session captures or days) lend half of their score
 to their neighbours, which are added when they did not match. What a person
 said next to a match is often the answer to a question about it.
@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from .. import model
 from ..model import Entry
 from ..stores.base import Change, Record, Store
-from . import evidence
+from . import evidence, feedback
 from . import text as textmod
 from .text import Query
 
@@ -277,6 +277,8 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float 
         scores = supported(index, query, scores, k, where, cover, holding, read)
         if not scores:
             return []
+    if feedback.ON and query.words:  # a second query from the best files' words; under the bar it only reorders
+        feedback.expand(index, query, scores, max(CANDIDATES, k), where, admit=cover <= 0)
     near = {p: neighbours(p) for p in scores}
     # A file that did not match gets at most a share of its neighbour's score: only neighbours of
     # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
