@@ -3,7 +3,8 @@
 import pytest
 
 import memdir
-from memdir.search import feedback
+from memdir.search import feedback, semantic
+from memdir.testing import FakeEmbedder
 
 TURNS = {  # a short chat, one turn a file (topic names: no numbered run, so no neighbour lends anything)
     "chat/caroline-group.md": "Caroline: I went to the LGBTQ support group yesterday, the transgender stories were so inspiring.",
@@ -55,3 +56,16 @@ def test_without_the_bar_feedback_adds_a_file_only_its_words_find(
 
 def test_a_query_nothing_answers_still_finds_nothing(chat: memdir.Memdir) -> None:
     assert chat.search("zebra migration", mode="lexical") == []
+
+
+
+def test_hybrid_goes_without_feedback(md: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The semantic side bridges the words in hybrid; there feedback cost REALTALK R@10 (search/feedback.py).
+    for path, text in TURNS.items():
+        md.write(path, text)
+    semantic.attach(md, embedder=FakeEmbedder())
+    hybrid = [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid", cover=0)]
+    lexical = [h.path for h in md.search(QUESTION, mode="lexical", cover=0)]
+    monkeypatch.setattr(feedback, "ON", False)
+    assert [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid", cover=0)] == hybrid
+    assert [h.path for h in md.search(QUESTION, mode="lexical", cover=0)] != lexical  # the switch is live

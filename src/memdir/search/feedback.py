@@ -12,7 +12,10 @@ more query, no model.
 Under the evidence bar it only reorders the files that hold the query's
 evidence: a file only the feedback words found would be padding (on
 `bench/precision.py` admitting them took hit precision@5 from 0.69 to 0.22 and
-the context from 1.6 to 5.0 files a query). With no bar (`cover=0`) it may add them.
+the context from 1.6 to 5.0 files a query). With no bar (`cover=0`) it may add
+them. It serves the lexical mode (`lexical.top`): hybrid's lexical side goes
+without it, as the semantic side bridges the words already (with it, hybrid's
+R@10 was LoCoMo 0.762 -> 0.762, REALTALK 0.576 -> 0.569).
 
 Measured with `bench/corpora.py` (turn R@10, categories 1-4, dev split; REALTALK):
 with the bar LoCoMo 0.608 -> 0.613 (R@5 0.527 -> 0.540), REALTALK 0.426 -> 0.428
@@ -39,7 +42,7 @@ from . import text as textmod
 from .evidence import GENERIC
 from .text import Query, fold, stem
 
-ON = True  # bench/corpora.py's ablation turns it off
+ON = True  # in lexical searches (bench/corpora.py's ablation turns it off)
 FILES = 3  # the best files whose words are read
 WORDS = 5  # words asked for in the second query
 SHARE = 0.3  # the second query's best score, as a share of the first's
