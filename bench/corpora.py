@@ -3,8 +3,8 @@
 A ranking tuned on one benchmark may only have learnt that benchmark. REALTALK
 (Lee et al., 2025, from LoCoMo's authors) is 10 real messaging-app chats between
 people over 21 days, with memory-probing questions whose evidence names turns,
-the shape LoCoMo has; its text is people typing (lower case, slang, typos, many
-short turns), where LoCoMo's was written by a model. Both run here through the
+the shape LoCoMo has; its text is people typing (many short turns, slang, names in
+lower case), where LoCoMo's was written by a model. Both run here through the
 same protocol as /work/shared/bench/locomo_retrieval.py (its loader, its fts5
 baseline, its metrics: the script is imported from `--protocol`), in one run:
 
@@ -28,8 +28,9 @@ one topic file per turn written by `bench/locomo.py`'s `write_turn`. Rows:
   bar as it is; `... no bar`: the same ranking with `cover=0` (what the ranking
   finds before the bar drops a question). `--hybrid` needs `memdir[semantic]`
   and embeds every turn once (minutes).
-- `--ablate`: every ranking signal turned off alone (`ABLATIONS`), on both corpora,
-  against the full ranking without the bar (and, for feedback, with it).
+- `--ablate`: every ranking signal turned off alone (`ABLATIONS`, `HYBRID_ABLATIONS`),
+  on both corpora, against the full ranking without the bar (and, for the lexical
+  feedback, with it too; hybrid has none: `search/feedback.py`).
 
 The main table is categories 1-4 (LoCoMo's category 5, adversarial, is a row of
 its own; REALTALK has categories 1-3: multi-hop, temporal, open-domain as in
@@ -194,8 +195,6 @@ ABLATIONS = [
 ]
 HYBRID_ABLATIONS = [
     Variant("hybrid no bar: no people", "hybrid", cover=0, settings={"people": 0.0}),
-    Variant("hybrid no bar: no feedback", "hybrid", cover=0, feedback=False),
-    Variant("hybrid: no feedback", "hybrid", feedback=False),
     Variant("hybrid no bar: no dates", "hybrid", cover=0, settings={"dates": 0.0}),
     Variant("hybrid no bar: no neighbours (both sides)", "hybrid", cover=0, neighbour_share=0.0,
             settings={"neighbours": 0.0}),
