@@ -44,10 +44,15 @@ import memdir
 _DATE = re.compile(r"on (\d{1,2}) (\w+), (\d{4})")
 _TIME = re.compile(r"(\d{1,2}):(\d{2}) ([ap]m)")
 _MONTHS = "January February March April May June July August September October November December".split()
+_DOTTED = re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4}),?\s+(\d{1,2}):(\d{2})(?::(\d{2}))?$")  # REALTALK's
 
 
 def session_stamp(date: str) -> str | None:
-    """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00Z' (None if it does not parse)."""
+    """'1:56 pm on 8 May, 2023' (LoCoMo) or '29.12.2023, 22:42:04' (REALTALK) -> an ISO stamp (None if neither)."""
+    dotted = _DOTTED.match(date.strip())
+    if dotted:
+        day, month, year, hour, minute, second = dotted.groups()
+        return f"{year}-{int(month):02d}-{int(day):02d}T{int(hour):02d}:{minute}:{second or '00'}Z"
     m, t = _DATE.search(date), _TIME.search(date)
     if not m or m.group(2) not in _MONTHS:
         return None
@@ -74,6 +79,29 @@ def open_for(conv: str, shared: bool) -> memdir.Memdir:
     return memdir.open(memory_root(), tenant=tenant, actor="locomo")
 
 
+def title(speaker: str, date: str) -> str:
+    """A turn's name: its speaker and its session's day ('Caroline, 8 May 2023'), as an agent would title it."""
+    m = _DATE.search(date)
+    if m:
+        return f"{speaker}, {m.group(1)} {m.group(2)} {m.group(3)}"
+    stamp = session_stamp(date)
+    if stamp:
+        year, month, day = stamp[:10].split("-")
+        return f"{speaker}, {int(day)} {_MONTHS[int(month) - 1]} {year}"
+    return f"{speaker}, {date}"
+
+
+def write_turn(md: memdir.Memdir, conv: str, turn: dict[str, object], layout: str = "titled") -> None:
+    """One dialog turn as one topic file (see the module docstring)."""
+    body = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("image_caption"):
+        body += f" [shares a photo: {turn['image_caption']}]"
+    name = title(str(turn["speaker"]), str(turn.get("date", ""))) if layout == "titled" else None
+    stamp = session_stamp(str(turn.get("date", "")))
+    head = f"---\ncreated: {stamp}\n---\n" if stamp else ""
+    md.write(turn_path(conv, turn), head + body, name=name)
+
+
 def ingest(layout: str, shared: bool, mode: str = "auto") -> None:
     folder = Path(os.environ["LOCOMO_INGEST_DIR"])
     started = time.perf_counter()
@@ -82,18 +110,7 @@ def ingest(layout: str, shared: bool, mode: str = "auto") -> None:
         conv = source.stem
         with open_for(conv, shared) as md:
             for line in source.read_text(encoding="utf-8").splitlines():
-                turn = json.loads(line)
-                body = f"{turn['speaker']}: {turn['text']}"
-                if turn.get("image_caption"):
-                    body += f" [shares a photo: {turn['image_caption']}]"
-                name = None
-                if layout == "titled":
-                    m = _DATE.search(str(turn.get("date", "")))
-                    when = f"{m.group(1)} {m.group(2)} {m.group(3)}" if m else str(turn.get("date", ""))
-                    name = f"{turn['speaker']}, {when}"
-                stamp = session_stamp(str(turn.get("date", "")))
-                head = f"---\ncreated: {stamp}\n---\n" if stamp else ""
-                md.write(turn_path(conv, turn), head + body, name=name)
+                write_turn(md, conv, json.loads(line), layout)
                 count += 1
             if mode != "lexical":
                 from memdir.search import semantic
