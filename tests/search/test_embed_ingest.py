@@ -1,7 +1,9 @@
-"""Embedding in bulk: every CPU given (or the configured threads), a query on one, the same vectors either way."""
+"""Embedding in bulk: batches on every CPU given (or the threads configured), a query on its caller's thread,
+the same vectors either way."""
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +19,22 @@ TURNS = [f"Turn {i}: " + " ".join(["we", "planted", "basil", "and", "fixed", "th
          for i in range(40)]
 
 
-def intra_op(session: object) -> int:
-    return int(session.get_session_options().intra_op_num_threads)  # type: ignore[attr-defined]
+def workers(emb: LocalEmbedder) -> int:
+    """The bulk threads the embedder has started (named after it)."""
+    return sum(t.name.startswith(f"memdir-embed-{id(emb):x}") for t in threading.enumerate())
 
 
-def test_a_bulk_call_runs_on_every_cpu_given_and_a_query_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bulk_call_runs_on_every_cpu_given_and_a_query_on_the_callers_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(THREADS_ENV, raising=False)
-    emb = LocalEmbedder()
+    emb = LocalEmbedder(threads=0, batch=4)
     assert emb.threads == cpus() == len(os.sched_getaffinity(0))
-    emb.embed(["what did we plant?"])
-    assert {t: intra_op(s) for t, s in emb.sessions().items()} == {1: 1}  # a query leaves the other cores alone
-    emb.embed(TURNS)  # more than one batch: the bulk session
-    assert {t: intra_op(s) for t, s in emb.sessions().items()} == {1: 1, cpus(): cpus()}
+    emb.embed(["what did we plant?", "the bike chain"])
+    assert workers(emb) == 0  # a query leaves the other cores alone
+    assert emb.session().get_session_options().intra_op_num_threads == 1
+    emb.embed(TURNS)  # ten batches
+    assert workers(emb) == (cpus() if cpus() > 1 else 0)  # one CPU: the caller's thread does it all
+    emb.close()
+    assert workers(emb) == 0
 
 
 def test_the_threads_come_from_the_setting_else_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,7 +45,8 @@ def test_the_threads_come_from_the_setting_else_the_environment(monkeypatch: pyt
     assert (from_env.threads, from_env.batch) == (2, 16)
     assert (from_setting.threads, from_setting.batch) == (3, 8)
     from_setting.embed(TURNS)
-    assert intra_op(from_setting.sessions()[3]) == 3
+    assert workers(from_setting) == 3
+    from_setting.close()
     monkeypatch.setenv(THREADS_ENV, "all")
     with pytest.raises(EmbeddingError, match=r"MEMDIR_EMBED_THREADS='all' is not a number of threads; give a positive"):
         LocalEmbedder()
@@ -57,12 +64,10 @@ def test_a_bulk_index_holds_the_vectors_a_file_by_file_index_holds(tmp_path: Pat
              for i, text in enumerate(TURNS)]
     bulk = VectorIndex(LocalEmbedder(threads=2, batch=8), tmp_path / "bulk.sqlite3")
     bulk.update([(f.path, f) for f in files], 1)
-    single = VectorIndex(LocalEmbedder(threads=2, batch=8), tmp_path / "single.sqlite3")
+    single = VectorIndex(LocalEmbedder(threads=1, batch=8), tmp_path / "single.sqlite3")
     for f in files:
         single.update([(f.path, f)], 1)
-    # The bulk index ran on two threads only; file by file, the turns ran on the query session's one
-    # (its calibration, measured once with the first vectors, is a bulk call).
-    assert set(bulk.embedder.sessions()) == {2} and 1 in single.embedder.sessions()  # type: ignore[attr-defined]
+    assert workers(bulk.embedder) == 2  # type: ignore[arg-type]
     a, b = vectors(tmp_path / "bulk.sqlite3"), vectors(tmp_path / "single.sqlite3")
     assert len(a) == len(b) >= len(TURNS) and a.keys() == b.keys()
     assert max(float(np.abs(a[h] - b[h]).max()) for h in a) < 1e-5

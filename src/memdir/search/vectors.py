@@ -374,6 +374,9 @@ class VectorIndex:
 
     def close(self) -> None:
         self._db.close()
+        stop = getattr(self.embedder, "close", None)  # the local model's bulk threads
+        if callable(stop):
+            stop()
 
 
 def _slices(paths: list[str], prefixes: Sequence[str]) -> list[tuple[int, int]]:
