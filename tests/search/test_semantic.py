@@ -1,5 +1,6 @@
 """Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from fakeembed import EmbeddingsAPI
 
 import memdir
 from memdir.errors import InvalidArgument
-from memdir.search import calibration, embed
+from memdir.search import calibration, embed, vector_location
 from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
 
@@ -198,7 +199,7 @@ def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
         hybrid.Settings.of({"embedder": "gpu"})
 
 
-def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_restart(
+def test_every_backend_keeps_its_vectors_per_tenant_privately_and_reuses_them_after_a_restart(
         backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path / "cache"))
     with backend.open("a") as a, backend.open("b") as b:
@@ -208,6 +209,10 @@ def test_every_backend_keeps_its_vectors_per_tenant_and_reuses_them_after_a_rest
         assert [h.path for h in find(a, emb, "red kite", k=5, mode="semantic")] == ["notes/kite.md"]
         assert [h.path for h in find(b, emb, "red boat", k=5, mode="semantic")] == ["notes/boat.md"]
         assert find(b, emb, "red kite", k=5, mode="semantic") == []  # a's kite is no hit in b, nor is b's boat
+        where = vector_location(a.store)
+        assert where is not None and where != vector_location(b.store)
+        # The vectors file holds the text of every paragraph: its owner's only, as the store's files are.
+        assert (stat.S_IMODE(where.stat().st_mode), stat.S_IMODE(where.parent.stat().st_mode)) == (0o600, 0o700)
         hybrid.close(a)
         hybrid.close(b)
     again = FakeEmbedder()

