@@ -310,3 +310,13 @@ def test_a_semantic_only_hit_needs_the_models_floor_which_is_stored_with_the_vec
         md.search("red kite", mode="semantic")
         assert index.floor == calibration.floor(FakeEmbedder(32).embed) != calibration.floor(FakeEmbedder().embed)
         hybrid.close(md)
+
+
+def test_a_processs_memories_share_one_local_model_per_setting(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "a") as a, memdir.open(tmp_path / "b") as b:
+        one = hybrid.attach(a).index.embedder  # a server's tenants: one session, not one per open memory
+        assert hybrid.attach(b).index.embedder is one
+        assert isinstance(one, embed.LocalEmbedder)
+        assert hybrid.Settings.of({"threads": 1}).embedder_instance() is not one  # another setting, its own
+        hybrid.close(a)
+        hybrid.close(b)

@@ -53,6 +53,7 @@ Settings come from `[semantic]` in memdir.toml:
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import tomllib
@@ -162,13 +163,26 @@ class Settings:
 
     def embedder_instance(self) -> embed.Embedder:
         if self.embedder == "openai":
-            import os
-
             if not self.url or not self.model:
                 raise InvalidArgument("[semantic] embedder = \"openai\" needs url and model in memdir.toml")
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             return embed.OpenAIEmbedder(self.url, self.model, api_key=key)
-        return embed.LocalEmbedder(threads=self.threads, batch=self.batch)
+        return _local(self.threads, self.batch)
+
+
+_LOCAL: dict[tuple[int, int, int], embed.LocalEmbedder] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def _local(threads: int, batch: int) -> embed.LocalEmbedder:
+    """One local model per process and setting: a server's tenants share its session (each is ~25 MB, and
+    a server may hold a thousand memories open). Keyed by pid too, as a forked worker must load its own."""
+    key = (os.getpid(), threads, batch)
+    with _LOCAL_LOCK:
+        found = _LOCAL.get(key)
+        if found is None:
+            found = _LOCAL[key] = embed.LocalEmbedder(threads=threads, batch=batch)
+        return found
 
 
 # ---------------------------------------------------------------- fusion
