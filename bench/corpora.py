@@ -195,7 +195,6 @@ ABLATIONS = [
 ]
 HYBRID_ABLATIONS = [
     Variant("hybrid no bar: no people", "hybrid", cover=0, settings={"people": 0.0}),
-    Variant("hybrid no bar: no dates", "hybrid", cover=0, settings={"dates": 0.0}),
     Variant("hybrid no bar: no neighbours (both sides)", "hybrid", cover=0, neighbour_share=0.0,
             settings={"neighbours": 0.0}),
     Variant("hybrid no bar: name weight 0", "hybrid", cover=0, weights=(0.0, 2.0, 2.0, 1.0)),

@@ -47,13 +47,14 @@ def test_reciprocal_rank_fusion_uses_ranks_only() -> None:
     assert fused == pytest.approx({"a.md": 0.5 / 11 / best, "b.md": 1.0, "c.md": 0.5 / 12 / best})
 
 
-def test_people_and_dates_are_read_from_the_query() -> None:
+def test_people_are_read_from_the_query() -> None:
     assert hybrid.people("When did Caroline meet Mel at the LGBTQ center?") == {"Caroline", "Mel", "LGBTQ"}
     assert hybrid.people("What did she say?") == set()
-    assert hybrid.dates("on 8 May 2023, in June 2022, since 2021-03-04 or May 7th") == {
-        (2023, 5, 8), (2022, 6, None), (2021, 3, 4), (None, 5, 7),
-    }
-    assert hybrid.dates("in 2019") == {(2019, None, None)}
+
+
+def test_a_setting_of_the_dates_signal_that_went_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(InvalidArgument, match="unknown \\[semantic\\] setting 'dates'; known: .*people"):
+        hybrid.Settings.of({"dates": 0.2})
 
 
 def test_neighbours_in_natural_order_share_part_of_a_score() -> None:
@@ -309,3 +310,13 @@ def test_a_semantic_only_hit_needs_the_models_floor_which_is_stored_with_the_vec
         md.search("red kite", mode="semantic")
         assert index.floor == calibration.floor(FakeEmbedder(32).embed) != calibration.floor(FakeEmbedder().embed)
         hybrid.close(md)
+
+
+def test_a_processs_memories_share_one_local_model_per_setting(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "a") as a, memdir.open(tmp_path / "b") as b:
+        one = hybrid.attach(a).index.embedder  # a server's tenants: one session, not one per open memory
+        assert hybrid.attach(b).index.embedder is one
+        assert isinstance(one, embed.LocalEmbedder)
+        assert hybrid.Settings.of({"threads": 1}).embedder_instance() is not one  # another setting, its own
+        hybrid.close(a)
+        hybrid.close(b)
