@@ -28,6 +28,10 @@ one topic file per turn written by `bench/locomo.py`'s `write_turn`. Rows:
   bar as it is; `... no bar`: the same ranking with `cover=0` (what the ranking
   finds before the bar drops a question). `--hybrid` needs `memdir[semantic]`
   and embeds every turn once (minutes).
+- `--strangers`: each conversation is asked the other conversations' questions, their
+  speakers renamed to its own (the first to speak for the first), and the share that
+  gets any hit is printed per method: a rough no-answer rate for conversation
+  memories (rough: "what does X like to do?" may be answered anywhere).
 - `--ablate`: every ranking signal turned off alone (`ABLATIONS`, `HYBRID_ABLATIONS`),
   on both corpora, against the full ranking without the bar (and, for the lexical
   feedback, with it too; hybrid has none: `search/feedback.py`).
@@ -45,6 +49,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -62,6 +67,7 @@ from memdir.search import feedback, fts, lexical, text
 PROTOCOL = Path(os.environ.get("LOCOMO_PROTOCOL", "/work/shared/bench/locomo_retrieval.py"))
 LOCOMO_DEV = Path(os.environ.get("LOCOMO_DEV", "/work/shared/bench/locomo-dev.json"))
 K = 10
+STRANGERS = 6  # questions taken from each other conversation (`--strangers`)
 
 
 def _script(name: str, path: Path) -> ModuleType:
@@ -265,6 +271,45 @@ def run(proto: ModuleType, convs: list[dict[str, Any]], v: Variant, root: Path) 
     return rows
 
 
+def speakers(conv: dict[str, Any]) -> list[str]:
+    """The conversation's speakers, the first to speak first."""
+    return list(dict.fromkeys(str(t["speaker"]) for t in conv["turns"]))
+
+
+def strangers(convs: list[dict[str, Any]], per: int = STRANGERS, seed: int = 7) -> dict[str, list[str]]:
+    """For each conversation, questions of the others with their speakers renamed to its own: questions it
+    most likely cannot answer (some are general enough that it can: "what does X like to do?")."""
+    rng = random.Random(seed)
+    out: dict[str, list[str]] = {}
+    for c in convs:
+        mine = speakers(c)
+        asked = []
+        for o in convs:
+            if o is c:
+                continue
+            pool = [q["question"] for q in o["qas"] if q["gold"] and q["category"] in (1, 2, 3, 4)]
+            for question in rng.sample(pool, min(per, len(pool))):
+                for theirs, ours in zip(speakers(o), mine, strict=False):
+                    question = re.sub(rf"\b{re.escape(theirs)}\b", ours, question, flags=re.IGNORECASE)
+                asked.append(question)
+        out[c["conv_id"]] = asked
+    return out
+
+
+def answered(convs: list[dict[str, Any]], v: Variant, root: Path) -> tuple[int, int]:
+    """(questions of other conversations that got any hit, questions asked) for one way of searching."""
+    hit = total = 0
+    for conv, questions in strangers(convs).items():
+        search, close = searcher(v, root, conv)
+        try:
+            for question in questions:
+                total += 1
+                hit += bool(search(question))
+        finally:
+            close()
+    return hit, total
+
+
 def mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
@@ -377,6 +422,8 @@ def main() -> None:
     ap.add_argument("--hybrid", action="store_true", help="also hybrid (memdir[semantic]; embeds every turn once)")
     ap.add_argument("--ablate", action="store_true", help="also every ranking signal turned off alone")
     ap.add_argument("--only", help="of the ablations, run only those whose label contains this text")
+    ap.add_argument("--strangers", action="store_true",
+                    help="also ask each conversation the others' questions (speakers renamed): how often it answers")
     a = ap.parse_args()
     proto = protocol(a.protocol)
     with tempfile.TemporaryDirectory(prefix="memdir-corpora-") as tmp:
@@ -392,15 +439,26 @@ def main() -> None:
         if a.only:
             variants = [v for v in variants if v in base or a.only in v.label]
         results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        strange: list[tuple[str, str, int, int]] = []
         for corpus, convs in corpora.items():
             took = ingest(work / corpus, convs, a.hybrid)
             print(f"{corpus}: {len(convs)} conversations, {sum(len(c['turns']) for c in convs)} turns, "
                   f"ingest {took:.1f}s", file=sys.stderr)
             results[corpus] = {v.label: run(proto, convs, v, work / corpus) for v in variants}
+            if a.strangers:
+                for v in [v for v in base if v.mode != "bm25"]:
+                    hit, total = answered(convs, v, work / corpus)
+                    strange.append((corpus, v.label, hit, total))
     nq = {c: len(main_rows(rows["bm25"])) for c, rows in results.items()}
     print(f"LoCoMo protocol, unit=turn, k={K}; questions with evidence, categories 1-4: "
           + ", ".join(f"{c} {n}" for c, n in nq.items()) + "; tokens = chars/4\n")
     print(tables({c: {m: r for m, r in rows.items() if ": " not in m} for c, rows in results.items()}, proto.CATS))
+    if strange:
+        print("\nAnother conversation's questions, speakers renamed, asked of each conversation: share with any hit"
+              " (bm25 answers all)\n")
+        print("| corpus | method | asked | answered | share |\n|---|---|---|---|---|")
+        for corpus, label, hit, total in strange:
+            print(f"| {corpus} | {label} | {total} | {hit} | {hit / total:.1%} |")
     if a.ablate:
         print("\nAblation: each signal off alone, R@10 (categories 1-4) against the full ranking it belongs to\n")
         print(ablation_table(results, [v for v in variants if v in ABLATIONS + HYBRID_ABLATIONS]))

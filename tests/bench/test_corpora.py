@@ -146,3 +146,15 @@ def test_both_corpora_side_by_side_with_bm25_in_one_run(tmp_path: Path) -> None:
     assert (work / "realtalk" / "tenants" / "chat1" / "chat-1" / "session-02" / "D2-1.md").is_file()
     assert "created: 2024-01-03T09:05:00Z" in (work / "realtalk" / "tenants" / "chat1" / "chat-1" / "session-02"
                                              / "D2-1.md").read_text()
+
+
+def test_each_conversation_is_asked_the_others_questions_in_its_own_speakers_names() -> None:
+    convs = [corpora.to_locomo(name[:-5], chat) for name, chat in CHATS.items()]
+    loaded = [{"conv_id": c["sample_id"], "qas": [{"question": q["question"], "category": q["category"],
+                                                  "gold": q["evidence"]} for q in c["qa"]],
+               "turns": [t | {"conv_id": c["sample_id"]} for n in (1, 2) for t in c["conversation"].get(f"session_{n}", [])]}
+              for c in convs]
+    asked = corpora.strangers(loaded, per=5)  # the first to speak in one stands for the first in the other
+    assert sorted(asked["chat-2"]) == ["What did Cy bake?", "When did Dee's cousin move to Lisbon?",
+                                       "Where did Dee go climbing?"]  # Ann -> Cy, bob -> Dee
+    assert asked["chat-1"] == ["What instrument is Ann learning?"]  # never its own questions

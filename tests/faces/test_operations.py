@@ -42,6 +42,20 @@ def metric(text: str, name: str, **labels: str) -> float:
     return 0.0
 
 
+def workers(url: str, want: int = 2) -> set[int]:
+    """The pids of the worker processes answering at `url` (they start after the banner: asked until `want` answer)."""
+    pids: set[int] = set()
+    deadline = time.monotonic() + 90
+    while len(pids) < want and time.monotonic() < deadline:
+        try:
+            reply = call("GET", f"{url}/healthz")
+        except OSError:
+            continue
+        if reply.status == 200:
+            pids.add(reply.json["pid"])
+    return pids
+
+
 def test_health_and_readiness_need_no_token_and_metrics_do(tmp_path: Path) -> None:
     with Ops(Settings(root=str(tmp_path / "memory"), token=TOKEN)) as s:
         health = call("GET", f"{s.url}/healthz")
@@ -100,16 +114,7 @@ def test_metrics_of_any_worker_report_the_whole_server(tmp_path: Path) -> None:
     """`serve --workers 2`: every scrape, whichever worker answers it, counts the requests both served."""
     folders = set(Path(tempfile.gettempdir()).glob("memdir-metrics-*"))
     with Served(tmp_path / "memory", "--workers", "2") as s:
-        pids: set[int] = set()
-        deadline = time.monotonic() + 90
-        while len(pids) < 2 and time.monotonic() < deadline:
-            try:
-                reply = call("GET", f"{s.url}/healthz")
-            except OSError:
-                continue
-            if reply.status == 200:
-                pids.add(reply.json["pid"])
-        assert len(pids) == 2
+        assert len(workers(s.url)) == 2
         for i in range(12):
             assert call("PUT", f"{s.url}/v1/files/n{i}.md", {"body": f"note {i}"}).status == 201
         deadline = time.monotonic() + 10
@@ -193,15 +198,7 @@ def test_cas_the_rate_bucket_and_the_journal_hold_across_server_processes(two_se
 def test_serve_workers_runs_several_processes_over_one_socket(postgres: Postgres) -> None:
     _, url = postgres.fresh_database("workers")
     with Served(url, "--tenant", "w", "--workers", "2") as s:
-        pids = set()
-        deadline = time.monotonic() + 90
-        while len(pids) < 2 and time.monotonic() < deadline:  # the workers start after the banner: wait for them
-            try:
-                reply = call("GET", f"{s.url}/healthz")
-            except OSError:
-                continue
-            if reply.status == 200:
-                pids.add(reply.json["pid"])
+        pids = workers(s.url)
         assert call("PUT", f"{s.url}/v1/files/a.md", {"body": "from a worker"}).status == 201
         assert call("GET", f"{s.url}/readyz").json["status"] == "ready"
     assert len(pids) == 2 and s.proc.pid not in pids

@@ -11,6 +11,7 @@ from fakeembed import EmbeddingsAPI
 
 import memdir
 from memdir.errors import InvalidArgument
+from memdir.model import Entry
 from memdir.search import calibration, embed, vector_location
 from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
@@ -50,6 +51,17 @@ def test_reciprocal_rank_fusion_uses_ranks_only() -> None:
 def test_people_are_read_from_the_query() -> None:
     assert hybrid.people("When did Caroline meet Mel at the LGBTQ center?") == {"Caroline", "Mel", "LGBTQ"}
     assert hybrid.people("What did she say?") == set()
+
+
+def test_a_person_the_query_names_is_found_in_a_title_written_in_lower_case() -> None:
+    def entry(path: str, name: str) -> Entry:
+        return Entry(path, name, "", None, (), None, None, 10, 1, "1")
+
+    entries = {"c/D1-1.md": entry("c/D1-1.md", "elise, 29 Dec 2023"), "c/D1-2.md": entry("c/D1-2.md", "Emi, 29 Dec 2023")}
+    scores = {"c/D1-1.md": 1.0, "c/D1-2.md": 1.0}
+    hybrid.apply_signals(scores, "Where did Elise go in Miami?", entries, hybrid.Settings())
+    assert scores == {"c/D1-1.md": 1.0 + hybrid.Settings().people, "c/D1-2.md": 1.0}  # people type names as they like
+    assert hybrid.without_people("Where did Elise go in Miami?", ["elise, 29 Dec 2023"]) == "Where did go in Miami?"
 
 
 def test_a_setting_of_the_dates_signal_that_went_is_refused_with_the_known_ones() -> None:

@@ -160,6 +160,13 @@ def _text(data: bytes) -> str:
 _WRITE_FIELDS = {"body": str, "name": str, "description": str, "type": str, "tags": list}
 
 
+def _field(fields: dict[str, Any], key: str, what: str) -> Any:
+    """The type a body's field must have, or a 400 naming the fields `what` takes."""
+    if key not in fields:
+        raise ApiError(400, "BadRequest", f"unknown field {key!r}; {what} takes {', '.join(fields)}")
+    return fields[key]
+
+
 async def _write_arguments(request: Request) -> dict[str, Any]:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     data = await _body(request)
@@ -182,9 +189,7 @@ async def _write_arguments(request: Request) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ApiError(400, "BadRequest", f"the body must be a JSON object with body (and name, description, type, tags), got {type(args).__name__}")
     for key, value in args.items():
-        want = _WRITE_FIELDS.get(key)
-        if want is None:
-            raise ApiError(400, "BadRequest", f"unknown field {key!r}; a write takes {', '.join(_WRITE_FIELDS)}")
+        want = _field(_WRITE_FIELDS, key, "a write")
         if value is not None and not isinstance(value, want):
             raise ApiError(400, "BadRequest", f"{key} must be {'a list of strings' if want is list else 'a string'}, got {value!r}")
     if not isinstance(args.get("body"), str):
@@ -390,9 +395,7 @@ async def _capture_arguments(request: Request) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ApiError(400, "BadRequest", f"the body must be a JSON object with session_id and transcript, got {type(args).__name__}")
     for key, value in args.items():
-        want = _CAPTURE_FIELDS.get(key)
-        if want is None:
-            raise ApiError(400, "BadRequest", f"unknown field {key!r}; a capture takes {', '.join(_CAPTURE_FIELDS)}")
+        want = _field(_CAPTURE_FIELDS, key, "a capture")
         if not isinstance(value, want):
             raise ApiError(400, "BadRequest", f"{key} must be {' or '.join(t.__name__ for t in want)}, got {type(value).__name__}")
     missing = [k for k in ("session_id", "transcript") if k not in args]

@@ -226,7 +226,7 @@ def apply_signals(scores: dict[str, float], query: str, entries: Mapping[str, En
     names = people(query) if settings.people else set()
     if not names:
         return
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)  # "elise" too
     for path in scores:
         entry = entries.get(path)
         if entry is not None and pattern.search(f"{entry.name} {' '.join(entry.tags)}"):
@@ -240,10 +240,10 @@ def without_people(query: str, titles: Sequence[str]) -> str:
     question rather than for turns that mention the name (R@10 0.759 -> 0.767
     in the fusion). A capitalised word that titles nothing ("LGBTQ") stays.
     """
-    named = {n for n in people(query) if any(re.search(rf"\b{re.escape(n)}\b", t) for t in titles)}
+    named = {n for n in people(query) if any(re.search(rf"\b{re.escape(n)}\b", t, re.IGNORECASE) for t in titles)}
     if not named:
         return query
-    rest = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(named))) + r")(?:'s)?\b", " ", query)
+    rest = re.sub(r"\b(?:" + "|".join(map(re.escape, sorted(named))) + r")(?:'s)?\b", " ", query, flags=re.IGNORECASE)
     rest = " ".join(rest.split())
     return rest if any(w.lower() not in STOPWORDS for w in re.findall(r"\w+", rest)) else query
 
