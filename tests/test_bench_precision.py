@@ -1,18 +1,12 @@
 """bench/precision.py scores right, and its labelled query files are well formed."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+import benchscript
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "precision.py"
-_spec = importlib.util.spec_from_file_location("bench_precision", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_precision"] = bench
-_spec.loader.exec_module(bench)
+bench = benchscript.load("precision")
 
 
 def test_precision_recall_and_the_false_hit_rate_of_a_two_query_example() -> None:

@@ -1,17 +1,9 @@
 """The short form of bench/saas.py: two server processes over one PostgreSQL, JWT clients, and its checks hold."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
+import benchscript
 from services import Postgres
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "saas.py"
-_spec = importlib.util.spec_from_file_location("bench_saas", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_saas"] = bench
-_spec.loader.exec_module(bench)
+bench = benchscript.load("saas")
 
 
 def test_the_short_load_test_finds_every_write_no_leak_and_no_5xx(postgres: Postgres) -> None:

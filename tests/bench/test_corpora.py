@@ -1,19 +1,15 @@
 """bench/corpora.py runs LoCoMo and REALTALK side by side: each shape read as written, scored by the protocol."""
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import benchscript
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-_spec = importlib.util.spec_from_file_location("bench_corpora", BENCH / "corpora.py")
-assert _spec is not None and _spec.loader is not None
-corpora = importlib.util.module_from_spec(_spec)
-sys.modules["bench_corpora"] = corpora
-_spec.loader.exec_module(corpora)
+BENCH = benchscript.BENCH
+corpora = benchscript.load("corpora")
 
 needs_protocol = pytest.mark.skipif(not corpora.PROTOCOL.is_file(), reason="the LoCoMo protocol script is not here")
 
