@@ -62,15 +62,25 @@ also still ever really actually maybe perhaps probably please thanks thank ok ok
 _RUN = re.compile(r"^(.*?)\d+(\D*)$")
 
 
+def sequence(path: str) -> tuple[str, str, str] | None:
+    """The numbered run a file belongs to (folder, what comes before and after its last number), or None.
+
+    Only files of one run (turns, days, session captures) lend to each other:
+    two notes that sit side by side in a folder of topics say nothing of each other.
+    """
+    folder, _, name = path.rpartition("/")
+    m = _RUN.match(name)
+    return None if m is None else (folder, m.group(1), m.group(2))
+
+
 def runs(paths: Iterable[str]) -> set[str]:
     """The paths that are turns of a numbered run: another of `paths` has its folder and its name but for
     the last number (`D1-3.md` beside `D1-7.md`; a lone `Kyoto 2025.md` is a topic, not a run)."""
     keys: dict[tuple[str, str, str], list[str]] = {}
     for path in paths:
-        folder, _, name = path.rpartition("/")
-        m = _RUN.match(name)
-        if m is not None:
-            keys.setdefault((folder, m.group(1), m.group(2)), []).append(path)
+        key = sequence(path)
+        if key is not None:
+            keys.setdefault(key, []).append(path)
     return {p for group in keys.values() if len(group) > 1 for p in group}
 
 

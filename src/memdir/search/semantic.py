@@ -67,7 +67,7 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from . import Searcher, embed, lexical, vector_location
-from .evidence import COVER
+from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
 from .vectors import VectorIndex
@@ -275,20 +275,6 @@ def spread(scores: dict[str, float], order: Mapping[str, tuple[Sequence[str], in
             if near != path and sequence(near) == run and (everything or near.startswith(tuple(prefixes))):
                 out[near] = out.get(near, 0.0) + give
     return out
-
-
-_RUN = re.compile(r"^(.*?)\d+(\D*)$")
-
-
-def sequence(path: str) -> tuple[str, str, str] | None:
-    """The numbered run a file belongs to (folder, what comes before and after its last number), or None.
-
-    Only files of one run (turns, days, session captures) lend to each other:
-    two notes that sit side by side in a folder of topics say nothing of each other.
-    """
-    folder, _, name = path.rpartition("/")
-    m = _RUN.match(name)
-    return None if m is None else (folder, m.group(1), m.group(2))
 
 
 # ---------------------------------------------------------------- per-memory state
