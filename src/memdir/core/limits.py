@@ -26,9 +26,9 @@ from .. import model
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded
 from ..model import count_lines
 from ..paths import UNPRINTABLE
+from ..stores.locations import CONFIG_FILE
 
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
-CONFIG_FILE = "memdir.toml"
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
 SECTIONS = ("diary", "summarizer", "semantic", "capture")  # memdir.toml tables other modules read (remember/diary, remember/summarize, search/semantic, remember/capture)
 CONTEXT_BUDGET = 2000  # tokens `memdir.context` fills by default (recall.context.DEFAULT_BUDGET)

@@ -6,7 +6,7 @@ import getpass
 import os
 from typing import Any
 
-from ..stores.locations import close_shared, journaled, open_shared, open_store, prepare_shared, scheme_of
+from ..stores.locations import close_shared, config_file, journaled, open_shared, open_store, prepare_shared, scheme_of
 from . import limits as limits_mod
 from .memdir import Memdir
 
@@ -39,9 +39,10 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
     options set limits (e.g. `writes_per_minute=60`); see `memdir.Limits`. `agent=True`
     uses the defaults for interfaces a model drives (60 writes per minute).
     """
-    store, root = open_store(location, tenant, create=create)
+    store, _ = open_store(location, tenant, create=create)
     try:
-        limits = limits_mod.load(root if root is not None and root.is_dir() else None, options, agent=agent)
+        cfg = config_file(store)
+        limits = limits_mod.load(None if cfg is None else cfg.parent, options, agent=agent)
         md = Memdir(store, limits, actor=actor or default_actor(), agent=agent)
         if not store.journal(limit=1) and store.list():
             md.sync()  # files memdir has never seen (a folder made by hand or another tool): journaled, not rewritten

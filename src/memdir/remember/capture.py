@@ -37,6 +37,7 @@ from .. import dates, model, paths
 from ..core import guard
 from ..core.memdir import Op
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded, MemdirError, NotFound
+from ..stores.locations import config_file
 from . import counts, summarize, timeline, transcripts
 from .activity import Activity
 from .summarize import LISTS, SessionSummary, Summarizer, describe
@@ -63,18 +64,15 @@ REFUSED = (InvalidMemory, LimitExceeded)  # what the planner refuses in a record
 
 def settings(md: Memdir, table: str) -> dict[str, Any]:
     """A table of memdir.toml (`[diary]`, `[summarizer]`) for folder memories; {} elsewhere (use the environment)."""
-    root = getattr(md.store, "root", None)
-    if not isinstance(root, Path):
+    cfg = config_file(md.store)
+    if cfg is None:
         return {}
-    for folder in (root, root.parent.parent if root.parent.name == "tenants" else None):
-        if folder is not None and (folder / "memdir.toml").is_file():
-            try:
-                data = tomllib.loads((folder / "memdir.toml").read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-                raise InvalidArgument(f"{folder / 'memdir.toml'}: not valid TOML ({e}); fix or remove the file") from None
-            got = data.get(table, {})
-            return dict(got) if isinstance(got, dict) else {}
-    return {}
+    try:
+        data = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"{cfg}: not valid TOML ({e}); fix or remove the file") from None
+    got = data.get(table, {})
+    return dict(got) if isinstance(got, dict) else {}
 
 
 def summarizer_for(md: Memdir) -> Summarizer:

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
+from ..stores.locations import config_file
 from . import Searcher, embed, lexical, vector_location
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
@@ -119,11 +120,10 @@ class Settings:
     batch: int = 16  # texts the local model embeds at once
 
     @classmethod
-    def load(cls, folder: Path | None) -> Settings:
-        """The `[semantic]` table of `folder/memdir.toml`, or the defaults."""
-        if folder is None or not (folder / "memdir.toml").is_file():
+    def load(cls, cfg: Path | None) -> Settings:
+        """The `[semantic]` table of the memdir.toml at `cfg` (`stores.locations.config_file`), or the defaults."""
+        if cfg is None or not cfg.is_file():
             return cls()
-        cfg = folder / "memdir.toml"
         try:
             table = tomllib.loads(cfg.read_text(encoding="utf-8")).get("semantic", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -344,8 +344,7 @@ def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Sett
             return found
         if found is not None:
             found.index.close()
-        root = getattr(md.store, "root", None)
-        settings = settings or Settings.load(root if isinstance(root, Path) else None)
+        settings = settings or Settings.load(config_file(md.store))
         index = VectorIndex(embedder or settings.embedder_instance(), vector_location(md.store), private=settings.private)
         sem = _OPEN[md.store] = Semantic(index, settings)
         return sem

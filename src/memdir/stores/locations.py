@@ -54,8 +54,25 @@ def folder_of(location: str) -> Path:
     return Path(text).expanduser()
 
 
+CONFIG_FILE = "memdir.toml"
+
+
+def config_file(store: Store) -> Path | None:
+    """The memdir.toml that configures a folder memory: its own, else for a tenant (`tenants/T/`) the one of
+    the folder that holds it, so a server's settings apply to every tenant it serves; None on the other
+    backends (they are configured by the environment). Limits, [semantic], [capture], [diary] and
+    [summarizer] are all read from this one file."""
+    root = getattr(store, "root", None)
+    if not isinstance(root, Path):
+        return None
+    for folder in (root, root.parent.parent if root.parent.name == "tenants" else None):
+        if folder is not None and (folder / CONFIG_FILE).is_file():
+            return folder / CONFIG_FILE
+    return None
+
+
 def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: bool = True) -> tuple[Store, Path | None]:
-    """The store for one tenant at `location`, and the folder whose memdir.toml applies (folders only)."""
+    """The store for one tenant at `location`, and the folder at `location` (folders only)."""
     text = os.fspath(location)
     scheme = scheme_of(text)
     if tenant is not None:

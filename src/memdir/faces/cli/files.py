@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from ... import pages
-from ...core.limits import CONFIG_FILE, Limits
+from ...core.limits import Limits
 from ...core.memdir import ANY
 from ...paths import topic_path
 from ...recall import context as context_mod
 from ...recall import links as links_mod
 from ...remember import timeline
 from ...remember.timeline import search_history
+from ...stores.locations import CONFIG_FILE
 from .base import LS_PAGE, Context, emit, json_option, read_stdin
 
 # ---------------------------------------------------------------- setup
