@@ -62,6 +62,15 @@ def test_a_tenant_opened_per_request_asks_s3_nothing_and_a_read_one_get(url: str
         assert other.list() == [] and other.history() == []
 
 
+def test_the_first_use_of_a_tenant_reads_its_journal_once(url: str, requests: list[str]) -> None:
+    db = memdir.connect(url)
+    db.tenant("fresh").close()
+    requests.clear()
+    db.tenant("fresh").close()  # never written: is there a journal, and files another tool put there?
+    assert requests.count("GetObject fresh/catalog.json") == 1
+    assert sum(r.startswith("ListObjectsV2") for r in requests) == 3  # the journal (twice: no head to ask) and files/
+
+
 def test_objects_another_tool_put_in_a_new_tenant_are_adopted_on_the_shared_client(url: str, requests: list[str]) -> None:
     bucket_prefix = url.split("/", 3)[3]
     boto3.client("s3").put_object(Bucket=BUCKET, Key=f"{bucket_prefix}/tenants/t/files/notes/dropped.md",

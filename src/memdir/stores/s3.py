@@ -295,7 +295,9 @@ class S3Store:
 
     def _pull(self) -> None:
         """Fold in journal objects written since we last looked (by any process)."""
-        self._load()
+        if not self._loaded:
+            self._load()  # which pulls once it has the catalog
+            return
         if self._depth and self._fresh:
             return  # we hold the lease and have looked since taking it: nothing new can be there
         if not self._depth and self._head_key:
