@@ -130,6 +130,11 @@ def embedding_text(memory: Memory, chunk: Chunk) -> str:
     (R@10 0.48 -> 0.52) but hurt the fused result (0.759 -> 0.747): the
     lexical side already weighs the title, and the fusion gains most from a
     semantic side that reads what BM25 cannot, the meaning of the text.
+    Likewise scoring a turn with the turns beside it (the mean of its cosine
+    and that of its run's window, summed and normalised): the semantic side
+    alone went 0.482 -> 0.530, the fused result not at all (0.762 without the
+    bar on LoCoMo, 0.579 -> 0.578 on REALTALK) and under the bar down
+    (0.750 -> 0.732), as the fusion lends to neighbours already.
     """
     return chunk.text
 
