@@ -73,7 +73,7 @@ def text_of(i: int) -> str:
 
 def seed(location: str, tenant: str, n: int) -> list[str]:
     """n topic files committed in batches straight to the store (as an import would)."""
-    store, _ = open_store(location, tenant)
+    store = open_store(location, tenant)
     paths = [layout(i) for i in range(n)]
     stamp = model.now_stamp()
     try:

@@ -96,7 +96,7 @@ def layout(i: int) -> str:
 
 def seed(location: str, tenant: str | None, n: int) -> list[str]:
     """n topic files committed in batches straight to the store (as an import would)."""
-    store, _ = open_store(location, tenant)
+    store = open_store(location, tenant)
     rng = random.Random(7)
     paths = [layout(i) for i in range(n)]
     stamp = model.now_stamp()

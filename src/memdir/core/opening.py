@@ -39,7 +39,7 @@ def open(  # noqa: A001 - the natural name: memdir.open("memory")
     options set limits (e.g. `writes_per_minute=60`); see `memdir.Limits`. `agent=True`
     uses the defaults for interfaces a model drives (60 writes per minute).
     """
-    store, _ = open_store(location, tenant, create=create)
+    store = open_store(location, tenant, create=create)
     try:
         cfg = config_file(store)
         limits = limits_mod.load(None if cfg is None else cfg.parent, options, agent=agent)

@@ -119,8 +119,8 @@ def copy_tenant(
     """Copy `tenant` from `source` to `destination` (any two locations memdir.open accepts)."""
     note = progress or (lambda what, done, total: None)
     types = limits_mod.load(None, {}).types
-    with Memdir(open_store(source, tenant, create=False)[0], limits_mod.Limits(), actor=ACTOR) as src:
-        dst_store, _ = open_store(destination, tenant, create=True)
+    with Memdir(open_store(source, tenant, create=False), limits_mod.Limits(), actor=ACTOR) as src:
+        dst_store = open_store(destination, tenant, create=True)
         try:
             records = list(reversed(src.store.journal()))
             if not records and not src.store.list():
@@ -179,7 +179,7 @@ def copy_tenant(
         finally:
             dst_store.close()
     # Open the destination as a memory: it rebuilds its MEMORY.md files from the copied catalog.
-    with Memdir(open_store(destination, tenant, create=False)[0], limits_mod.Limits(), actor=ACTOR) as dst:
+    with Memdir(open_store(destination, tenant, create=False), limits_mod.Limits(), actor=ACTOR) as dst:
         dst.index()
     return CopyReport(
         source=str(source), destination=str(destination), tenant=tenant, journal=len(records),

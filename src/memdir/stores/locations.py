@@ -71,8 +71,8 @@ def config_file(store: Store) -> Path | None:
     return None
 
 
-def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: bool = True) -> tuple[Store, Path | None]:
-    """The store for one tenant at `location`, and the folder at `location` (folders only)."""
+def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: bool = True) -> Store:
+    """The store for one tenant at `location` (its settings: `config_file`)."""
     text = os.fspath(location)
     scheme = scheme_of(text)
     if tenant is not None:
@@ -80,17 +80,17 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     if scheme == "file":
         root = folder_of(text)
         folder = root if tenant is None else root / "tenants" / tenant
-        return FileStore(folder, create=create), root
+        return FileStore(folder, create=create)
     name = tenant or DEFAULT_TENANT
     if scheme == "sqlite":
-        return SQLiteStore(database_path(text), name, create=create), None
+        return SQLiteStore(database_path(text), name, create=create)
     if scheme == "postgresql":
         from .postgres import PostgresStore  # the optional backends' modules load with their first URL
 
-        return PostgresStore(text, name), None
+        return PostgresStore(text, name)
     from .s3 import S3Store
 
-    return S3Store(text, name, create=create), None
+    return S3Store(text, name, create=create)
 
 
 def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_size: int | None = None) -> Store:
@@ -109,7 +109,7 @@ def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_si
         from .s3 import S3Store
 
         return S3Store(text, name, shared=True)
-    return open_store(text, tenant)[0]
+    return open_store(text, tenant)
 
 
 def journaled(store: Store) -> bool:
