@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
+from ..core.index import BEGIN, END
 from ..errors import MemdirError, NotFound
 from ..model import split
 from ..remember import fence
@@ -171,8 +172,6 @@ def _from_root(target: str, folder: str) -> str:
 
 def _kept_links(lines: list[str]) -> tuple[set[str], set[str]] | None:
     """The link targets and lines of the hand-kept part of a MEMORY.md (outside memdir's region), or None."""
-    from ..core.index import BEGIN, END
-
     if BEGIN not in lines:
         return None
     inside, targets, kept = False, set(), set()
