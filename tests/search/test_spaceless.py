@@ -14,6 +14,7 @@ from services import Postgres
 
 import memdir
 from memdir.search import match_expression, terms
+from memdir.search.fts import FORM
 from memdir.search.lexical import Doc
 from memdir.search.pg import PgIndex
 from memdir.search.text import grams, parse, spaceless_weights
@@ -142,9 +143,9 @@ def test_an_index_of_the_older_form_is_rebuilt_on_open(root: Path) -> None:
         _write_notes(md)
         assert md.search("走行距離")
     db = sqlite3.connect(root / ".memdir" / "memdir.db")
-    (new,) = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'search_docs_fts2_%' "
+    (new,) = [r[0] for r in db.execute(f"SELECT name FROM sqlite_master WHERE name LIKE 'search_docs_{FORM}_%' "
                                         "AND sql LIKE 'CREATE VIRTUAL TABLE%'")]
-    old = new.replace("_fts2_", "_fts_")
+    old = new.replace(f"_{FORM}_", "_fts2_")
     db.execute(f"DROP TABLE {new}")  # what an older memdir left: its own table, the rows and the seq they reflect
     db.execute(f"CREATE VIRTUAL TABLE {old} USING fts5(name, description, tags, body, content='', "
                "tokenize='porter unicode61')")
@@ -190,7 +191,7 @@ def test_a_postgres_index_of_the_older_form_is_rebuilt_after_migrate(postgres: P
             _write_notes(md)
             assert md.search("走行距離") == []  # one English lexeme for the whole run
             assert [h.path for h in md.search("Monday")] == ["english.md"]
-    assert migrate(admin).applied == ("0007_search_spaceless",)
+    assert migrate(admin).applied == ("0007_search_spaceless", "0008_search_names")
     with memdir.open(app, tenant="t") as md:
         assert [h.path for h in md.search("走行距離")] == ["work/routes.md"]
         assert [h.path for h in md.search("Monday")] == ["english.md"]

@@ -111,6 +111,23 @@ def stem(word: str) -> str:
     return folded if len(folded) < 3 else str(_stemmer.stemWord(folded))
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Claude Code names a topic file `<type>_<topic>.md`: the type is no word of the topic (it is the file's type).
+_TYPE_PREFIX = re.compile(r"^(?:user|feedback|project|reference)_(?=.)", re.I)
+
+
+def name_words(path: str, name: str = "") -> str:
+    """The words of a file's name a tokenizer does not find in `name` already, to index beside it as a title:
+    `feedback_vercel-env-newline.md` gives `vercel env newline` (Claude Code's type prefix is no topic),
+    `eventLoopLag.md` `event Loop Lag` (camelCase and snake_case split); words with digits (a turn's `D1-3`, a
+    day's `2026-03-14`) are numbering, not words; "" when the name says it all."""
+    stem = path.rsplit("/", 1)[-1]
+    stem = _TYPE_PREFIX.sub("", stem[:-3] if stem.lower().endswith(".md") else stem)
+    words = [w for w in _WORD.findall(_CAMEL.sub(" ", stem)) if not any(c.isdigit() for c in w)]  # no D1-3, 2026
+    known = {fold(w) for w in _WORD.findall(name)}
+    return " ".join(words) if any(fold(w) not in known for w in words) else ""
+
+
 def fold(text: str) -> str:
     """Lower case without diacritics (what unicode61 does to every token)."""
     text = text.lower()
