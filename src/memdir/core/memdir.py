@@ -15,6 +15,7 @@ import builtins
 import copy
 import datetime as dt
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -565,6 +566,12 @@ class Memdir:
     def _blob(self, path: str) -> tuple[str, Blob]:
         p = paths.topic_path(path)
         blob = self._store.get(p) if self._readable(p) else None
+        if blob is None and not p.isascii():  # a name typed composed for a file macOS named decomposed, or back
+            for form in ("NFD", "NFC"):
+                other = unicodedata.normalize(form, p)
+                if other != p and self._readable(other) and (blob := self._store.get(other)) is not None:
+                    p = other
+                    break
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
         return p, blob
