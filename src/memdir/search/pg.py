@@ -31,6 +31,16 @@ def _paired(text: str) -> str:
     return " ".join(g for g in grams(text).split(" ") if g and spaceless(g)) if not text.isascii() else ""
 
 
+def _tsquery(word: str) -> tuple[str, str]:
+    """A query word as a tsquery expression and its argument: a word stemmed as English; a spaceless one as the
+    phrase of its pairs (a single character: the pairs it starts, and a run's last character)."""
+    if not spaceless(word):
+        return "plainto_tsquery('english', ?)", word
+    if len(word) == 1:
+        return "to_tsquery('simple', ?)", f"'{word}':*"  # (no quote or backslash is spaceless)
+    return "phraseto_tsquery('simple', ?)", " ".join(pairs(word))
+
+
 class PgIndex:
     """One tenant's rows of `memdir_search`, through the store's connection."""
 
@@ -118,18 +128,9 @@ class PgIndex:
             self._rows("DELETE FROM memdir_state WHERE tenant_id = ? AND key = 'search_seq'", self.tenant)
 
     def candidates(self, words: Sequence[str], n: int, where: Filter) -> builtins.list[tuple[str, float]]:
-        parts, given = [], []
-        for w in words:
-            if not spaceless(w):
-                parts.append("plainto_tsquery('english', ?)")
-                given.append(w)
-            elif len(w) == 1:  # the pairs it starts, and a run's last character
-                parts.append("to_tsquery('simple', ?)")
-                given.append(f"'{w}':*")  # (no quote or backslash is spaceless)
-            else:
-                parts.append("phraseto_tsquery('simple', ?)")
-                given.append(" ".join(pairs(w)))
-        query = " || ".join(parts)
+        asked = [_tsquery(w) for w in words]
+        query = " || ".join(sql for sql, _ in asked)
+        given = [arg for _, arg in asked]
         cond, args = self._where(where)
         rows = self._rows(
             f"SELECT d.path, ts_rank('{RANK_WEIGHTS}', d.tsv, q.q, 1) AS r FROM memdir_search d, "
@@ -143,8 +144,8 @@ class PgIndex:
         cond, args = self._where(where)
         out: dict[str, int] = {}
         for word in dict.fromkeys(words):
-            row = self._rows(f"SELECT count(*) FROM memdir_search d WHERE d.tsv @@ plainto_tsquery('english', ?){cond}",
-                             word, *args)
+            sql, arg = _tsquery(word)
+            row = self._rows(f"SELECT count(*) FROM memdir_search d WHERE d.tsv @@ {sql}{cond}", arg, *args)
             out[word] = int(row[0][0])
         return out
 
