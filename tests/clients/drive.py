@@ -36,10 +36,12 @@ def claude_env(home: Path, api: str) -> dict[str, str]:
             "MEMDIR_CACHE": str(home / "memdir-cache")}
 
 
-def claude(binary: Path, home: Path, api: str, cwd: Path, prompt: str, *args: str, timeout: float = 180) -> Run:
+def claude(binary: Path, home: Path, api: str, cwd: Path, prompt: str, *args: str, timeout: float = 180,
+           extra_env: dict[str, str] | None = None) -> Run:
     done = subprocess.run([str(binary), "-p", prompt, "--output-format", "stream-json", "--verbose",
                            "--allowedTools", "mcp__memdir", *args],
-                          cwd=cwd, env=claude_env(home, api), capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env={**claude_env(home, api), **(extra_env or {})}, capture_output=True, text=True,
+                          timeout=timeout,
                           stdin=subprocess.DEVNULL)
     return Run(done.returncode, done.stdout, done.stderr)
 
