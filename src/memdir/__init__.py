@@ -42,7 +42,10 @@ from .stores.base import Record
 from .version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
-    from .faces.tools import prompt
+    from .faces.tools import Result as ToolResult
+    from .faces.tools import Session as ToolSession
+    from .faces.tools import anthropic_tools, openai_tools, prompt
+    from .faces.tools import handle as handle_tool
     from .recall.context import Context
     from .recall.context import build as context
     from .recall.links import Links
@@ -59,6 +62,10 @@ _LAZY = {
     "capture": ("remember.capture", "capture"), "remember_feedback": ("remember.capture", "remember_feedback"),
     "supersede": ("remember.timeline", "supersede"), "changes": ("remember.timeline", "changes"),
     "read_as_of": ("remember.timeline", "read_as_of"), "git_sync": ("remember.gitsync", "git_sync"),
+    # your own agent loop: the tool schemas for each API, and the dispatcher that runs a call (faces/tools.py)
+    "anthropic_tools": ("faces.tools", "anthropic_tools"), "openai_tools": ("faces.tools", "openai_tools"),
+    "handle_tool": ("faces.tools", "handle"), "ToolSession": ("faces.tools", "Session"),
+    "ToolResult": ("faces.tools", "Result"),
 }
 
 
@@ -74,6 +81,7 @@ def __getattr__(name: str) -> typing.Any:
 __all__ = [
     "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
     "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
-    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes", "connect",
-    "context", "git_sync", "links", "open", "prompt", "read_as_of", "remember_feedback", "supersede",
+    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "ToolResult", "ToolSession",
+    "anthropic_tools", "capture", "changes", "connect", "context", "git_sync", "handle_tool", "links", "open",
+    "openai_tools", "prompt", "read_as_of", "remember_feedback", "supersede",
 ]
