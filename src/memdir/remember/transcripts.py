@@ -67,12 +67,7 @@ class TranscriptError(InvalidArgument):
 
 def redact(text: str) -> str:
     """Lines that hold what the secret guard would refuse, replaced by a note (memories never hold credentials)."""
-    while (found := guard.find_secret(text)) is not None:
-        kind, number = found
-        lines = text.split("\n")
-        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
-        text = "\n".join(lines)
-    return text
+    return guard.redact(text)
 
 
 def redact_value(value: str) -> str:
