@@ -320,7 +320,8 @@ def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: in
     for path, _ in ranked:
         doc = docs.get(path)
         if doc is not None:
-            held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
+            held[path] = weights.cover(evidence.searchable(f"{doc.name}\n{textmod.name_words(doc.path, doc.name)}",
+                                                           doc.description, doc.tags, doc.body))
     if not answered and (not held or max(held.values()) < cover):
         return {}  # nothing holds enough of the query: it is not answered here
     beside = cover * evidence.BESIDE
