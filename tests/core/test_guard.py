@@ -79,7 +79,7 @@ def test_a_secret_in_frontmatter_is_refused_even_when_yaml_hides_it(md) -> None:
     hidden = "AKIA\ufeff" + "IOSFODNN7EXAMPLE"  # YAML writes the BOM as an escape, "\uFEFF": only the value shows it
     with pytest.raises(InvalidMemory, match="frontmatter field 'description' contains what looks like an AWS access key id"):
         md.write("a.md", "body\n", description=f"uses {hidden}")
-    with pytest.raises(InvalidMemory, match="frontmatter line 3 contains what looks like a GitHub token"):
+    with pytest.raises(InvalidMemory, match=r"line 3 \(in the frontmatter\) contains what looks like a GitHub token"):
         md.write("b.md", "---\ndeploy:\n  token: ghp_" + "c" * 36 + "\n---\nbody\n")
     with pytest.raises(InvalidMemory, match="frontmatter field 'deploy.token' contains what looks like a GitHub token"):
         md.write("b.md", '---\ndeploy:\n  token: "ghp_\\uFEFF' + "c" * 36 + '"\n---\nbody\n')
@@ -91,7 +91,7 @@ def test_a_secret_in_frontmatter_is_refused_even_when_yaml_hides_it(md) -> None:
 
 def test_check_names_the_line_as_the_writer_sees_it() -> None:
     text = "---\ndescription: x\n---\nfirst\n" + SECRETS["jwt"] + "\n"
-    with pytest.raises(InvalidMemory, match=r"a\.md: line 2 contains what looks like a JSON Web Token"):
+    with pytest.raises(InvalidMemory, match=r"a\.md: line 2 of the body \(file line 5\) contains what looks like a JSON Web Token"):
         check(text, "a.md", head_lines=3)
 
 
@@ -281,7 +281,7 @@ def reference_check(text: str, path: str, head_lines: int, meta: dict[str, Any])
     found = reference_find_secret(text)
     if found:
         kind, line = found
-        where = f"frontmatter line {line}" if line <= head_lines else f"line {line - head_lines}"
+        where = guard.where(line, head_lines)
         return f"{path}: {where} contains what looks like {kind}"
     for field, value in guard._strings(meta, ""):
         found = reference_find_secret(value)

@@ -52,7 +52,7 @@ def test_import_mcp_memory_graph(tmp_path: Path) -> None:
             ("line 10", "unknown record type 'note'; expected 'entity' or 'relation'"),
             ("relation John Smith consults_for Acme", "no entity named 'Acme'"),
             ("entity 'Leaky' (line 7)",
-             "person/leaky.md: frontmatter line 3 contains what looks like a GitHub token; memories must not hold credentials: "
+             "person/leaky.md: line 3 (in the frontmatter) contains what looks like a GitHub token; memories must not hold credentials: "
              "remove it and note where the secret is kept instead"),
         ]
         assert result.notes == []
@@ -162,7 +162,7 @@ def test_cli_import_and_export_mcp_memory(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert len(data["imported"]) == 3 and data["skipped"][-1]["path"] == "entity 'Leaky' (line 7)"
-    assert data["files"] == {"source": 8, "brought_in": 6, "left_out": 2} and data["lines"] == {"in": 6, "out": 5}
+    assert data["files"] == {"source": 8, "records": 8, "brought_in": 6, "skipped": 2, "left_out": 0}
     out = runner.invoke(main, ["--root", root, "import", "--from", "mcp-memory", str(tmp_path)])
     assert out.exit_code == 2 and "--from mcp-memory reads a JSONL file" in out.output
     out = runner.invoke(main, ["--root", root, "export", "--mcp-memory", str(tmp_path / "back.jsonl")])

@@ -36,8 +36,9 @@ PROMPT = """\
 You have a persistent memory: a folder of markdown topic files, listed in an index (MEMORY.md).
 
 When to read
-- At the start of a conversation, read the index (read_memory_index) before anything else, or call
-  get_memory_context, which brings the index with your pinned and feedback memories.
+- If the conversation began with recalled memory (your pinned and feedback memories and the index),
+  you have what you need to start: do not read them again. Otherwise read the index (read_memory_index)
+  or call get_memory_context, which brings it with your pinned and feedback memories.
 - Open a topic file (read_memory_file) only when its line in the index looks relevant to the task;
   use search_memory when the index does not point to the right file.
 

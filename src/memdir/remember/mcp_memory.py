@@ -246,7 +246,7 @@ def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], resul
 
 def import_mcp_memory(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = False) -> ImportResult:
     """Import (or merge in again) the reference MCP memory server's knowledge graph."""
-    result = ImportResult()
+    result = ImportResult(unit="record")
     entities, relations = _read(source, result)
     taken: set[str] = set()
     existing = {name: _place(md, ent, taken) for name, ent in entities.items()}

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from .text import Query, fold, spaceless, stem
+from .text import Query, fold, spaceless, spaceless_weights, stem
 
 COVER = 0.5  # the share of a query's weight a sure hit holds (search, the page, the context)
 
@@ -151,7 +151,7 @@ def weigh(query: Query, files: int, df: Mapping[str, int], symbol_df: Mapping[st
     chosen = topical or by_stem  # only generic words: each of them counts
     stems = {s: idf(n, files) for s, n in chosen.items()}
     symbols = {s: idf(int((symbol_df or {}).get(s, 0)), files) for s in query.symbols}
-    symbols.update((w, idf(int(df.get(w, 0)), files)) for w in query.words if spaceless(w))
+    symbols.update(spaceless_weights(query, df, lambda n: idf(n, files)))  # pairs: the seams weigh nothing
     return Evidence(stems, symbols)
 
 

@@ -335,7 +335,8 @@ def covers(index: LexicalIndex, query: Query, docs: Iterable[Doc], where: Filter
     if query.symbols:  # at most as many files hold each symbol as hold any of them
         symbol_df = dict.fromkeys(query.symbols, len(index.containing(query.symbols, where)))
     weights = evidence.weigh(query, files, df, symbol_df)
-    return {d.path: weights.cover(evidence.searchable(d.name, d.description, d.tags, d.body)) for d in docs}
+    return {d.path: weights.cover(evidence.searchable(f"{d.name}\n{textmod.name_words(d.path, d.name)}",
+                                                      d.description, d.tags, d.body)) for d in docs}
 
 
 def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:

@@ -65,7 +65,7 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from ..stores.locations import config_file
-from . import Searcher, confidence, embed, lexical, vector_location
+from . import Searcher, calibration, confidence, embed, lexical, vector_location
 from .confidence import HISTORY_SHARE, Signals, asks_about_past, is_history, without_past
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
@@ -505,7 +505,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     best = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if mode == "semantic" or scores[p] > 0]
     docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
-    floor = settings.floor or sem.index.floor
+    floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
     with searcher.lock:
         index = searcher.index()
         held = lexical.covers(index, asked, [docs[p] for p in best], where)

@@ -49,7 +49,7 @@ class Context:
         md.sync()
         return md
 
-    def prepare_root(self, *, parents: bool = False) -> None:
+    def prepare_root(self, *, parents: bool = False, say: bool = True) -> None:
         """Before a command creates a memory folder: refuse a likely typo, and say so when one is made.
 
         A folder is created only when its parent exists (`memdir init` makes
@@ -69,7 +69,8 @@ class Context:
                 f"check the path, or create it with `memdir init {self.root}`"
             )
         folder.mkdir(parents=True)
-        click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
+        if say:
+            click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
 
     def close(self) -> None:
         md, self._md = self._md, None
