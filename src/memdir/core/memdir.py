@@ -149,6 +149,19 @@ class Memdir:
         view._agent = False
         return view
 
+    def acting(self, actor: str) -> Memdir:
+        """This memory writing under another name in the journal (a sync landing another machine's changes)."""
+        view = self._view()
+        view.actor = actor
+        return view
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this memory's locks (this process's and the store's) across several calls, so no other writer
+        comes between them: a sync's commit, merge and the writes it lands. The calls inside take them again."""
+        with self._writing():
+            yield
+
     def _view(self) -> Memdir:
         view = copy.copy(self)
         view._owner, view._views, view._scoped = False, {}, None
@@ -427,12 +440,13 @@ class Memdir:
                 text += "\n"
             return self._land([Op.write(p, text + entry, expect=ops.version_of(cur))], take=False)[0]
 
-    def keep_notes(self, notes: str, folder: str = "") -> bool:
+    def keep_notes(self, notes: str, folder: str = "", *, replace: bool = False) -> bool:
         """Keep `notes` (what a person or another tool wrote in a MEMORY.md) byte for byte in the folder's
         MEMORY.md, beside memdir's marked index region: how an import brings Claude Code's hand-kept notes.
 
-        False when they are there already; `Conflict` when the file keeps other notes; the secret guard
-        holds as for a topic file.
+        False when they are there already; `Conflict` when the file keeps other notes, unless `replace`
+        (a sync landing the notes as merged; empty notes then remove them); the secret guard holds as for
+        a topic file.
         """
         f = paths.folder(folder)
         if not isinstance(notes, str):
@@ -442,7 +456,7 @@ class Memdir:
         if self.limits.secret_guard:
             guard.check(notes, f + paths.INDEX_NAME)
         with self._writing():
-            return self._state.derived.keep(f, notes)
+            return self._state.derived.keep(f, notes, replace=replace)
 
     def apply(self, ops_: Sequence[Op]) -> builtins.list[Memory]:
         """Several writes, deletes and renames committed at once: all of them land, or none.
@@ -484,15 +498,16 @@ class Memdir:
 
     # ------------------------------------------------------------ hand edits
 
-    def sync(self, changed: Iterable[str] | None = None) -> builtins.list[str]:
+    def sync(self, changed: Iterable[str] | None = None, *, with_index: bool = False) -> builtins.list[str]:
         """Catch up with edits made outside memdir (by a person, an editor, another tool).
 
         Files added, changed or deleted by hand are journaled as `external`
         changes under the actor `external:<the file's owner>` (undo works on
         them) and the catalog, the indexes and search follow. Without `changed`, every file's stat is compared with the
         catalog (the check where no watcher runs); with it (a watcher's
-        events), only those paths are looked at. Returns the paths found
-        changed, as far as this view may read them.
+        events), only those paths are looked at. The MEMORY.md files follow the
+        next write, or now `with_index` (a git sync, which commits them).
+        Returns the paths found changed, as far as this view may read them.
         """
         with self._writing():
             cat = self._state.derived.loaded()
@@ -500,6 +515,8 @@ class Memdir:
             report, changes = reconcile.external(self._store, cat, found, self._memory)
             for start in range(0, len(changes), 500):
                 self._commit(changes[start : start + 500], derive=False)  # journaled; MEMORY.md follows the next write
+            if with_index:
+                self._state.derived.after()
         return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
 
     def reconcile(self, fix: bool = False) -> Report:

@@ -67,7 +67,7 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from ..stores.locations import config_file
-from . import Searcher, embed, lexical, vector_location
+from . import Searcher, calibration, embed, lexical, vector_location
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
@@ -472,7 +472,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
-    floor = settings.floor or sem.index.floor
+    floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
     sure = settings.floor or SURE * floor  # a topic file shown on its meaning alone needs more than a turn
     likely = [p for p in ranked if found[p][0] >= floor]
     with searcher.lock:
