@@ -209,6 +209,19 @@ def test_entities_of_one_name_and_relations_to_no_entity_all_survive(tmp_path: P
         export_mcp_memory(md, tmp_path / "out.jsonl")
     back = records(tmp_path / "out.jsonl")
     assert len(back) == 17 and back == records(source)  # was 27 -> 15 on real data: every record, in order
+    hub = [{"type": "entity", "name": "default_user", "entityType": "person", "observations": ["the hub"]}]
+    hub += [{"type": "entity", "name": f"Place {i}", "entityType": "place", "observations": []} for i in range(250)]
+    hub += [{"type": "relation", "from": "default_user", "to": f"Place {i}", "relationType": "has_visited"}
+            for i in range(250)]  # more than one frontmatter has room for
+    hub += [{"type": "relation", "from": f"Ghost {i}", "to": "Nowhere", "relationType": "haunts"} for i in range(3)]
+    (tmp_path / "hub.jsonl").write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in hub))
+    with memdir.open(tmp_path / "hub") as md:
+        result = import_mcp_memory(md, tmp_path / "hub.jsonl")
+        assert result.lines_in == result.lines_out == len(hub) and result.skipped == []
+        assert md.read("person/default_user.md").body.count("- has_visited [Place ") == 250  # all on its page
+        assert import_mcp_memory(md, tmp_path / "hub.jsonl").imported == []  # and nothing twice
+        export_mcp_memory(md, tmp_path / "hub-out.jsonl")
+    assert (tmp_path / "hub-out.jsonl").read_bytes() == (tmp_path / "hub.jsonl").read_bytes()
 
 
 def test_an_entity_name_with_newlines_forges_no_observation(tmp_path: Path) -> None:  # issue 32, item 15

@@ -54,7 +54,7 @@ class _Entity:
     observations: list[str]
     extra: dict[str, Any]
     line: int
-    place: dict[str, Any]
+    place: int | str | None
     path: str = ""
     out: list[dict[str, Any]] = field(default_factory=list)  # {relationType, to, ...its own fields, jsonl}
     incoming: list[tuple[str, str]] = field(default_factory=list)  # (from, relationType)
@@ -83,6 +83,25 @@ def _link(src: str, dst: str) -> str:
 
 def _label(name: str) -> str:
     return _one_line(name).replace("[", "\\[").replace("]", "\\]")
+
+
+def _compact(line: int, form: dict[str, Any]) -> int | str:
+    """A record's place as the frontmatter keeps it: its line, and its form as JSON when it is not the server's."""
+    return line if not form else f"{line} {json.dumps(form, ensure_ascii=False, separators=(',', ':'))}"
+
+
+def _unpacked(place: Any) -> tuple[int | None, dict[str, Any]]:
+    """(line, form) of a place as `_compact` wrote it; (None, {}) for anything else."""
+    if isinstance(place, int) and not isinstance(place, bool):
+        return place, {}
+    if isinstance(place, str):
+        head, _, rest = place.partition(" ")
+        try:
+            form = json.loads(rest) if rest else {}
+            return int(head), form if isinstance(form, dict) else {}
+        except ValueError:
+            pass
+    return None, {}
 
 
 def _form(item: dict[str, Any], raw: str, default: list[str], end: str, last: bool) -> dict[str, Any]:
@@ -149,7 +168,7 @@ def read_graph(source: str | os.PathLike[str]) -> Graph:
             extra = {k: v for k, v in item.items() if k not in OWN}
             rendered = [k for k in model.KNOWN_KEYS if k in extra] + [k for k in extra if k not in model.KNOWN_KEYS]
             default = list(OWN) + [k for k in rendered if k not in _GENERATED]  # as the file's frontmatter orders them
-            place = {"line": number, **_form(item, raw, default, end, i == last)}
+            place = _compact(number, _form(item, raw, default, end, i == last))
             graph.entities.append(_Entity(name, etype if isinstance(etype, str) else "", list(obs), extra, number, place))
         elif kind == "relation":
             parts = [item.get(k) for k in ("from", "relationType", "to")]
@@ -157,7 +176,7 @@ def read_graph(source: str | os.PathLike[str]) -> Graph:
                 graph.skipped.append((where, "relation needs from, to and relationType"))
                 continue
             default = list(EDGE) + [k for k in item if k not in EDGE]
-            graph.relations.append({**item, PLACE: {"line": number, **_form(item, raw, default, end, i == last)}})
+            graph.relations.append({**item, PLACE: _compact(number, _form(item, raw, default, end, i == last))})
         else:
             graph.skipped.append((where, f"unknown record type {kind!r}; expected 'entity' or 'relation'"))
     if graph.lines and not graph.entities and not graph.relations:
@@ -207,7 +226,7 @@ def _edge(rel: dict[str, Any], owner: str) -> dict[str, Any]:
     head = {"relationType": rel["relationType"], "to": rel["to"]}
     if rel["from"] != owner:
         head["from"] = rel["from"]
-    return head | {k: v for k, v in rel.items() if k not in EDGE}
+    return model.Flow(head | {k: v for k, v in rel.items() if k not in EDGE})
 
 
 def _place(md: Memdir, ent: _Entity, taken: set[str]) -> model.Memory | None:
@@ -243,7 +262,8 @@ def _meta(ent: _Entity, types: tuple[str, ...], max_description: int) -> dict[st
     meta.update(ent.extra)
     if ent.out:
         meta["relations"] = ent.out
-    meta[PLACE] = ent.place
+    if ent.place is not None:
+        meta[PLACE] = ent.place
     return meta
 
 
@@ -310,12 +330,14 @@ def _insert(body: str, heading: str | None, new: list[str]) -> str:
     return "\n".join(rows)
 
 
-def _key(edge: dict[str, Any]) -> tuple[Any, Any, Any]:
-    return edge.get("from"), edge.get("relationType"), edge.get("to")
+def _key(edge: dict[str, Any], owner: str = "") -> tuple[Any, Any, Any]:
+    return edge.get("from", owner), edge.get("relationType"), edge.get("to")
 
 
-def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], result: ImportResult, guard: bool) -> str:
-    """The file an earlier import made, with what the graph adds; what the graph dropped stays and is reported."""
+def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], result: ImportResult,
+            guard: bool) -> tuple[str, dict[str, Any]]:
+    """The file an earlier import made with what the graph adds to its body, and the frontmatter fields to set;
+    what the graph dropped stays and is reported."""
     body = old.body
     have = _observations(body)
     seen = [intake.redacted(o)[0] if guard else o for o in ent.observations]  # as the file holds them
@@ -324,7 +346,7 @@ def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], resul
     if gone:
         result.notes.append(f"{ent.path}: kept {len(gone)} observation{'' if len(gone) == 1 else 's'} the new graph "
                             "no longer has; delete them by hand if they are wrong")
-    edges = [e for e in old.meta.get("relations") or [] if isinstance(e, dict)]
+    edges: list[dict[str, Any]] = [model.Flow(e) for e in old.meta.get("relations") or [] if isinstance(e, dict)]
     keys = {_key(e): i for i, e in enumerate(edges)}
     added = []
     for edge in ent.out:
@@ -337,20 +359,12 @@ def _merged(old: model.Memory, ent: _Entity, entities: dict[str, _Entity], resul
         if _key(e) not in {_key(x) for x in ent.out}:
             result.notes.append(f"{ent.path}: kept the relation {e.get('from', ent.name)} {e.get('relationType')} "
                                 f"{e.get('to')}, which the new graph no longer has")
-    body = _insert(body, RELATIONS, added)
+    body = _insert(body, RELATIONS, [x for x in added if x not in paths.lines(body)])  # (a page lists those kept elsewhere)
     lines = [_in_line(ent, a, rel, entities) for a, rel in ent.incoming]
     body = _insert(body, REFERENCED, [x for x in lines if x not in paths.lines(body)])
     ent.out = edges
     changes = {k: v for k, v in _meta(ent, (), 1000).items() if k not in ("description", "type")}
-    text = model.with_body(old.text, body)
-    return model.set_fields(text, changes, path=old.path)
-
-
-def _loose(graph_rels: list[dict[str, Any]]) -> _Entity:
-    """The holder of relations between names none of which is an entity (the server keeps them too)."""
-    holder = _Entity("Relations between names that are no entity", "", [], {}, 0, {}, path=LOOSE)
-    holder.out = [_edge(r, "") for r in graph_rels]
-    return holder
+    return model.with_body(old.text, body), changes
 
 
 def import_mcp_memory(md: Memdir, source: str | os.PathLike[str] | Graph, *, overwrite: bool = False) -> ImportResult:
@@ -365,7 +379,7 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str] | Graph, *, ove
         first.setdefault(ent.name, ent)  # the one the server's find() answers for the name
     taken: set[str] = set()
     existing = [(ent, _place(md, ent, taken)) for ent in graph.entities]
-    loose = []
+    held: list[dict[str, Any]] = []  # relations no entity's file keeps: between names that are no entity, or too many
     for rel in graph.relations:
         a, b = first.get(rel["from"]), first.get(rel["to"])
         if a is not None:
@@ -375,11 +389,11 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str] | Graph, *, ove
         elif b is not None:
             b.out.append(_edge(rel, b.name))  # its source is no entity: kept with its target, `from` written out
         else:
-            loose.append(rel)
+            held.append(_edge(rel, ""))
     for ent, old in existing:
-        _land(md, ent, old, first, result, overwrite)
-    if loose:
-        _land_loose(md, _loose(loose), first, result)
+        held += _land(md, ent, old, first, result, overwrite)
+    if held:
+        _hold(md, held, first, result)
     dangling = [r for r in graph.relations if r["from"] not in first or r["to"] not in first]
     if dangling:
         result.notes.append(f"kept {len(dangling)} relation{'' if len(dangling) == 1 else 's'} naming no entity at one "
@@ -389,20 +403,40 @@ def import_mcp_memory(md: Memdir, source: str | os.PathLike[str] | Graph, *, ove
     return result
 
 
-def _records(ent: _Entity) -> int:
-    """The source records a file holds: its entity's, and the relations it keeps."""
-    return (1 if ent.place else 0) + len(ent.out)
+def _fitting(meta: dict[str, Any]) -> int:
+    """How many of `meta`'s relations fit in one frontmatter (it has a size limit; the body has none)."""
+    edges = meta.get("relations") or []
+    room = model.MAX_FRONTMATTER_BYTES * 3 // 4 - len(model.render({k: v for k, v in meta.items() if k != "relations"},
+                                                                    "").encode())
+    for n, edge in enumerate(edges):
+        room -= len(model.render({"x": [edge]}, "").encode())
+        if room < 0:
+            return n
+    return len(edges)
 
 
 def _land(md: Memdir, ent: _Entity, old: model.Memory | None, entities: dict[str, _Entity], result: ImportResult,
-          overwrite: bool) -> None:
+          overwrite: bool) -> list[dict[str, Any]]:
+    """Write one entity's file; returns the relations its frontmatter has no room for (kept elsewhere, and
+    listed on its page all the same)."""
     where = f"entity {ent.name!r} (line {ent.line})"
-    records = _records(ent)  # this graph's records, before a merge adds what the file held already
+    mine = {_key(e, ent.name) for e in ent.out}  # this graph's relations, counted where they land
     if old is not None and not overwrite:
-        text = _merged(old, ent, entities, result, md.limits.secret_guard)
+        body, changes = _merged(old, ent, entities, result, md.limits.secret_guard)
     else:
-        text = model.render(_meta(ent, md.limits.types, md.limits.max_description), _body(ent, entities))
+        body, changes = _body(ent, entities), {}
+    meta = _meta(ent, md.limits.types, md.limits.max_description)
+    fit = _fitting(meta)
+    spilled = [model.Flow({**e, "from": ent.name}) if "from" not in e else e for e in ent.out[fit:]]
+    ent.out = ent.out[:fit]
+    if changes:
+        changes["relations"] = ent.out or None
+        text = model.set_fields(body, changes, path=old.path if old is not None else "")
+    else:
+        text = model.render(_meta(ent, md.limits.types, md.limits.max_description), body)
+    records = (1 if ent.place is not None else 0) + sum(_key(e, ent.name) in mine for e in ent.out)
     _write(md, ent, old, text, where, result, records)
+    return spilled
 
 
 def _write(md: Memdir, ent: _Entity, old: model.Memory | None, text: str, where: str, result: ImportResult,
@@ -411,31 +445,42 @@ def _write(md: Memdir, ent: _Entity, old: model.Memory | None, text: str, where:
         text, found = intake.redacted(text)
         result.redacted += [(ent.path, n, kind) for n, kind in found]
     if old is not None and old.text == text:
-        result.landed(ent.path, "unchanged", records)
-        result.files_in += records - 1
+        result.landed(ent.path, "unchanged", records, records)
         return
     try:
         md.apply([Op.write(ent.path, text, expect=None if old is None else old.version, as_written=True)])
     except MemdirError as e:
         result.skip(where, e.message, records)
         return
-    result.landed(ent.path, "imported" if old is None else "merged", records)
-    result.files_in += records - 1
+    result.landed(ent.path, "imported" if old is None else "merged", records, records)
 
 
-def _land_loose(md: Memdir, holder: _Entity, entities: dict[str, _Entity], result: ImportResult) -> None:
-    try:
-        old: model.Memory | None = md.read(LOOSE)
-    except MemdirError:
-        old = None
-    if old is not None:
-        kept = [e for e in old.meta.get("relations") or [] if isinstance(e, dict)]
-        holder.out = kept + [e for e in holder.out if _key(e) not in {_key(k) for k in kept}]
-    records = len(holder.out) - (len(old.meta.get("relations") or []) if old is not None else 0)
-    meta = {"name": holder.name, "description": "relations of the MCP memory graph whose ends are no entity",
-            "relations": holder.out}
-    text = model.render(meta, f"# {holder.name}\n\n" + "\n".join(_out_line(holder, e, entities) for e in holder.out) + "\n")
-    _write(md, holder, old, text, "relations between names that are no entity", result, records)
+def _hold(md: Memdir, edges: list[dict[str, Any]], entities: dict[str, _Entity], result: ImportResult) -> None:
+    """Keep relations no entity's frontmatter holds in `mcp-relations.md` (and `-2`, `-3`… as each fills)."""
+    olds: list[model.Memory] = []
+    while True:
+        try:
+            olds.append(md.read(LOOSE if not olds else LOOSE.replace(".md", f"-{len(olds) + 1}.md")))
+        except MemdirError:
+            break
+    kept: list[dict[str, Any]] = [model.Flow(e) for m in olds for e in m.meta.get("relations") or [] if isinstance(e, dict)]
+    new = [e for e in edges if _key(e) not in {_key(k) for k in kept}]  # every edge here has its `from`
+    pending = kept + new
+    n = 0
+    while pending:
+        holder = _Entity("Relations no entity's page keeps", "", [], {}, 0, None,
+                         path=LOOSE if n == 0 else LOOSE.replace(".md", f"-{n + 1}.md"))
+        meta: dict[str, Any] = {"name": holder.name, "description": "relations of the MCP memory graph: between names "
+                                "that are no entity, or more than an entity's page has room for", "relations": pending}
+        fit = max(1, _fitting(meta))
+        holder.out, pending = pending[:fit], pending[fit:]
+        meta["relations"] = holder.out
+        lines = "\n".join(_out_line(holder, e, entities) for e in holder.out)
+        mine = {_key(e) for e in edges}  # this graph's relations: what it counts
+        fresh = sum(1 for e in holder.out if _key(e) in mine)
+        _write(md, holder, olds[n] if n < len(olds) else None, model.render(meta, f"# {holder.name}\n\n{lines}\n"),
+               "relations no entity's page keeps", result, fresh)
+        n += 1
 
 
 # ---------------------------------------------------------------- export
@@ -472,9 +517,8 @@ class _Line:
     end: str | None  # what follows it in the source (None: the server's newline)
 
 
-def _shaped(record: dict[str, Any], place: Any) -> tuple[dict[str, Any], str]:
+def _shaped(record: dict[str, Any], place: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The record in its source's key order, and its line as the source wrote it (the server's form if new)."""
-    place = place if isinstance(place, dict) else {}
     keys = place.get("keys")
     if isinstance(keys, list):
         record = {k: record[k] for k in keys if k in record} | {k: v for k, v in record.items() if k not in keys}
@@ -490,10 +534,10 @@ def _shaped(record: dict[str, Any], place: Any) -> tuple[dict[str, Any], str]:
 
 
 def _placed(record: dict[str, Any], place: Any, kind: int, seq: int) -> _Line:
-    line = place.get("line") if isinstance(place, dict) else None
-    _, text = _shaped(record, place)
-    end = place.get("end") if isinstance(place, dict) and isinstance(place.get("end"), str) else None
-    order = (0, line, 0) if isinstance(line, int) else (1, kind, seq)
+    line, form = _unpacked(place)
+    _, text = _shaped(record, form)
+    end = form.get("end") if isinstance(form.get("end"), str) else None
+    order = (0, line, 0) if line is not None else (1, kind, seq)
     return _Line(order, text, end)
 
 
@@ -539,7 +583,7 @@ def _lines(md: Memdir) -> tuple[list[_Line], ExportResult]:
 
 def _own(meta: dict[str, Any]) -> set[str]:
     """Fields the source record had under a name memdir also writes (a fork's own `description`)."""
-    keys = (meta.get(PLACE) or {}).get("keys") if isinstance(meta.get(PLACE), dict) else None
+    keys = _unpacked(meta.get(PLACE))[1].get("keys")
     return {k for k in keys if k not in OWN} if isinstance(keys, list) else set()
 
 
