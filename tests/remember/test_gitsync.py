@@ -285,15 +285,25 @@ def test_memory_md_is_rendered_again_with_the_kept_notes_merged(machine: Open, r
 
 
 def test_a_file_memdir_refuses_still_lands(machine: Open, remote: Path, tmp_path: Path) -> None:
-    """Broken frontmatter pushed by another machine is landed as git would leave it, and reported."""
+    """Someone pushed with plain git a file memdir would refuse (a credential) and a picture: a sync lands both as
+    git would leave them, journals the refused one as a hand edit, says so, and can push again."""
     a, b = pair(machine, remote)
-    (tmp_path / "a" / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
-    (tmp_path / "a" / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00")
-    gitsync.git_sync(a)
+    plain = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", str(remote), str(plain))
+    leak = "# Deploy notes\n\nOld deploy key: AKIA" + "QRSTUVWXYZ234567\n"
+    (plain / "notes").mkdir()
+    (plain / "notes" / "leak.md").write_text(leak, encoding="utf-8")
+    (plain / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00")
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "by plain git")
+    git(plain, "push", "-q", "origin", "HEAD:main")
     done = gitsync.git_sync(b)
-    assert (tmp_path / "b" / "broken.md").read_text() == "---\nname: [unclosed\n---\nbody\n"
+    assert (tmp_path / "b" / "notes" / "leak.md").read_text() == leak
     assert (tmp_path / "b" / "picture.png").read_bytes() == b"\x89PNG\r\n\x1a\n\x00"
-    assert any(h.startswith("broken.md:") for h in done.held)
+    assert [h.split(":")[0] for h in done.held] == ["notes/leak.md"] and done.pushed
+    assert b.history("notes/leak.md")[0].op == "external"
+    b.write("notes/after.md", "after\n")
+    assert gitsync.git_sync(b).pushed
 
 
 def test_a_tenant_is_synced_with_the_memory_that_holds_it(machine: Open, remote: Path, tmp_path: Path) -> None:

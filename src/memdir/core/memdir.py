@@ -140,6 +140,17 @@ class Memdir:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
         return view
 
+    def prepaid(self, what: str) -> Memdir:
+        """Take one write's token from the rate bucket now (`RateLimited`, naming `what`, when none is left) and
+        return a view whose writes take no more: work that costs far more than its write (a capture over HTTP
+        parses and redacts a whole transcript) pays before it starts, and all of its writes count as one."""
+        if not self.limits.writes_per_minute:
+            return self
+        ops.take(self._store, what, self.limits)
+        view = self._view()
+        view.limits = replace(view.limits, writes_per_minute=0)
+        return view
+
     def as_person(self) -> Memdir:
         """This memory as a person writes it (the web page): files are kept whole up to `max_file_bytes`
         instead of the agent's `max_lines` and `max_bytes`; the rate limit stays as it is."""

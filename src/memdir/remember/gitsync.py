@@ -36,6 +36,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +46,10 @@ from typing import Any
 from .. import paths
 from ..core import guard
 from ..core.memdir import Memdir
+from ..core.opening import open as open_memdir
 from ..errors import Forbidden, InvalidArgument, InvalidMemory, MemdirError, StoreError
 from ..stores.base import Record
+from .capture import settings as capture_settings
 from .gitrepo import Repo, last_line, quoted, top_of
 from .landing import Memories, Synced, is_index, land, resolve
 
@@ -534,3 +538,74 @@ def status(md: Memdir) -> dict[str, Any] | None:
                 since = [f"^{tracking}"] if repo.rev(tracking) else []
                 out["waiting"] = int(repo.out("rev-list", "--count", "HEAD", *since))
     return out
+
+
+# ---------------------------------------------------------------- automatic, where it is safe
+
+SETTINGS = {"auto": False, "pull_timeout": 2.0, "push_timeout": 60.0}  # memdir.toml [sync]
+
+
+def settings(md: Memdir) -> dict[str, Any]:
+    """`[sync]` of the memory's memdir.toml: `auto` (pull when a session starts, push when it ends), the seconds a
+    session's pull may wait (`pull_timeout`) and the background push (`push_timeout`)."""
+    got = dict(SETTINGS)
+    for key, value in capture_settings(md, "sync").items():
+        if key not in SETTINGS:
+            raise InvalidArgument(f"memdir.toml [sync]: unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+        if key == "auto" and not isinstance(value, bool):
+            raise InvalidArgument(f"memdir.toml [sync] auto must be true or false, got {value!r}")
+        if key != "auto" and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise InvalidArgument(f"memdir.toml [sync] {key} must be a number of seconds above 0, got {value!r}")
+        got[key] = value
+    return got
+
+
+def sync_root(md: Memdir) -> Path | None:
+    """The folder a sync of this memory runs on: its own, or for a tenant the memory that holds it; None when
+    neither is its own git repository."""
+    root = getattr(md.store, "root", None)
+    if not isinstance(root, Path) or shutil.which("git") is None:
+        return None
+    top = top_of(root)
+    if top is None:
+        return None
+    for candidate in (root, root.parent.parent if root.parent.name == paths.TENANTS_DIR else None):
+        if candidate is not None and os.path.realpath(candidate) == os.path.realpath(top):
+            return candidate
+    return None
+
+
+def before_session(md: Memdir) -> str | None:
+    """SessionStart, with `[sync] auto`: bring in what other machines pushed, waiting at most `pull_timeout` for
+    the network (a slow or absent one costs the session that much, never more); nothing is pushed. Returns why
+    it did not, if it did not; the error stays for `memdir stats`."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    own = os.path.realpath(root) == os.path.realpath(getattr(md.store, "root", ""))
+    holder = md if own else open_memdir(root, actor=md.actor)
+    try:
+        git_sync(holder, push=False, timeout=float(cfg["pull_timeout"]))
+        return None
+    except MemdirError as e:
+        return e.message
+    finally:
+        if not own:
+            holder.close()
+
+
+def after_session(md: Memdir) -> subprocess.Popen[bytes] | None:
+    """SessionEnd, with `[sync] auto`: commit and push in a process of its own, so the session ends now; its
+    output goes to .memdir/sync.log, a failure to `memdir stats`, and the next sync retries it."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    log = open(root / paths.INTERNAL_DIR / "sync.log", "ab")  # noqa: SIM115 - the child keeps it open
+    try:
+        return subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "sync", "--timeout",
+                                 str(cfg["push_timeout"])], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, env={**os.environ, "MEMDIR_ACTOR": md.actor})
+    finally:
+        log.close()
