@@ -295,10 +295,12 @@ class Memdir:
         filter is inside the index's query), of the given `types` and updated
         on or after `since`. `mode` is lexical, semantic, hybrid or auto
         (lexical unless the semantic layer is installed and says otherwise).
-        A file is a hit only with evidence: it holds `cover` of the query's
-        weight (default `search.COVER`, see `search/evidence.py`), or its
-        meaning is at the embedding model's floor; a query nothing answers
-        returns no hits.
+        Every candidate is ranked; each hit says how sure it is
+        (`confidence`, and `sure` when it holds `cover` of the query's weight,
+        default `search.COVER`, or its meaning is close enough: see
+        `search/confidence.py`). What is shown to a model unasked takes only
+        the sure hits. Records of past work rank below topic files unless the
+        query asks about the past.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type(query).__name__}")
@@ -318,9 +320,11 @@ class Memdir:
             return found
         if not parsed:
             return []
+        past = search.asks_about_past(query)
+        asked = (search.parse(search.without_past(query)) or parsed) if past else parsed
         with searcher.lock:
-            top = lexical.top(searcher.index(), parsed, k, where, bar)
-        return lexical.hits(top, parsed)
+            top = lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked)
+        return lexical.hits(top, parsed, bar)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the search index from the files; returns how many files it holds."""
