@@ -480,6 +480,14 @@ def test_docs_config_snippets_parse(tmp_path: Path) -> None:
             from memdir.remember.diary import Retention
 
             assert Retention.load(data["diary"], environ={}) == Retention(sessions=7)
+        elif "sync" in data:
+            import memdir
+            from memdir.remember import gitsync
+
+            (tmp_path / "synced").mkdir()
+            (tmp_path / "synced" / "memdir.toml").write_text(body)
+            with memdir.open(tmp_path / "synced") as md:
+                assert gitsync.settings(md) == {"auto": True, "pull_timeout": 2, "push_timeout": 60}
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))
