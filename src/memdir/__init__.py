@@ -12,7 +12,8 @@ on it is a function of its own module that takes the memory first:
 `memdir.context(md, query)`, `memdir.links(md, path)`, `memdir.capture(md,
 session_id, transcript)`, `memdir.remember_feedback(md, rule, why, how)`,
 `memdir.supersede(md, path, reason=...)`, `memdir.changes(md, since)`,
-`memdir.read_as_of(md, path, when)` and `memdir.prompt(md)`.
+`memdir.read_as_of(md, path, when)`, `memdir.prompt(md)`, and forgetting for good:
+`memdir.forget(md, path)`, `memdir.redact(md, text)`, `memdir.drop_tenant(location, tenant)`.
 """
 
 import importlib
@@ -47,6 +48,8 @@ if typing.TYPE_CHECKING:
     from .recall.links import Links
     from .recall.links import of as links
     from .remember.capture import capture, remember_feedback
+    from .remember.forget import drop_tenant, redact
+    from .remember.forget import erase as forget
     from .remember.timeline import changes, read_as_of, supersede
     from .search import SearchHit
 
@@ -56,7 +59,8 @@ _LAZY = {
     "context": ("recall.context", "build"), "links": ("recall.links", "of"), "prompt": ("faces.tools", "prompt"),
     "capture": ("remember.capture", "capture"), "remember_feedback": ("remember.capture", "remember_feedback"),
     "supersede": ("remember.timeline", "supersede"), "changes": ("remember.timeline", "changes"),
-    "read_as_of": ("remember.timeline", "read_as_of"),
+    "read_as_of": ("remember.timeline", "read_as_of"), "forget": ("remember.forget", "erase"),
+    "redact": ("remember.forget", "redact"), "drop_tenant": ("remember.forget", "drop_tenant"),
 }
 
 
@@ -73,5 +77,6 @@ __all__ = [
     "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
     "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
     "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes", "connect",
-    "context", "links", "open", "prompt", "read_as_of", "remember_feedback", "supersede",
+    "context", "drop_tenant", "forget", "links", "open", "prompt", "read_as_of", "redact", "remember_feedback",
+    "supersede",
 ]
