@@ -5,20 +5,37 @@
     python bench/precision.py --modes lexical,hybrid --sizes 5,500
     python bench/precision.py --json                 # the same figures as one JSON document
     python bench/precision.py --search-pad 500       # search and context on memories padded to ~500 files
+    python bench/precision.py --sizes ''             # the labelled set's tables and search only (a few minutes)
 
-The labelled data is `bench/data/precision/`: four small memories written for
-this benchmark (a developer's preferences and projects, a support bot's notes
-per customer, a household assistant, an imported vault of 50 notes), each a
-folder of topic files, and beside each a JSON file of labelled queries:
+The labelled data is `bench/data/precision/`: memories written for this
+benchmark in the shapes people keep them (memdir's own topic files: a
+developer, a support bot's notes per customer, a household, an imported vault
+of 50 notes, a family's 60 files on six subjects; a Claude Code auto-memory
+folder with `<type>_<topic>.md` names and `metadata:` blocks, in English, in
+Korean and in Chinese; an Obsidian vault with wiki links and inline tags, mostly
+without frontmatter; Japanese and Thai notes), each a folder of files, and
+beside each a JSON file of labelled queries, each with its `kind` and `lang`:
 
-- `answerable`: a query and the exact set of files that answer it (single
-  words, keywords, questions, paraphrases that share few words with the file);
-- `no_answer`: plausible queries the memory has nothing for ("unrelated", or a
-  "near-miss" that shares words with it: "android app release date" in a memory
-  with a release checklist and no app);
+- `answerable`: a query and the exact set of files that answer it; kinds:
+  `words` (the memory's own words), `paraphrase` (other words for the same
+  thing), `question` (a full question as a person asks it), `other-language`
+  (asked in another language than the files are written in);
+- `no_answer`: plausible queries the memory has nothing for: `unrelated`, or a
+  `near-miss` (the memory holds the entity, not the asked fact: "android app
+  release date" in a memory with a release checklist and no app);
 - `small_talk`: prompts of a working session that memory should stay out of.
 
-Each memory is written with `md.write` into a temporary folder. Tables:
+Each memory's files are put into a temporary folder as their writer left them
+(Claude Code, Obsidian and memdir write their own files), and memdir adopts
+them when it opens the folder. Tables:
+
+0. The labelled set per kind, per language and per memory (issue 30): for
+   answerable queries the share whose answering file is in the top 5, for
+   no-answer queries the share with no *sure* hit (`sure`: the hit's own
+   `sure`), per mode and for plain BM25 (SQLite FTS5
+   `porter unicode61` over the same files, the query's words ORed, as
+   `bench/corpora.py`'s baseline); and the UserPromptSubmit handler's
+   injection: the answering file added (answerable) or anything added (no-answer).
 
 1. Search, per mode (`lexical`; `auto` before any vector index exists; then,
    with the `memdir[semantic]` extra, the vectors are built and `semantic`,
@@ -26,7 +43,7 @@ Each memory is written with `md.write` into a temporary folder. Tables:
    and its ceiling, which is below 1 when a query has fewer than 5 relevant
    files), hit precision@5 (relevant share of what the top 5 actually holds),
    recall@5 and @10, and the false-hit rate: the share of no-answer queries
-   that return any hit at all (target <= 5%, issue 22).
+   that return a sure hit (target <= 5%, issue 22).
 2. Context (`memdir.context(md, query)`, what `get_memory_context` returns): how many
    files the query layer (layer 3) adds for answerable and for no-answer
    queries, before and after the vector index exists.
@@ -54,7 +71,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,13 +99,20 @@ def open_memory(root: Path) -> memdir.Memdir:
     return memdir.open(root)
 
 
-def write(md: memdir.Memdir, path: str, text: str) -> None:
-    md.write(path, text)  # the text carries its own frontmatter (name, description, type)
-
-
 def search(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
     """The paths `md.search` returns, best first."""
     return [h.path for h in md.search(query, k=k, mode=mode)]
+
+
+def sure(hit: Any) -> bool:
+    """Whether search is sure of a hit (issue 30, item 1: search ranks every candidate and says which it is
+    sure of). The one place that decides it for every table."""
+    return bool(hit.sure)
+
+
+def sure_hits(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
+    """The paths of the hits `md.search` is sure of, best first (what a no-answer query must not get)."""
+    return [h.path for h in md.search(query, k=k, mode=mode) if sure(h)]
 
 
 def semantic_installed() -> bool:
@@ -132,17 +156,24 @@ def recalled_paths(text: str | None) -> list[str]:
 # ---------------------------------------------------------------- the labelled data
 
 
+ANSWERABLE_KINDS = ("words", "paraphrase", "question", "other-language")
+NO_ANSWER_KINDS = ("near-miss", "unrelated")
+LANGUAGES = ("en", "zh", "ja", "ko", "th")
+
+
 @dataclass(frozen=True)
 class Answerable:
     query: str
     relevant: frozenset[str]
     kind: str
+    lang: str = "en"
 
 
 @dataclass(frozen=True)
 class NoAnswer:
     query: str
     kind: str
+    lang: str = "en"
 
 
 @dataclass
@@ -165,8 +196,9 @@ def load(name: str, data: Path = DATA) -> Labelled:
     return Labelled(
         name=name,
         files=files,
-        answerable=[Answerable(q["query"], frozenset(q["relevant"]), q.get("kind", "")) for q in spec["answerable"]],
-        no_answer=[NoAnswer(q["query"], q.get("kind", "")) for q in spec["no_answer"]],
+        answerable=[Answerable(q["query"], frozenset(q["relevant"]), q.get("kind", ""), q.get("lang", ""))
+                    for q in spec["answerable"]],
+        no_answer=[NoAnswer(q["query"], q.get("kind", ""), q.get("lang", "")) for q in spec["no_answer"]],
         small_talk=list(spec["small_talk"]),
     )
 
@@ -175,14 +207,21 @@ _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
 
 def problems(mem: Labelled) -> list[str]:
-    """What is wrong with a labelled memory: relevant paths that do not exist, a query in two sets, ..."""
+    """What is wrong with a labelled memory: relevant paths that do not exist, a query in two sets, an unknown
+    kind or language, a frontmatter block that does not close, ..."""
     out = []
     for path, text in mem.files.items():
-        head = _FRONT.match(text)
-        keys = {line.split(":", 1)[0] for line in head.group(1).splitlines()} if head else set()
-        missing = {"name", "description", "type"} - keys
-        if missing:
-            out.append(f"{mem.name}/{path}: frontmatter lacks {', '.join(sorted(missing))}")
+        if text.startswith("---\n") and not _FRONT.match(text):
+            out.append(f"{mem.name}/{path}: its frontmatter block does not close")
+        if not text.strip():
+            out.append(f"{mem.name}/{path}: empty")
+    asked: list[Answerable | NoAnswer] = [*mem.answerable, *mem.no_answer]
+    for item in asked:
+        kinds = ANSWERABLE_KINDS if isinstance(item, Answerable) else NO_ANSWER_KINDS
+        if item.kind not in kinds:
+            out.append(f"{mem.name}: {item.query!r} has kind {item.kind!r}, not one of {', '.join(kinds)}")
+        if item.lang not in LANGUAGES:
+            out.append(f"{mem.name}: {item.query!r} has language {item.lang!r}, not one of {', '.join(LANGUAGES)}")
     seen: dict[str, str] = {}
     for group, queries in (("answerable", [a.query for a in mem.answerable]),
                            ("no_answer", [n.query for n in mem.no_answer]), ("small_talk", mem.small_talk)):
@@ -239,7 +278,8 @@ def mean(values: Iterable[float | None]) -> float:
 
 @dataclass
 class ModeRun:
-    """One mode's results on one memory: per answerable query (top 5, top 10), per no-answer query (top 10)."""
+    """One mode's results on one memory: per answerable query (top 5, top 10), per no-answer query (its sure hits
+    in the top 10)."""
 
     answerable: list[tuple[Answerable, list[str], list[str]]] = field(default_factory=list)
     no_answer: list[tuple[NoAnswer, list[str]]] = field(default_factory=list)
@@ -276,12 +316,11 @@ BEFORE = "auto (no vectors yet)"
 
 
 def build(mem: Labelled, root: Path, pad: int = 0) -> memdir.Memdir:
-    """`mem` written with `md.write` into `root`, after `pad` distractor files (adopted when the memory opens)."""
+    """`mem`'s files and `pad` distractor files put into `root` as their writers left them, adopted when the
+    memory opens (Claude Code, Obsidian and a person write their own files; memdir reads them)."""
     drop(root, distractors(pad))
-    md = open_memory(root)
-    for path, text in mem.files.items():
-        write(md, path, text)
-    return md
+    drop(root, mem.files.items())
+    return open_memory(root)
 
 
 def run_mode(md: memdir.Memdir, mem: Labelled, mode: str) -> ModeRun:
@@ -289,7 +328,66 @@ def run_mode(md: memdir.Memdir, mem: Labelled, mode: str) -> ModeRun:
     for q in mem.answerable:
         run.answerable.append((q, search(md, q.query, 5, mode), search(md, q.query, 10, mode)))
     for n in mem.no_answer:
-        run.no_answer.append((n, search(md, n.query, 10, mode)))
+        run.no_answer.append((n, sure_hits(md, n.query, 10, mode)))
+    return run
+
+
+# ---------------------------------------------------------------- the baseline: plain BM25 over the same files
+
+BM25 = "bm25"
+# The baseline's own function words (fixed here, so that the baseline does not move when memdir's list does).
+BM25_STOPWORDS = frozenset("""
+a an the and or but if of to in on at by for with from about as into over after before is are was were be been
+being do does did have has had i me my we our you your he she it its they them their this that these those what
+which who whom when where why how can could should would will shall may might must not no so than then there
+here all any some just also very too up down out off again once
+""".split())
+_BM25_WORD = re.compile(r"[^\W_]+")
+
+
+def plain_bm25(files: dict[str, str]) -> Any:
+    """A search over `files` (path -> text) as plain BM25 does it: SQLite FTS5 `porter unicode61` over each
+    whole file, the query's words minus function words ORed (as `bench/corpora.py`'s baseline); every hit is sure."""
+    import sqlite3
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE d USING fts5(path UNINDEXED, text, tokenize='porter unicode61')")
+    db.executemany("INSERT INTO d VALUES (?, ?)", files.items())
+
+    def find(query: str, k: int) -> list[str]:
+        words = [w for w in dict.fromkeys(_BM25_WORD.findall(query.lower())) if w not in BM25_STOPWORDS]
+        if not words:
+            return []
+        expr = " OR ".join('"' + w + '"' for w in words)
+        return [str(r[0]) for r in db.execute("SELECT path FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (expr, k))]
+
+    return find
+
+
+def run_bm25(mem: Labelled, pad: int = 0) -> ModeRun:
+    find = plain_bm25({**dict(distractors(pad)), **mem.files})
+    run = ModeRun()
+    for q in mem.answerable:
+        run.answerable.append((q, find(q.query, 5), find(q.query, 10)))
+    for n in mem.no_answer:
+        run.no_answer.append((n, find(n.query, 10)))
+    return run
+
+
+@dataclass
+class HookRun:
+    """What the UserPromptSubmit handler added for each labelled query of one memory (its paths, in order)."""
+
+    answerable: list[tuple[Answerable, list[str]]] = field(default_factory=list)
+    no_answer: list[tuple[NoAnswer, list[str]]] = field(default_factory=list)
+
+
+def run_hook(root: Path, mem: Labelled) -> HookRun:
+    """Every labelled query as a prompt to the handler, on the memory opened anew (a hook is a new process)."""
+    run = HookRun()
+    with open_memory(root) as md:
+        run.answerable = [(q, recalled_paths(prompt_hook(md, q.query))) for q in mem.answerable]
+        run.no_answer = [(n, recalled_paths(prompt_hook(md, n.query))) for n in mem.no_answer]
     return run
 
 
@@ -324,14 +422,19 @@ def score_context(run: ContextRun) -> dict[str, float]:
 
 
 def search_tables(mems: list[Labelled], modes: Sequence[str], work: Path, semantic: bool, log: Any,
-                  pad: int = 0) -> tuple[dict[str, dict[str, ModeRun]], dict[str, dict[str, ContextRun]], dict[str, float]]:
-    """Every mode and the context on every memory: {mode: {memory: run}}, {state: {memory: run}}, seconds."""
+                  pad: int = 0) -> tuple[dict[str, dict[str, ModeRun]], dict[str, dict[str, ContextRun]],
+                                         dict[str, HookRun], dict[str, float]]:
+    """Every mode, plain BM25, the context and the prompt hook on every memory:
+    {mode: {memory: run}}, {state: {memory: run}}, {memory: hook run}, seconds."""
     runs: dict[str, dict[str, ModeRun]] = {}
     contexts: dict[str, dict[str, ContextRun]] = {}
+    hooks: dict[str, HookRun] = {}
     took: dict[str, float] = {}
     for mem in mems:
         started = time.perf_counter()
-        with build(mem, work / f"search-{mem.name}", pad) as md:
+        runs.setdefault(BM25, {})[mem.name] = run_bm25(mem, pad)
+        root = work / f"search-{mem.name}"
+        with build(mem, root, pad) as md:
             if "lexical" in modes:
                 runs.setdefault("lexical", {})[mem.name] = run_mode(md, mem, "lexical")
             if "auto" in modes:
@@ -343,9 +446,10 @@ def search_tables(mems: list[Labelled], modes: Sequence[str], work: Path, semant
                     if mode in modes:
                         runs.setdefault(mode, {})[mem.name] = run_mode(md, mem, mode)
                 contexts.setdefault("vector index built", {})[mem.name] = run_context(md, mem)
+        hooks[mem.name] = run_hook(root, mem)
         took[mem.name] = time.perf_counter() - started
-        print(f"  search and context on {mem.name}: {took[mem.name]:.1f}s", file=log, flush=True)
-    return runs, contexts, took
+        print(f"  search, context and hook on {mem.name}: {took[mem.name]:.1f}s", file=log, flush=True)
+    return runs, contexts, hooks, took
 
 
 # ---------------------------------------------------------------- distractors
@@ -567,9 +671,8 @@ def run_size(mems: list[Labelled], size: int, work: Path, log: Any) -> SizeRun:
             started = time.perf_counter()
             root = work / f"prompt-{size}-{mem.name}-{number}"
             drop(root, distractors(piece.padding))
-            with open_memory(root) as md:  # adopts the distractors
-                for path, text in piece.files.items():
-                    write(md, path, text)
+            drop(root, piece.files.items())
+            with open_memory(root) as md:  # adopts the files
                 md.search("warm")  # what a memory in use has: its index on disk
             run.build_s += time.perf_counter() - started
             with open_memory(root) as md:  # a hook opens the memory anew for every prompt
@@ -631,16 +734,94 @@ def table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def mode_order(runs: dict[str, Any]) -> list[str]:
-    order = ["lexical", BEFORE, "semantic", "hybrid", "auto"]
+    order = [BM25, "lexical", BEFORE, "semantic", "hybrid", "auto"]
     return [m for m in order if m in runs]
 
 
 def label(mode: str) -> str:
-    return "auto (vector index built)" if mode == "auto" else mode
+    return {"auto": "auto (vector index built)", BM25: "plain BM25 (FTS5)"}.get(mode, mode)
+
+
+TOP5_TARGET, PARAPHRASE_TARGET, NO_SURE_HIT_TARGET = 0.90, 0.80, 0.95  # issue 30, item 1
+INJECT_TARGET, INJECT_NO_ANSWER_TARGET = 0.90, 0.05
+
+Query = Answerable | NoAnswer
+
+
+def groups(mems: list[Labelled]) -> list[tuple[str, Callable[[str, Query], bool]]]:
+    """The rows of the labelled tables: all queries, then per kind, per language and per memory."""
+    def where(kind: str = "", lang: str = "", memory: str = "") -> Callable[[str, Query], bool]:
+        return lambda m, q: (not kind or q.kind == kind) and (not lang or q.lang == lang) and (not memory or m == memory)
+
+    return [("all", where()), *((f"kind {k}", where(kind=k)) for k in (*ANSWERABLE_KINDS, *NO_ANSWER_KINDS)),
+            *((f"lang {lang}", where(lang=lang)) for lang in LANGUAGES),
+            *((f"memory {mem.name}", where(memory=mem.name)) for mem in mems)]
+
+
+def labelled_scores(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]],
+                    hooks: dict[str, HookRun]) -> dict[str, list[dict[str, Any]]]:
+    """Per group: answerable queries' top-5 rate per method and the hook's injection of the answer; no-answer
+    queries' rate of no sure hit per method and the hook's injection of anything."""
+    out: dict[str, list[dict[str, Any]]] = {"answerable": [], "no_answer": []}
+    for name, keep in groups(mems):
+        a = {mode: [(q, top5) for m, run in per.items() for q, top5, _ in run.answerable if keep(m, q)]
+             for mode, per in runs.items()}
+        n = {mode: [(q, found) for m, run in per.items() for q, found in run.no_answer if keep(m, q)]
+             for mode, per in runs.items()}
+        ha = [(q, got) for m, h in hooks.items() for q, got in h.answerable if keep(m, q)]
+        hn = [(q, got) for m, h in hooks.items() for q, got in h.no_answer if keep(m, q)]
+        count_a = len(next(iter(a.values()), []))
+        count_n = len(next(iter(n.values()), []))
+        if count_a:
+            out["answerable"].append({
+                "group": name, "n": count_a,
+                **{mode: mean(1.0 if set(top5) & q.relevant else 0.0 for q, top5 in got) for mode, got in a.items()},
+                "hook injects the answer": mean(1.0 if set(got) & q.relevant else 0.0 for q, got in ha),
+                "hook files per prompt": mean(len(got) for _, got in ha)})
+        if count_n:
+            out["no_answer"].append({
+                "group": name, "n": count_n,
+                **{mode: mean(0.0 if found else 1.0 for _, found in got) for mode, got in n.items()},
+                "hook injects anything": mean(1.0 if got else 0.0 for _, got in hn)})
+    return out
+
+
+def labelled_report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], hooks: dict[str, HookRun]) -> str:
+    scores = labelled_scores(mems, runs, hooks)
+    modes = mode_order(runs)
+    out = ["\n## The labelled set per kind, language and memory (issue 30)\n",
+           f"### Answerable: the answering file in the top 5 (target >= {TOP5_TARGET:.0%}, paraphrases >= "
+           f"{PARAPHRASE_TARGET:.0%}); the hook injects it (target >= {INJECT_TARGET:.0%})\n"]
+    out.append(table(["queries", "n", *map(label, modes), "hook injects the answer", "hook files per prompt"],
+                     [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects the answer"]),
+                       f"{r['hook files per prompt']:.1f}"] for r in scores["answerable"]]))
+    out.append(f"\n### No answer: no sure hit (target >= {NO_SURE_HIT_TARGET:.0%}); the hook injects anything "
+               f"(target <= {INJECT_NO_ANSWER_TARGET:.0%})\n")
+    out.append(table(["queries", "n", *map(label, modes), "hook injects anything"],
+                     [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects anything"])]
+                      for r in scores["no_answer"]]))
+    out.append("\nA hit is sure as `sure()` at the top of this script says (the hit's own `sure`). Plain BM25 "
+               "answers whatever shares a word with the query: all its hits count as sure.")
+    return "\n".join(out)
+
+
+def labelled_queries(runs: dict[str, dict[str, ModeRun]], hooks: dict[str, HookRun]) -> list[dict[str, Any]]:
+    """Every labelled query with what each method returned (top 5; sure hits for no-answer) and what the hook added."""
+    out = []
+    for name, hook in hooks.items():
+        for i, (q, injected) in enumerate(hook.answerable):
+            out.append({"memory": name, "query": q.query, "kind": q.kind, "lang": q.lang, "relevant": sorted(q.relevant),
+                        "found": {m: per[name].answerable[i][1] for m, per in runs.items() if name in per},
+                        "hook": injected})
+        for i, (n, injected) in enumerate(hook.no_answer):
+            out.append({"memory": name, "query": n.query, "kind": n.kind, "lang": n.lang, "relevant": [],
+                        "found": {m: per[name].no_answer[i][1] for m, per in runs.items() if name in per},
+                        "hook": injected})
+    return out
 
 
 def report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts: dict[str, dict[str, ContextRun]],
-           sizes: dict[int, SizeRun], semantic: bool, pad: int = 0) -> str:
+           sizes: dict[int, SizeRun], semantic: bool, pad: int = 0, hooks: dict[str, HookRun] | None = None) -> str:
     out: list[str] = []
     n_a = sum(len(m.answerable) for m in mems)
     n_n = sum(len(m.no_answer) for m in mems)
@@ -650,6 +831,8 @@ def report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts: 
                f"{n_a} answerable, {n_n} no-answer and {n_s} small-talk queries")
     if not semantic:
         out.append("\nThe semantic extra is not installed: semantic and hybrid are skipped, auto is lexical.")
+    if runs and hooks:
+        out.append(labelled_report(mems, runs, hooks))
     if runs:
         padded = f", each padded with {pad:,} distractor files" if pad else ""
         out.append(f"\n## Search, per mode (all memories{padded}; k=5 for P@5 and R@5, k=10 for the rest)\n")
@@ -752,8 +935,10 @@ def report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts: 
 
 
 def as_json(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], contexts: dict[str, dict[str, ContextRun]],
-            sizes: dict[int, SizeRun], semantic: bool, took: dict[str, float], pad: int = 0) -> dict[str, Any]:
+            sizes: dict[int, SizeRun], semantic: bool, took: dict[str, float], pad: int = 0,
+            hooks: dict[str, HookRun] | None = None) -> dict[str, Any]:
     return {
+        "labelled": {**labelled_scores(mems, runs, hooks), "queries": labelled_queries(runs, hooks)} if hooks else {},
         "memdir": memdir.__version__,
         "semantic": semantic,
         "search_pad": pad,
@@ -817,7 +1002,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
         os.environ.setdefault("MEMDIR_CACHE", str(work / "cache"))
-        runs, contexts, took = search_tables(mems, modes, work, semantic, sys.stderr, args.search_pad) if modes else ({}, {}, {})
+        runs, contexts, hooks, took = (search_tables(mems, modes, work, semantic, sys.stderr, args.search_pad) if modes
+                                       else ({}, {}, {}, {}))
         size_runs = {}
         for size in sizes:
             t = time.perf_counter()
@@ -825,10 +1011,10 @@ def main() -> None:
             took[f"prompt recall {size}"] = time.perf_counter() - t
     took["total"] = time.perf_counter() - started
     if args.json:
-        doc = plain(as_json(mems, runs, contexts, size_runs, semantic, took, args.search_pad))
+        doc = plain(as_json(mems, runs, contexts, size_runs, semantic, took, args.search_pad, hooks))
         print(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        print(report(mems, runs, contexts, size_runs, semantic, args.search_pad))
+        print(report(mems, runs, contexts, size_runs, semantic, args.search_pad, hooks))
         print(f"\n(total {took['total']:.0f}s)")
 
 

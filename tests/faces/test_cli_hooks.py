@@ -50,8 +50,9 @@ def test_install_merges_into_the_settings_with_full_paths_and_keeps_a_backup(tmp
     ours = shlex.join([str(BIN.absolute()), "--root", str(tmp_path / "memory"), "hook", "claude-code"])
     assert commands(after) == {"PostToolUse": ["ruff check --fix"], "SessionStart": [ours],  # updated, not doubled
                                **{e: [ours] for e in ("UserPromptSubmit", "SessionEnd", "PreCompact", "Stop")}}
-    assert {k: v for k, v in after.items() if k != "hooks"} == {"permissions": THEIRS["permissions"], "model": "opus"}
-    assert list(after) == list(THEIRS) and path.read_text().startswith('{\n    "permissions"')  # order, indent kept
+    assert {k: v for k, v in after.items() if k != "hooks"} == {"permissions": THEIRS["permissions"], "model": "opus",
+                                                                "autoMemoryEnabled": False}  # one memory: memdir's
+    assert list(after) == [*THEIRS, "autoMemoryEnabled"] and path.read_text().startswith('{\n    "permissions"')  # order, indent kept
     again = install(tmp_path)
     assert (again.returncode, again.stdout) == (0, "unchanged .claude/settings.json\n")
     hook = subprocess.run(shlex.split(ours), input='{"hook_event_name": "SessionStart", "source": "startup"}',
@@ -91,3 +92,66 @@ def test_a_url_with_a_password_is_not_written_into_settings(tmp_path: Path) -> N
 def test_install_adds_every_event_the_hook_handles() -> None:
     text = hooks.install(None, "memdir --root /m hook claude-code")
     assert set(json.loads(text)["hooks"]) == set(hooks.CLAUDE_CODE) | set(hooks.WITHOUT_MEMORY)
+
+
+def test_a_planted_backup_symlink_is_replaced_not_followed(tmp_path: Path) -> None:
+    """Issue 32, item 5: a repository can plant .claude/settings.json.bak -> ~/.claude/settings.json."""
+    victim = tmp_path / "home-settings.json"
+    victim.write_text('{"theirs": true}\n')
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus"}\n')
+    (tmp_path / ".claude" / "settings.json.bak").symlink_to(victim)
+    done = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == '{"theirs": true}\n'  # untouched
+    backup = tmp_path / ".claude" / "settings.json.bak"
+    assert not backup.is_symlink() and backup.read_text() == '{"model": "opus"}\n'
+
+
+def test_a_symlinked_settings_file_is_written_through(tmp_path: Path) -> None:
+    """Issue 32, item 21: settings kept in a dotfiles repository stay a link; the file it points to changes."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n')
+    os.chmod(real, 0o640)
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.symlink_to(real)
+    done = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert path.is_symlink() and path.resolve() == real.resolve()
+    assert "hook claude-code" in real.read_text() and json.loads(real.read_text())["model"] == "opus"
+    assert (real.stat().st_mode & 0o777) == 0o640
+    assert (tmp_path / ".claude" / "settings.json.bak").read_text() == '{"model": "opus"}\n'
+
+
+def test_each_hook_has_a_timeout_and_capture_gets_a_minute(tmp_path: Path) -> None:
+    """Claude Code's default for SessionEnd is 1.5 s: capture would be cut off."""
+    done = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    timeouts = {e: [h.get("timeout") for g in groups for h in g["hooks"]] for e, groups in settings["hooks"].items()}
+    assert timeouts == {"SessionStart": [10], "UserPromptSubmit": [10], "Stop": [10], "SessionEnd": [60], "PreCompact": [60]}
+
+
+def test_one_memory_shared_with_claude_codes_auto_memory(tmp_path: Path) -> None:
+    done = install(tmp_path, "--claude-memory", "shared")
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert settings["autoMemoryDirectory"] == str(tmp_path / "memory") and "autoMemoryEnabled" not in settings
+    start = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert start.endswith("hook claude-code --no-index")  # Claude Code shows that MEMORY.md itself
+    back = install(tmp_path, "--claude-memory", "off")
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert back.returncode == 0 and settings["autoMemoryEnabled"] is False
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith("hook claude-code")
+    url = install(tmp_path, "--claude-memory", "shared", root="postgresql://app@db.example/memdir")
+    assert url.returncode == 1 and "needs a memory folder" in url.stderr
+
+
+def test_a_password_in_the_query_is_not_written_into_settings(tmp_path: Path) -> None:
+    """Issue 32, item 4: PostgreSQL takes `?password=` too."""
+    done = install(tmp_path, root="postgresql://app@db.example/memdir?sslmode=require&password=s3cret")
+    assert done.returncode == 1 and "password" in done.stderr and "s3cret" not in done.stderr
+    assert not (tmp_path / ".claude").exists()

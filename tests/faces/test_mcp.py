@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -56,6 +57,26 @@ async def tool(client: Client, name: str, **arguments: Any) -> tuple[bool, str, 
 # ---------------------------------------------------------------- tools
 
 
+async def test_the_structured_content_carries_the_text_the_model_must_read(memories: Memories, root: Path) -> None:
+    """Issue 35, item 3: Claude Code and Codex hand the model only structuredContent when it is there, so the text,
+    the undo hint and the warnings are its `text`; the data's own copy of a file is not sent twice."""
+    (root / "feedback").mkdir(parents=True)
+    (root / "feedback/tabs.md").write_text("---\nname: tabs\ndescription: tabs, not spaces\ntype: feedback\n---\n"
+                                           "Indent with tabs.\n")
+    async with connect(memories) as client:
+        failed, text, data = await tool(client, "write_memory_file", path="feedback/tabs.md", content="Spaces now.\n")
+        assert not failed and data["text"] == text and "you replaced feedback/tabs.md without reading it" in text
+        assert 'undo_memory_change(path="feedback/tabs.md")' in data["text"]
+        failed, text, data = await tool(client, "get_memory_context")
+        assert not failed and data["text"] == text and "Spaces now." in text
+        failed, text, data = await tool(client, "edit_memory_file", path="feedback/tabs.md", old="Spaces", new="Tabs")
+        assert not failed and 'Undo with undo_memory_change(path="feedback/tabs.md")' in data["text"]
+        failed, text, data = await tool(client, "read_memory_file", path="feedback/tabs.md")
+        assert data["text"] == text and text.count("Tabs now.") == 1 and json.dumps(data).count("Tabs now.") == 1
+        failed, text, data = await tool(client, "read_memory_file", path="missing.md")
+        assert failed and data["text"] == text and data["error"] == "NotFound"
+
+
 async def test_the_tool_set_is_listed_with_schemas_and_annotations(memories: Memories) -> None:
     async with connect(memories) as client:
         listed = (await client.list_tools()).tools
@@ -77,8 +98,8 @@ async def test_write_read_list_index_rename_delete_undo(memories: Memories, root
     async with connect(memories) as client:
         failed, text, data = await tool(client, "write_memory_file", path="project/flock.md", content=NOTE)
         assert not failed and text.startswith("created project/flock.md: 7 lines (version ")
-        assert data == {"path": "project/flock.md", "change": "created", "version": data["version"], "lines": 7,
-                        "previous_lines": None}
+        assert data == {"text": text, "path": "project/flock.md", "change": "created", "version": data["version"],
+                        "lines": 7, "previous_lines": None}
         version = data["version"]
 
         failed, text, data = await tool(client, "read_memory_file", path="project/flock.md")
@@ -128,6 +149,11 @@ async def test_search(memories: Memories) -> None:
         assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]
         hit = data["hits"][0]
         assert "project/flock.md — " in text and f"{hit['line']}" in text and hit["snippet"] in text
+        assert hit["sure"] is True and 0.5 <= hit["confidence"] <= 1
+        failed, text, data = await tool(client, "search_memory", query="android app launch date")
+        assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]  # ranked, not sure
+        assert data["hits"][0]["sure"] is False and data["hits"][0]["confidence"] < 0.5
+        assert text.startswith("no memory answers 'android app launch date' for sure; weaker matches")
         failed, text, data = await tool(client, "search_memory", query="launch date", type="user")
         assert not failed and data["hits"] == []
         failed, text, _ = await tool(client, "search_memory", query="launch", since="later")
@@ -589,3 +615,21 @@ def test_malformed_lines_are_answered_under_their_own_id_or_not_at_all(root: Pat
     assert [t["name"] for t in found["\x00memdir.era"]["result"]["tools"]] == [t.name for t in tools.TOOLS]
     assert answer_text(found["\x00memdir.hello"]) == answer_text(found[10]) == "no memory files under the root"
     assert not (root / "a.md").exists()
+
+
+def test_a_stdio_server_run_by_a_client_says_nothing_on_stderr_and_stops_on_sigint(tmp_path: Path) -> None:
+    """Issue 35: Claude Code logs every stderr line of a stdio server as an error, and closes it with SIGINT (then
+    SIGTERM 100 ms later): the banner is for a terminal, and SIGINT ends the server."""
+    root = tmp_path / "fresh"
+    proc = subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_memdir())
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(hello(1) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1  # serving, the memory made
+    proc.send_signal(signal.SIGINT)
+    try:
+        code = proc.wait(30)
+    finally:
+        proc.kill()
+    assert code == -signal.SIGINT and proc.stderr.read() == "" and (root / ".memdir").is_dir()

@@ -33,6 +33,8 @@ CI = TERN / "71c2e0aa-3f58-4d9b-a6e1-c04b82d7f319.jsonl"
 HTTPX = TERN / "3a7d5e91-0c4b-4f2e-8d16-b95a27e4c083.jsonl"
 BILLS = HOUSEHOLD / "c3d8f1e0-5b27-4e9a-8f46-1a0c7d3e92b5.jsonl"
 CODEX = REAL / "codex" / "dot-codex" / "sessions"
+OLD_CODEX = "rollout-2025-10-28T08-12-40-019a29e0-58c0-78a6-9639-f74080f56c5a.jsonl"
+NEW_CODEX = "rollout-2026-02-17T09-41-07-019c6af9-9338-7de3-a53f-79a8afba7010.jsonl"
 GEMINI = next((REAL / "gemini" / "dot-gemini" / "tmp").iterdir())
 HARNESS = ("<ide_", "<system-reminder", "system-reminder", "<command-", "<local-command", "<bash-", "Caveat:",
            "This may or may not be related", "[Image #", "<environment_context", "<user_instructions")
@@ -173,7 +175,7 @@ def test_a_skipped_capture_shows_in_stats_and_in_no_index_or_context(md: memdir.
 
 
 def test_codex_rollouts_are_read(md: memdir.Memdir) -> None:
-    old, new = sorted(CODEX.rglob("rollout-*.jsonl"))
+    old, new = CODEX / "2025/10/28" / OLD_CODEX, CODEX / "2026/02/17" / NEW_CODEX
     t = load(old)
     assert t.format == "codex" and t.meta["branch"] == "alpha-baseline"
     assert t.meta["request"].startswith("the alpha_baseline_stops model gives 1912 stops")  # after AGENTS.md, env
@@ -234,6 +236,6 @@ def test_a_custom_slash_command_is_a_request_and_claude_codes_own_are_not() -> N
             "role": "user", "content": "and then?"}}) + "\n").turns]
 
     assert said("<command-message>fix-issue is running…</command-message>\n<command-name>/fix-issue</command-name>\n"
-                "<command-args>123 in the refund handler</command-args>") == ["/fix-issue 123 in the refund handler\nand then?"]
+                "<command-args>123 in the refund handler</command-args>") == ["/fix-issue 123 in the refund handler", "and then?"]
     assert said("<command-name>/model</command-name>\n<command-message>model</command-message>\n"
                 "<command-args>opus</command-args>") == ["and then?"]

@@ -14,9 +14,10 @@ from services import Postgres
 
 import memdir
 from memdir.search import match_expression, terms
+from memdir.search.fts import FORM
 from memdir.search.lexical import Doc
 from memdir.search.pg import PgIndex
-from memdir.search.text import grams
+from memdir.search.text import grams, parse, spaceless_weights
 from memdir.stores import postgres as pg_store
 from memdir.stores.locations import migrate
 
@@ -49,13 +50,58 @@ def _write_notes(md: memdir.Memdir) -> None:
     md.write("english.md", "Routes are planned every Monday.\n")
 
 
-def test_a_spaceless_run_is_indexed_as_its_pairs_and_asked_for_as_a_phrase() -> None:
+def test_a_spaceless_run_is_indexed_as_its_pairs_and_asked_for_pair_by_pair() -> None:
     assert grams("走行距離は12km") == " 走行 行距 距離 離は は 12km"
     assert grams("Routes and 鮭") == "Routes and  鮭 "  # one character stays itself
-    assert terms("走行距離") == ["走行距離"]
-    assert terms("由美さんの献立") == ["由美さんの献立", "由美", "献立"]  # a sentence: its kanji, kana dropped
-    assert terms("配送センター routes") == ["配送センター", "配送", "センター", "routes"]
-    assert match_expression(["走行距離", "鮭", "routes"]) == '"走行 行距 距離" OR "鮭" * OR "routes"'
+    assert terms("走行距離") == ["走行", "行距", "距離"]
+    assert terms("由美さんの献立") == ["由美", "美さ", "の献", "献立"]  # pairs of kana alone (さん, んの) are grammar
+    assert terms("配送センター routes") == ["配送", "送セ", "セン", "ンタ", "ター", "routes"]
+    assert terms("ひらがな") == ["ひら", "らが", "がな"]  # a query of kana alone keeps them
+    assert match_expression(["走行距離", "鮭", "routes"]) == '"走行 行距 距離" OR "鮭" * OR "rout"'  # stems
+
+
+def test_a_query_typed_as_a_sentence_is_cut_at_its_function_words() -> None:
+    assert parse("因子状态机的转移规则").pieces == ("因子状态机", "转移规则")
+    assert parse("港股通的手续费是多少").pieces == ("港股通", "手续费是")  # 的 and 多少 name no topic
+    assert parse("줄바꿈은 어떻게 처리해?").pieces == ("줄바꿈", "처리")  # particle and ending off; 어떻게 is no topic
+    assert parse("환경변수에 줄바꿈이").pieces == ("환경변수", "줄바꿈")
+    assert parse("사이").pieces == ("사이",)  # a word of two syllables keeps its last
+    assert parse("Glacier로 옮겨").words[:1] == ("glacier",) and "로" not in parse("Glacier로 옮겨").words
+    assert parse("ค่าเช่าคอนโดเดือนละเท่าไหร่").pieces == ("ค่าเช่าคอนโดเดือนละ",)  # Thai: the question word goes
+    assert terms("ขูดหินปูน") == ["ขูด", "ูดห", "ดหิ", "หิน", "ินป", "นปู", "ปูน"]  # Thai letters in threes
+
+
+def test_a_pair_no_file_holds_is_a_seam_unless_a_whole_stretch_is_missing() -> None:
+    def weights(query: str, held: set[str]) -> dict[str, float]:
+        return spaceless_weights(parse(query), {w: 1 for w in held}, lambda n: 1.0 if n else 2.0)
+
+    # 机的 went with 的; 态机 and 转移 are held, so nothing is missing: the seams weigh nothing
+    assert weights("因子状态机的转移规则", {"因子", "子状", "状态", "态机", "转移", "移规", "规则"}) == dict.fromkeys(
+        ["因子", "子状", "状态", "态机", "转移", "移规", "规则"], 1.0)
+    got = weights("回测手续费和滑点", {"回测", "手续", "续费", "滑点"})
+    assert got["测手"] == got["费和"] == got["和滑"] == 0.0 and got["回测"] == 1.0  # seams between held words
+    got = weights("港股通的手续费", {"手续", "续费"})
+    assert got["港股"] == got["股通"] == 2.0 and got["手续"] == 1.0  # a word the memory lacks weighs most
+    assert weights("転入届はいつ", {"転入", "入届"}).get("届は") == 0.0  # a particle's seam
+
+
+def test_a_sentence_finds_the_file_holding_its_words_and_nothing_when_its_topic_is_missing(backend: Backend) -> None:
+    with backend.open() as md:
+        md.write("project_factor-state-machine.md", "---\nname: 因子状态机\ndescription: 状态之间的转移规则\n---\n"
+                 "候选因子在样本外IC连续20个交易日大于0.03才能进入观察。状态由状态机管理。\n")
+        md.write("reference_backtest.md", "---\nname: 回测设置\ndescription: 手续费和滑点\n---\n手续费万分之二点五，滑点千分之一。\n")
+        md.write("feedback_newline.md", "---\nname: 환경변수 줄바꿈\ndescription: echo로 넣으면 줄바꿈이 붙는다\n---\n"
+                 "값 뒤에 줄바꿈 문자까지 같이 저장된다.\n")
+        md.write("rent.md", "# ค่าเช่าคอนโด\n\nค่าเช่าเดือนละ 12,500 บาท จ่ายทุกวันที่ 5\n")
+        md.write("english.md", "Routes are planned every Monday.\n")
+        assert [h.path for h in md.search("因子状态机的转移规则")][:1] == ["project_factor-state-machine.md"]
+        assert [h.path for h in md.search("回测手续费和滑点怎么设置")][:1] == ["reference_backtest.md"]
+        assert [h.path for h in md.search("줄바꿈은 왜 생겨?")][:1] == ["feedback_newline.md"]
+        assert [h.path for h in md.search("환경변수에 줄바꿈이 들어가는 이유")][:1] == ["feedback_newline.md"]
+        assert [h.path for h in md.search("ค่าเช่าคอนโดเดือนละเท่าไหร่")][:1] == ["rent.md"]
+        for missing in ("港股通的手续费是多少",  # holds 手续费, not 港股通
+                        "期货策略的保证金比例", "ค่าส่วนกลางคอนโดเท่าไหร่"):  # the condo, not its common fee
+            assert not [h for h in md.search(missing, mode="lexical") if h.sure], missing
 
 
 def test_japanese_and_chinese_words_are_found_on_every_backend(backend: Backend) -> None:
@@ -73,8 +119,9 @@ def test_japanese_and_chinese_words_are_found_on_every_backend(backend: Backend)
 def test_a_spaceless_query_matches_only_notes_that_hold_it(backend: Backend) -> None:
     with backend.open() as md:
         _write_notes(md)
-        assert [h.path for h in md.search("走行距離")] == ["work/routes.md"]
-        assert [h.path for h in md.search("距離走行")] == []  # the same characters in another order
+        assert [h.path for h in md.search("走行距離") if h.sure] == ["work/routes.md"]
+        assert [h.path for h in md.search("距離走行") if h.sure] == ["work/routes.md"]  # both words, in another order
+        assert not [h for h in md.search("行走離距") if h.sure]  # the same characters, no word of them
         assert [h.path for h in md.search("鮭")] == ["cooking/menu.md"]
         assert md.search("地震") == []  # no note holds it, though every Japanese note holds kanji
         hit = md.search("走行距離")[0]  # line 3 of the body, under the 4 lines of the stamps
@@ -96,9 +143,9 @@ def test_an_index_of_the_older_form_is_rebuilt_on_open(root: Path) -> None:
         _write_notes(md)
         assert md.search("走行距離")
     db = sqlite3.connect(root / ".memdir" / "memdir.db")
-    (new,) = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'search_docs_fts2_%' "
+    (new,) = [r[0] for r in db.execute(f"SELECT name FROM sqlite_master WHERE name LIKE 'search_docs_{FORM}_%' "
                                         "AND sql LIKE 'CREATE VIRTUAL TABLE%'")]
-    old = new.replace("_fts2_", "_fts_")
+    old = new.replace(f"_{FORM}_", "_fts2_")
     db.execute(f"DROP TABLE {new}")  # what an older memdir left: its own table, the rows and the seq they reflect
     db.execute(f"CREATE VIRTUAL TABLE {old} USING fts5(name, description, tags, body, content='', "
                "tokenize='porter unicode61')")
@@ -107,8 +154,8 @@ def test_an_index_of_the_older_form_is_rebuilt_on_open(root: Path) -> None:
     db.commit()
     db.close()
     with memdir.open(root) as md:
-        assert [h.path for h in md.search("走行距離")] == ["work/routes.md"]
-        assert [h.path for h in md.search("Monday")] == ["english.md"]
+        assert [h.path for h in md.search("走行距離") if h.sure] == ["work/routes.md"]
+        assert [h.path for h in md.search("Monday") if h.sure] == ["english.md"]
     db = sqlite3.connect(root / ".memdir" / "memdir.db")
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     db.close()
@@ -143,8 +190,8 @@ def test_a_postgres_index_of_the_older_form_is_rebuilt_after_migrate(postgres: P
         with memdir.open(app, tenant="t") as md:
             _write_notes(md)
             assert md.search("走行距離") == []  # one English lexeme for the whole run
-            assert [h.path for h in md.search("Monday")] == ["english.md"]
-    assert migrate(admin).applied == ("0007_search_spaceless",)
+            assert [h.path for h in md.search("Monday") if h.sure] == ["english.md"]
+    assert migrate(admin).applied == ("0007_search_spaceless", "0008_search_names")
     with memdir.open(app, tenant="t") as md:
-        assert [h.path for h in md.search("走行距離")] == ["work/routes.md"]
-        assert [h.path for h in md.search("Monday")] == ["english.md"]
+        assert [h.path for h in md.search("走行距離") if h.sure] == ["work/routes.md"]
+        assert [h.path for h in md.search("Monday") if h.sure] == ["english.md"]

@@ -129,7 +129,8 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
         conn.execute("CREATE DATABASE migrations")
     url = postgres.url("memdir_admin", "migrations")
     names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate",
-             "0006_tenants", "0007_search_spaceless", "0008_rewrite")
+             "0006_tenants", "0007_search_spaceless",
+             "0008_search_names", "0009_rewrite")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)

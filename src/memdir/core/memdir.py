@@ -15,6 +15,7 @@ import builtins
 import copy
 import datetime as dt
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -140,6 +141,17 @@ class Memdir:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
         return view
 
+    def prepaid(self, what: str) -> Memdir:
+        """Take one write's token from the rate bucket now (`RateLimited`, naming `what`, when none is left) and
+        return a view whose writes take no more: work that costs far more than its write (a capture over HTTP
+        parses and redacts a whole transcript) pays before it starts, and all of its writes count as one."""
+        if not self.limits.writes_per_minute:
+            return self
+        ops.take(self._store, what, self.limits)
+        view = self._view()
+        view.limits = replace(view.limits, writes_per_minute=0)
+        return view
+
     def as_person(self) -> Memdir:
         """This memory as a person writes it (the web page): files are kept whole up to `max_file_bytes`
         instead of the agent's `max_lines` and `max_bytes`; the rate limit stays as it is."""
@@ -148,6 +160,19 @@ class Memdir:
         view = self._view()
         view._agent = False
         return view
+
+    def acting(self, actor: str) -> Memdir:
+        """This memory writing under another name in the journal (a sync landing another machine's changes)."""
+        view = self._view()
+        view.actor = actor
+        return view
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this memory's locks (this process's and the store's) across several calls, so no other writer
+        comes between them: a sync's commit, merge and the writes it lands. The calls inside take them again."""
+        with self._writing():
+            yield
 
     def _view(self) -> Memdir:
         view = copy.copy(self)
@@ -271,10 +296,12 @@ class Memdir:
         filter is inside the index's query), of the given `types` and updated
         on or after `since`. `mode` is lexical, semantic, hybrid or auto
         (lexical unless the semantic layer is installed and says otherwise).
-        A file is a hit only with evidence: it holds `cover` of the query's
-        weight (default `search.COVER`, see `search/evidence.py`), or its
-        meaning is at the embedding model's floor; a query nothing answers
-        returns no hits.
+        Every candidate is ranked; each hit says how sure it is
+        (`confidence`, and `sure` when it holds `cover` of the query's weight,
+        default `search.COVER`, or its meaning is close enough: see
+        `search/confidence.py`). What is shown to a model unasked takes only
+        the sure hits. Records of past work rank below topic files unless the
+        query asks about the past.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type(query).__name__}")
@@ -294,9 +321,11 @@ class Memdir:
             return found
         if not parsed:
             return []
+        past = search.asks_about_past(query)
+        asked = (search.parse(search.without_past(query)) or parsed) if past else parsed
         with searcher.lock:
-            top = lexical.top(searcher.index(), parsed, k, where, bar)
-        return lexical.hits(top, parsed)
+            top = lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked)
+        return lexical.hits(top, parsed, bar)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the search index from the files; returns how many files it holds."""
@@ -427,12 +456,13 @@ class Memdir:
                 text += "\n"
             return self._land([Op.write(p, text + entry, expect=ops.version_of(cur))], take=False)[0]
 
-    def keep_notes(self, notes: str, folder: str = "") -> bool:
+    def keep_notes(self, notes: str, folder: str = "", *, replace: bool = False) -> bool:
         """Keep `notes` (what a person or another tool wrote in a MEMORY.md) byte for byte in the folder's
         MEMORY.md, beside memdir's marked index region: how an import brings Claude Code's hand-kept notes.
 
-        False when they are there already; `Conflict` when the file keeps other notes; the secret guard
-        holds as for a topic file.
+        False when they are there already; `Conflict` when the file keeps other notes, unless `replace`
+        (a sync landing the notes as merged; empty notes then remove them); the secret guard holds as for
+        a topic file.
         """
         f = paths.folder(folder)
         if not isinstance(notes, str):
@@ -442,7 +472,7 @@ class Memdir:
         if self.limits.secret_guard:
             guard.check(notes, f + paths.INDEX_NAME)
         with self._writing():
-            return self._state.derived.keep(f, notes)
+            return self._state.derived.keep(f, notes, replace=replace)
 
     def apply(self, ops_: Sequence[Op]) -> builtins.list[Memory]:
         """Several writes, deletes and renames committed at once: all of them land, or none.
@@ -519,15 +549,16 @@ class Memdir:
 
     # ------------------------------------------------------------ hand edits
 
-    def sync(self, changed: Iterable[str] | None = None) -> builtins.list[str]:
+    def sync(self, changed: Iterable[str] | None = None, *, with_index: bool = False) -> builtins.list[str]:
         """Catch up with edits made outside memdir (by a person, an editor, another tool).
 
         Files added, changed or deleted by hand are journaled as `external`
         changes under the actor `external:<the file's owner>` (undo works on
         them) and the catalog, the indexes and search follow. Without `changed`, every file's stat is compared with the
         catalog (the check where no watcher runs); with it (a watcher's
-        events), only those paths are looked at. Returns the paths found
-        changed, as far as this view may read them.
+        events), only those paths are looked at. The MEMORY.md files follow the
+        next write, or now `with_index` (a git sync, which commits them).
+        Returns the paths found changed, as far as this view may read them.
         """
         with self._writing():
             cat = self._state.derived.loaded()
@@ -535,6 +566,8 @@ class Memdir:
             report, changes = reconcile.external(self._store, cat, found, self._memory)
             for start in range(0, len(changes), 500):
                 self._commit(changes[start : start + 500], derive=False)  # journaled; MEMORY.md follows the next write
+            if with_index:
+                self._state.derived.after()
         return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
 
     def reconcile(self, fix: bool = False) -> Report:
@@ -601,6 +634,12 @@ class Memdir:
     def _blob(self, path: str) -> tuple[str, Blob]:
         p = paths.topic_path(path)
         blob = self._store.get(p) if self._readable(p) else None
+        if blob is None and not p.isascii():  # a name typed composed for a file macOS named decomposed, or back
+            for form in ("NFD", "NFC"):
+                other = unicodedata.normalize(form, p)
+                if other != p and self._readable(other) and (blob := self._store.get(other)) is not None:
+                    p = other
+                    break
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
         return p, blob

@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import re
+import signal
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,20 @@ def call(session: tools.Session, name: str, arguments: dict[str, Any]) -> tools.
         return tools.Result(f"{name} failed inside memdir ({type(e).__name__}: {e}); this is a bug", is_error=True)
 
 
+def structured(result: tools.Result) -> dict[str, Any] | None:
+    """The result's data with the text the model is meant to read as its first key, `text`.
+
+    Claude Code and Codex hand the model only `structuredContent` when a result
+    has it (the `content` text goes nowhere), so the memory text, the undo hint
+    and the "replaced without reading" warning must be in it; a client that
+    passes `content` on gets the same text. The data's own `text` (a file's
+    page, the index) is that text already, or a part of it: it is not sent twice.
+    """
+    if result.data is None:
+        return None
+    return {"text": result.text, **{k: v for k, v in result.data.items() if k != "text"}}
+
+
 def server(principals: Principals, memories: Memories) -> Server[Any]:
     """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`faces.http`)."""
     listed = [
@@ -174,7 +189,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
                 result = await anyio.to_thread.run_sync(call, talk.session, params.name, arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
-            structured_content=result.data,
+            structured_content=structured(result),
             is_error=result.is_error,
         )
 
@@ -275,6 +290,11 @@ def serve_stdio(principals: Principals, memories: Memories) -> None:
     """Serve one client over stdin and stdout with the SDK's stdio transport until stdin closes and all is answered."""
     app = server(principals, memories)
     wire = _Stdio()
+    # Ctrl-C, or a client closing the server the polite way (Claude Code sends SIGINT, then SIGTERM 100 ms later):
+    # stop at once, as SIGTERM does. Python's KeyboardInterrupt would wait for ever on the thread reading stdin;
+    # a write under way is safe either way (a crash leaves the old content or the new).
+    with contextlib.suppress(ValueError):  # ValueError: not the main thread, where signals are not ours to set
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     async def main() -> None:
         async with stdio.stdio_server(stdin=wire) as (read, write):  # type: ignore[arg-type]

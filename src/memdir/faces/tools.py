@@ -28,6 +28,7 @@ from ..recall import context as context_mod
 from ..recall import links as links_mod
 from ..recall.links import Links
 from ..remember import capture
+from ..search import SearchHit
 
 log = logging.getLogger("memdir.tools")
 
@@ -35,8 +36,9 @@ PROMPT = """\
 You have a persistent memory: a folder of markdown topic files, listed in an index (MEMORY.md).
 
 When to read
-- At the start of a conversation, read the index (read_memory_index) before anything else, or call
-  get_memory_context, which brings the index with your pinned and feedback memories.
+- If the conversation began with recalled memory (your pinned and feedback memories and the index),
+  you have what you need to start: do not read them again. Otherwise read the index (read_memory_index)
+  or call get_memory_context, which brings it with your pinned and feedback memories.
 - Open a topic file (read_memory_file) only when its line in the index looks relevant to the task;
   use search_memory when the index does not point to the right file.
 
@@ -157,8 +159,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "search_memory",
         "Search memory",
-        "Full-text search over all topic files, best matches first, each with the lines that matched best. Use it "
-        "when the index does not make the right file obvious; then read those lines (offset/limit) or the file.",
+        "Full-text search over all topic files, best matches first, each with the lines that matched best; matches "
+        "that may not answer come after a line saying so. Use it when the index does not make the right file "
+        "obvious; then read those lines (offset/limit) or the file.",
         _schema({"query": _string("Words to look for.")}, {
             "k": _integer("How many results (default 10)."),
             "type": _string("Only files of this type."),
@@ -446,8 +449,14 @@ class Session:
         hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
-        lines = [f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})" for h in hits]
-        return Result("\n".join(lines), data={"hits": [h.to_dict() for h in hits]})
+        def line(h: SearchHit) -> str:
+            return f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
+
+        sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
+        if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
+            sure.append("weaker matches, which may not answer it:" if sure else
+                        f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
+        return Result("\n".join(sure + weaker), data={"hits": [h.to_dict() for h in hits]})
 
     # -------------------------------------------------------- writing
 

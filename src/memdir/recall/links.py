@@ -61,7 +61,7 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SEPARATORS = re.compile(r"[\s_-]+")
 SNAPSHOT = "links.json"
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3  # 3: Claude Code's metadata.pinned counts
 ATTACHMENTS = frozenset(  # what Obsidian embeds or links besides notes: no memory, so never a broken link
     "png jpg jpeg gif bmp svg webp avif heic tif tiff ico pdf mp3 wav m4a ogg oga flac 3gp webm mp4 mov mkv ogv "
     "canvas base csv tsv txt json xml html htm zip docx xlsx pptx odt ods epub".split())
@@ -132,7 +132,8 @@ def parse(path: str, text: str) -> tuple[list[_Raw], bool, tuple[str, ...]]:
     aliases: tuple[str, ...] = ()
     if block is not None and any(k in block for k in ("pinned", "alias", "title", "permalink")):
         meta, _ = model.parse(text, strict=False)
-        pinned = meta.get("pinned") is True
+        claude = meta.get("metadata")  # Claude Code's block: `metadata: {pinned: true}`
+        pinned = meta.get("pinned") is True or (isinstance(claude, dict) and claude.get("pinned") is True)
         others = [meta.get("title"), str(meta.get("permalink") or "").rsplit("/", 1)[-1]]  # basic-memory's names
         aliases = model.aliases_of(meta) + tuple(str(x) for x in others if isinstance(x, (str, int, float)) and x != "")
     if "[" not in body:

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any
 from .. import tokens
 from ..search.evidence import GENERIC
 from ..search.text import STOPWORDS, stem
+from . import startup
 from .context import MIN_BUDGET, build
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
 
-SESSION_BUDGET = 2000
 PROMPT_BUDGET = 800
 PROMPT_COVER = 0.25  # the share of a prompt's weight the recalled memories must hold
 PROMPT_HITS = 5
@@ -77,9 +77,11 @@ _WORD = re.compile(r"\w+")
 _CHAT = SMALL_TALK - STOPWORDS - frozenset("t s m ll ve re d didn didnt doesn doesnt don dont isn isnt won wont".split())
 
 
-def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """SessionStart: what the agent should know before the first prompt."""
-    return _output("SessionStart", _text(md, None, SESSION_BUDGET, layers=(1,)))
+def session_start(md: Memdir, payload: dict[str, Any], *, index: bool = True) -> dict[str, Any] | None:
+    """SessionStart: what the agent should know before the first prompt, and on a resume only what is new."""
+    session, source = payload.get("session_id"), payload.get("source")
+    return _output("SessionStart", startup.context(md, session if isinstance(session, str) else None,
+                                                   source=source if isinstance(source, str) else "startup", index=index))
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
@@ -91,8 +93,9 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     query = prompt[:MAX_PROMPT_CHARS]
     if not indexed(md):
         return None
+    session = payload.get("session_id")
     return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover,
-                                             mode="lexical"))
+                                             mode="lexical", session=session if isinstance(session, str) else None))
 
 
 def indexed(md: Memdir) -> int:

@@ -12,11 +12,14 @@ first line, which is most often "Exit code 1".
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..core import guard
 
 ITEM = 200  # characters an item of the activity keeps
 MAX_FILES = 20
@@ -27,7 +30,8 @@ MAX_RESULTS = 6
 HARNESS_TAGS = ("ide_opened_file", "ide_selection", "ide_diagnostics", "system-reminder", "command-name",
                 "command-message", "command-args", "local-command-stdout", "local-command-stderr",
                 "local-command-caveat", "bash-input", "bash-stdout", "bash-stderr", "user-prompt-submit-hook",
-                "task-notification", "user_instructions", "environment_context", "INSTRUCTIONS")
+                "task-notification", "user_instructions", "environment_context", "INSTRUCTIONS", "turn_aborted",
+                "state_snapshot", "user_shell_command")
 _BLOCK = re.compile(r"<(" + "|".join(re.escape(t) for t in HARNESS_TAGS) + r")>.*?(?:</\1>|\Z)", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 _HARNESS_LINE = re.compile(
@@ -36,18 +40,31 @@ _HARNESS_LINE = re.compile(
 # The summary Claude Code writes as the first user message of a conversation continued after it ran out of context
 # (flagged isCompactSummary in newer files): the earlier conversation's, never this one's request.
 CONTINUED = re.compile(r"^\s*This session is being continued from a previous conversation", re.IGNORECASE)
-_IMAGE_REF = re.compile(r"\s*\[Image #\d+\]")
+_IMAGE_REF = re.compile(r"\s*\[Image #\d+\]|</?image\b[^>]*>")
+# What Gemini CLI appends to a request that names files with @: the files, not what the person typed.
+_REFERENCED = re.compile(r"\n?--- Content from referenced files ---.*?(?:--- End of content ---|\Z)", re.DOTALL)
 
 EDITS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "write_file", "replace", "edit_file", "create_file",
          "str_replace_based_edit_tool", "apply_patch"}
 SHELLS = {"Bash", "shell", "shell_command", "run_shell_command", "exec_command", "local_shell", "container.exec"}
 TASKS = {"Task", "Agent"}
+READS = {"Read", "read_file", "read_many_files", "view", "LS", "list_directory", "Glob", "glob", "Grep", "grep",
+         "search_file_content", "WebFetch", "web_fetch"}
+_SHELLISH = re.compile(r"(?i)shell|exec|command|bash|terminal")
 _DECLINED = re.compile(r"^(?:The user (?:declined|doesn't want to|does not want to)|\[Request interrupted by user)")
 _FAILED = re.compile(r"^FAILED\s+(\S+::\S+)(?:\s+-\s+(.*))?$")
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure)\b(?::.*)?$")
 _PYTEST_E = re.compile(r"^E\s{2,}(\S.*)$")
 _FAILURE_WORD = re.compile(r"\b(?:fail(?:ed|ure|s)?|error|fatal|panic(?:ked)?|not found|denied|refused)\b", re.IGNORECASE)
-_EXIT = re.compile(r"^(?:Exit code:?\s*\d+|Process exited with code \d+|Wall time:.*|Output:)\s*$", re.IGNORECASE)
+_EXIT = re.compile(r"^(?:Exit code:?\s*-?\d+|Process exited with code -?\d+|Wall time:.*|Output:|Command:.*|Directory:.*"
+                   r"|Error: \(none\)|Signal:.*|Background PIDs:.*|Process Group PGID:.*)\s*$", re.IGNORECASE)
+# The exit status a shell tool's output states: Claude Code's "Exit code 1", Codex's "Exit code: 1", Gemini CLI's
+# "Exit Code: 1" (after the output, in a result whose status is still "success").
+_STATUS = re.compile(r"^\s*(?:Exit code:?|Process exited with code|exit status)\s*(-?\d+)\s*$", re.IGNORECASE | re.MULTILINE)
+_SUCCESS_FALSE = re.compile(r'"success"\s*:\s*false\b')
+_TEST_FAILED = re.compile(r"^(?:[×✕✗]|●|--- FAIL:)\s*(.+)$")  # vitest/jest's failed test, go test's
+_DURATION = re.compile(r"\s+\d+(?:\.\d+)?\s*m?s$")
+_REASON = re.compile(r"^(?:→|Expected|Received)\s*(.+)$")
 _COMMIT = re.compile(r"^(?:\[[^\]\s]+ )?([0-9a-f]{7,40})\b", re.MULTILINE)  # `git log --oneline -1`, `[main 3c91e0a]`
 _TEST_TALLY = re.compile(r"\b\d+ (?:passed|failed)\b.*|\bPASS=\d+.*|\bOK \(\d+ tests?\).*|\bok\b\s+\S+\s+[\d.]+s$")
 
@@ -57,12 +74,29 @@ def clip(text: str, limit: int = ITEM) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def redact(text: str) -> str:
+    """Lines that hold what the secret guard would refuse, replaced by a note (memories never hold credentials).
+
+    Called on whole texts (a command, a tool's output, a turn) before anything is clipped: a clipped token
+    no longer has the shape the guard knows."""
+    return guard.redact(text)
+
+
+def redact_value(value: str) -> str:
+    """A value from outside (a session id, folder, branch, path) as a record may hold it: itself, or a note
+    where it holds what the secret guard would refuse."""
+    found = guard.find_secret(value)
+    return value if found is None else f"[removed: it held what looks like {found[0]}]"
+
+
 def strip_markup(text: str) -> str:
     """A user's turn without what the harness wrapped around it (IDE notes, reminders, slash-command echoes,
-    bash-mode output, caveats, image placeholders): what the person typed."""
+    bash-mode output, caveats, image placeholders, the files Gemini CLI adds for an @ mention): what the person
+    typed."""
     text = _BLOCK.sub("", text)
     text = _HARNESS_LINE.sub("", text)
     text = _IMAGE_REF.sub("", text)
+    text = _REFERENCED.sub("", text)
     return "\n".join(line for line in text.split("\n")).strip()
 
 
@@ -70,13 +104,14 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*(/?[\w:.-]+)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 # Claude Code's own slash commands, which steer the session and ask nothing of the agent.
 BUILTIN = frozenset("""add-dir agents bashes bug clear compact config context continue cost doctor exit export help hooks
-ide init install-github-app login logout mcp memory model output-style permissions plugin pr-comments privacy-settings
+ide install-github-app login logout mcp memory model output-style permissions plugin privacy-settings
 release-notes resume rewind sandbox status statusline terminal-setup theme todos upgrade usage vim""".split())
 
 
 def slash_command(text: str) -> str | None:
-    """A custom slash command the person ran (`/fix-issue 123`): a request, which stripping the markup would lose.
-    Claude Code's own commands (`/clear`, `/compact`, `/model`) ask nothing and give None."""
+    """A slash command the person ran that asks the agent for work (`/fix-issue 123`, `/init`, `/review`): a
+    request, which stripping the markup would lose. Commands that only steer the harness (`/clear`, `/compact`,
+    `/model`) ask nothing and give None."""
     m = _COMMAND_NAME.search(text)
     if m is None:
         return None
@@ -85,6 +120,11 @@ def slash_command(text: str) -> str | None:
         return None
     args = _COMMAND_ARGS.search(text)
     return " ".join(f"{name} {args.group(1) if args else ''}".split())
+
+
+def is_command(text: str) -> bool:
+    """Whether a command echo (`<command-name>`) is in a user's turn: the next user message may be its expansion."""
+    return _COMMAND_NAME.search(text) is not None
 
 
 def bash_inputs(text: str) -> list[str]:
@@ -96,11 +136,20 @@ def failing_line(output: str) -> str:
     """The line of a failed command's output that says what failed, in this order: pytest's `FAILED test - reason`
     summary, the last exception line of a traceback, pytest's `E   ` detail, the first line naming a failure, and
     else the first line that is not an exit-code banner."""
-    lines = [ln.rstrip() for ln in output.split("\n") if ln.strip()]
+    said = _said(output)
+    if said:
+        return clip(said)
+    lines = [ln.rstrip().removeprefix("Output: ") for ln in output.split("\n") if ln.strip()]
     for ln in lines:
         m = _FAILED.match(ln.strip())
         if m:
             return clip(f"{m.group(1)} - {m.group(2)}" if m.group(2) else m.group(1))
+    for i, ln in enumerate(lines):
+        m = _TEST_FAILED.match(ln.strip())
+        if m and not _EXIT.match(ln.strip()):
+            why = _REASON.match(lines[i + 1].strip()) if i + 1 < len(lines) else None
+            test = _DURATION.sub("", m.group(1).strip())
+            return clip(f"{test} - {why.group(1).strip()}" if why else test)
     for ln in reversed(lines):
         if _EXCEPTION.match(ln.strip()) and ":" in ln:
             return clip(ln.strip())
@@ -117,6 +166,42 @@ def failing_line(output: str) -> str:
 def declined(output: str) -> bool:
     """A tool call the person turned down or interrupted: not something that broke."""
     return bool(_DECLINED.match(output.strip()))
+
+
+def _said(output: str) -> str | None:
+    """What a result that is one JSON object says went wrong (its `error` or `message`), if it is one."""
+    text = output.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, Mapping):
+        return None
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        error = error.get("message")
+    found = error if isinstance(error, str) and error.strip() else data.get("message")
+    return found.strip() if isinstance(found, str) and found.strip() else None
+
+
+def exit_status(output: str) -> int | None:
+    """The exit status a shell's output states (the last one it states), or None."""
+    found = _STATUS.findall(output[:400]) + _STATUS.findall(output[-400:])
+    return int(found[-1]) if found else None
+
+
+def unsuccessful(output: str) -> bool:
+    """A result that is one JSON object saying `"success": false` (an MCP tool's, an API's)."""
+    text = output.strip()
+    if not (text.startswith("{") and text.endswith("}") and _SUCCESS_FALSE.search(text)):
+        return False
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return True  # the shape is there; a body cut short is still a refusal
+    return isinstance(data, Mapping) and data.get("success") is False
 
 
 def tally(output: str) -> str | None:
@@ -180,35 +265,55 @@ class Log:
     ran: dict[str, int] = field(default_factory=dict)  # id -> index in commands
 
     def call(self, name: str, args: Any, call_id: str | None = None) -> None:
-        """A tool call: counted; a file it edits, a command it runs or a subagent task it starts remembered."""
+        """A tool call: counted; a file it edits, a command it runs or a subagent task it starts remembered
+        (each redacted whole before it is clipped)."""
         self.tools[name] += 1
         args = args if isinstance(args, Mapping) else {}
         what = ""
         if name in EDITS:
-            for path in _edited(args):
-                self.files[self._relative(path)] = None
-            what = ", ".join(self._relative(p) for p in _edited(args))
-        if name in SHELLS or isinstance(args.get("command"), (str, list)) and name not in EDITS:
+            edited = [redact_value(self._relative(p)) for p in _edited(args)]
+            for path in edited:
+                self.files[path] = None
+            what = ", ".join(edited)
+        argv = args.get("command")
+        if isinstance(argv, list) and argv and argv[0] == "apply_patch" and name not in EDITS:  # Codex's older patch
+            edited = [redact_value(self._relative(p)) for p in _edited({"patch": " ".join(str(x) for x in argv[1:2])})]
+            for path in edited:
+                self.files[path] = None
+            what = ", ".join(edited) or "apply_patch"
+        elif name in SHELLS or isinstance(args.get("command"), (str, list)) and name not in EDITS:
             command = self._clean(_command(args.get("command") if "command" in args else args.get("cmd")))
             if command:
                 self.command(command, call_id)
-                what = command
+                what = self.commands[-1]
         if name in TASKS:
-            what = str(args.get("description") or args.get("subagent_type") or "task")
+            what = redact(" ".join(str(args.get("description") or args.get("subagent_type") or "task").split()))
         if call_id:
             self.calls[call_id] = (name, what or name)
 
     def command(self, command: str, call_id: str | None = None) -> None:
-        command = self._clean(command)
+        command = redact(self._clean(command))
         if call_id:
             self.ran[call_id] = len(self.commands)
         self.commands.append(clip(command, 160))
 
+    def failed(self, name: str, output: str, error: bool) -> bool:
+        """Whether a result is a failure: the tool said so, a shell's output states a non-zero exit, or the
+        result is an object saying `"success": false`."""
+        if error:
+            return True
+        if name in SHELLS or _SHELLISH.search(name):
+            status = exit_status(output)
+            if status is not None and status != 0:
+                return True
+        return name not in READS and unsuccessful(output)
+
     def result(self, call_id: str | None, output: str, *, error: bool) -> str | None:
         """A tool's result: a failure's line kept (returned, to stand in the turn), a test tally added to its
-        command, a subagent's report kept."""
+        command, a subagent's report kept. The output is redacted whole before any line of it is picked."""
         name, what = self.calls.get(call_id or "", ("tool", ""))
-        if error or output.lstrip().startswith(("Exit code 1", "Exit code: 1")) and name in SHELLS:
+        output = redact(output)
+        if self.failed(name, output, error):
             if declined(output):
                 return None
             where = clip(what, 100) if what and what != name else name
@@ -225,10 +330,10 @@ class Log:
         return None
 
     def wants(self, call_id: str | None) -> bool:
-        """Whether a successful result of this call says anything (a command's tally or commit, a subagent's report):
-        the output of a read or a search is never looked at."""
+        """Whether a successful result of this call may say anything (a command's tally or commit, a subagent's
+        report, an MCP tool's `"success": false`): the output of a read or a search is never looked at."""
         name = self.calls.get(call_id or "", ("tool", ""))[0]
-        return name in SHELLS or name in TASKS
+        return name not in READS and name not in EDITS
 
     def _mark(self, call_id: str | None, note: str) -> None:
         i = self.ran.get(call_id or "")
@@ -271,7 +376,12 @@ def _command(value: Any) -> str:
     return " ".join(str(value).split()) if isinstance(value, str) else ""
 
 
+_MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)|\*\*|`")
+
+
 def _report(output: str) -> str:
-    """A subagent's report without Claude Code's trailing `agentId:` line."""
-    lines = [ln for ln in output.split("\n") if ln.strip() and not ln.strip().startswith("agentId:")]
-    return " ".join(lines)
+    """A subagent's report as one line of prose: without Claude Code's trailing `agentId:` line, tables and
+    markdown marks."""
+    lines = [_MARKDOWN.sub("", ln).strip() for ln in output.split("\n") if ln.strip()
+             and not ln.strip().startswith(("agentId:", "|"))]
+    return " ".join(ln for ln in lines if ln)

@@ -75,9 +75,26 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.
 _PLAIN_S = re.compile(r"\b(the user (?:always |usually |never |often |only |rarely )?)(\w+?)(ss|sh|ch|x|o)s\b")
 
 
+# Words that, alone, make a sentence an acknowledgement: assent, praise, thanks, "go on". A sentence made only of
+# these ("Yes, please continue", "This looks great", "Fair enough", "ok do it") asks for nothing new.
+_ACK_WORDS = frozenset("""yes yeah yep yup ya sure ok okay k kk alright right fine good great nice cool perfect awesome
+excellent brilliant lovely wonderful amazing fantastic superb neat sweet super thanks thank thx ty cheers please pls
+plz continue proceed go ahead on keep going carry do it that this that's it's looks look seems sounds is are was works
+worked working fair enough makes make sense agreed agree correct exactly true indeed got understood understand see
+lgtm wow love well done job work so much a lot very really much appreciated appreciate all hmm hm ah oh now then let's
+lets let us the plan with me to for you go for ship approved approve confirm confirmed same here thats its there we be
+like an as i yup noted great""".split())
+_TOKEN = re.compile(r"[a-z']+")
+
+
 def pleasantry(text: str) -> bool:
-    """Whether a sentence is only courtesy ("Thanks!", "Great, that works.") and no work."""
-    return bool(_PLEASANTRY.match(text.strip()))
+    """Whether a sentence is only courtesy or acknowledgement ("Thanks!", "Great, that works.", "Yes, please
+    continue", "This looks great", "Fair enough") and asks for no work."""
+    if _PLEASANTRY.match(text.strip()):
+        return True
+    words = _TOKEN.findall(text.lower().replace("\u2019", "'"))
+    return bool(words) and len(words) <= 12 and all(w.strip("'") in _ACK_WORDS for w in words) \
+        and not re.search(r"[0-9/\\_`]|\w\.\w", text)
 
 
 def third_person(text: str) -> str:

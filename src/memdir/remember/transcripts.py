@@ -41,11 +41,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..core import guard
 from ..errors import InvalidArgument
 from . import agents
-from .activity import CONTINUED, Activity, Log, bash_inputs, slash_command, strip_markup
-from .turns import Transcript, Turn, add_turn
+from .activity import (
+    CONTINUED,
+    Activity,
+    Log,
+    bash_inputs,
+    clip,
+    is_command,
+    redact,
+    redact_value,
+    slash_command,
+    strip_markup,
+)
+from .turns import Record, Transcript, Turn, add_turn, first_request
 
 __all__ = ["MAX_BYTES", "Transcript", "TranscriptError", "Turn", "load", "redact", "redact_value", "redacted"]
 
@@ -65,27 +75,10 @@ class TranscriptError(InvalidArgument):
         self.reason = reason
 
 
-def redact(text: str) -> str:
-    """Lines that hold what the secret guard would refuse, replaced by a note (memories never hold credentials)."""
-    while (found := guard.find_secret(text)) is not None:
-        kind, number = found
-        lines = text.split("\n")
-        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
-        text = "\n".join(lines)
-    return text
-
-
-def redact_value(value: str) -> str:
-    """A value from outside (a session id, folder, branch, path) as a record may hold it: itself, or a note
-    where it holds what the secret guard would refuse."""
-    found = guard.find_secret(value)
-    return value if found is None else f"[removed: it held what looks like {found[0]}]"
-
-
 def redacted(t: Transcript) -> Transcript:
     """The transcript with every turn redacted (turn by turn: a secret never spans two turns, and a long
     transcript is not scanned again for each secret found)."""
-    turns = tuple(Turn(x.role, redact(x.text), x.time) for x in t.turns)
+    turns = tuple(replace(x, text=redact(x.text)) for x in t.turns)
     meta = {k: redact_value(v) if isinstance(v, str) else v for k, v in t.meta.items()}
     return replace(t, turns=turns, meta=meta, activity=redact_activity(t.activity))
 
@@ -117,7 +110,8 @@ def load(source: Any, *, max_bytes: int = MAX_BYTES) -> Transcript:
 
 
 def _checked(t: Transcript, where: str) -> Transcript:
-    if not any(turn.text.strip() for turn in t.turns if turn.role in ("user", "assistant")):
+    """The transcript, unless it holds no message at all (a message with only an image or a tool call is one)."""
+    if not t.meta.get("messages") and not any(turn.text.strip() for turn in t.turns if turn.role in ("user", "assistant")):
         raise TranscriptError(f"{where} holds no user or assistant messages", reason="empty")
     return t
 
@@ -232,6 +226,8 @@ def parse_text(text: str) -> Transcript:
             doc = None
         if isinstance(doc, dict) and agents.is_gemini_document(doc):
             return agents.from_gemini_document(doc)
+        if isinstance(doc, dict) and agents.is_codex_document(doc):
+            return agents.from_codex_document(doc)
     if head.startswith("{"):
         return from_jsonl(paths.lines(text))
     return from_plain(text)
@@ -239,31 +235,33 @@ def parse_text(text: str) -> Transcript:
 
 def from_plain(text: str) -> Transcript:
     turns: list[Turn] = []
-    role, lines = None, []  # type: ignore[var-annotated]
-    for raw in paths.lines(text):
+    role, lines, start = None, [], 1  # type: ignore[var-annotated]
+    for number, raw in enumerate(paths.lines(text), 1):
         m = _LABEL.match(raw)
         if m:
             if role is not None or any(x.strip() for x in lines):
-                turns.append(Turn(role or "user", "\n".join(lines).strip()))
-            role, lines = ROLES[m.group(1).lower()], [m.group(2)]
+                turns.append(Turn(role or "user", "\n".join(lines).strip(), None, start))
+            role, lines, start = ROLES[m.group(1).lower()], [m.group(2)], number
         else:
             lines.append(raw)
     if role is not None or any(x.strip() for x in lines):
-        turns.append(Turn(role or "user", "\n".join(lines).strip()))
-    return Transcript(tuple(t for t in turns if t.text), "text")
+        turns.append(Turn(role or "user", "\n".join(lines).strip(), None, start))
+    kept = tuple(t for t in turns if t.text)
+    return Transcript(kept, "text", {"messages": len(kept), **first_request(kept)})
 
 
 def from_messages(items: list[Any]) -> Transcript:
     """Anthropic / OpenAI chat messages, or OpenAI Responses items."""
     turns: list[Turn] = []
-    skipped = 0
+    skipped = messages = 0
     log = Log()
-    for item in items:
+    for number, item in enumerate(items, 1):
         if not isinstance(item, Mapping):
             skipped += 1
             continue
+        messages += item.get("role") in ("user", "assistant")
         try:
-            turn = _message(item, log=log)
+            turn = _message(item, log=log, line=number)
         except RecursionError:  # content nested too deeply to read
             skipped += 1
             continue
@@ -271,21 +269,22 @@ def from_messages(items: list[Any]) -> Transcript:
             skipped += 1 if "role" not in item and "type" not in item else 0
             continue
         add_turn(turns, turn)
-    return Transcript(tuple(turns), "messages", _request(turns), skipped, log.activity())
+    return Transcript(tuple(turns), "messages", {"messages": messages, **first_request(turns)}, skipped, log.activity(),
+                      "message")
 
 
-def _message(item: Mapping[str, Any], time: str | None = None, *, log: Log) -> Turn | None:
+def _message(item: Mapping[str, Any], time: str | None = None, *, log: Log, line: int | None = None) -> Turn | None:
     kind = item.get("type")
     if kind == "function_call":  # OpenAI Responses
         log.call(str(item.get("name", "tool")), _args(item.get("arguments")), _str(item.get("call_id")))
-        return Turn("assistant", _tool_line(str(item.get("name", "tool")), item.get("arguments")), time)
+        return Turn("assistant", _tool_line(str(item.get("name", "tool")), item.get("arguments")), time, line)
     if kind == "function_call_output":
-        return _result(log, _str(item.get("call_id")), _text_of(item.get("output")), False, time)
+        return _result(log, _str(item.get("call_id")), _text_of(item.get("output")), False, time, line)
     role = ROLES.get(str(item.get("role", "")).lower())
     if role is None:
         return None
     if role == "tool":  # OpenAI tool output: its failure or its subagent report kept, the rest dropped
-        return _result(log, _str(item.get("tool_call_id")), _text_of(item.get("content")), False, time)
+        return _result(log, _str(item.get("tool_call_id")), _text_of(item.get("content")), False, time, line)
     parts = _content(item.get("content"), log)
     for call in item.get("tool_calls") or ():  # OpenAI chat
         fn = call.get("function", {}) if isinstance(call, Mapping) else {}
@@ -300,12 +299,12 @@ def _message(item: Mapping[str, Any], time: str | None = None, *, log: Log) -> T
     if role == "user" and parts and all(p.startswith("[tool error:") for p in parts):
         role = "tool"  # a failed tool call, reported back in a user message
     text = "\n".join(parts).strip()
-    return Turn(role, text, time) if text else None
+    return Turn(role, text, time, line) if text else None
 
 
-def _result(log: Log, call_id: str | None, output: str, error: bool, time: str | None) -> Turn | None:
+def _result(log: Log, call_id: str | None, output: str, error: bool, time: str | None, at: int | None) -> Turn | None:
     line = log.result(call_id, output, error=error)
-    return Turn("tool", f"[tool error: {line}]", time) if line else None
+    return Turn("tool", f"[tool error: {line}]", time, at) if line else None
 
 
 def _str(value: Any) -> str | None:
@@ -361,11 +360,7 @@ def _content(content: Any, log: Log) -> list[str]:
                 line = log.result(call, _text_of(block.get("content")), error=error)
                 if line:
                     out.append(f"[tool error: {line}]")
-        elif kind in ("image", "image_url", "input_image"):
-            out.append("[image]")
-        elif kind in ("document", "file", "input_file"):
-            out.append("[file]")
-    return out
+    return out  # an image or a file says nothing a record could hold: the words beside it are the message
 
 
 def _tool_line(name: str, args: Any) -> str:
@@ -376,26 +371,18 @@ def _tool_line(name: str, args: Any) -> str:
         shown = main if main is not None else json.dumps(args, ensure_ascii=False, sort_keys=True)
     else:
         shown = "" if args is None else str(args)
-    shown = " ".join(shown.split())
-    return f"[tool {name}: {shown[:TOOL_LINE]}]" if shown else f"[tool {name}]"
-
-
-def _request(turns: Iterable[Turn]) -> dict[str, Any]:
-    """The first real request: the first user turn with words in it once the harness's markup is gone."""
-    for t in turns:
-        if t.role == "user" and t.text.strip() and not t.text.startswith("[tool "):
-            return {"request": t.text.strip()}
-    return {}
+    shown = clip(redact(" ".join(shown.split())), TOOL_LINE)  # redacted whole, then clipped
+    return f"[tool {name}: {shown}]" if shown else f"[tool {name}]"
 
 
 class _Lines:
-    """JSONL records as dicts, the lines that are not JSON objects counted."""
+    """JSONL records as dicts, each knowing its line, the lines that are not JSON objects counted."""
 
     def __init__(self, lines: Iterable[str]) -> None:
         self.lines, self.skipped = lines, 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for raw in self.lines:
+        for number, raw in enumerate(self.lines, 1):
             if not raw.strip():
                 continue
             try:
@@ -404,7 +391,9 @@ class _Lines:
                 self.skipped += 1
                 continue
             if isinstance(event, dict):
-                yield event
+                record = Record(event)
+                record.line = number
+                yield record
             else:
                 self.skipped += 1
 
@@ -420,6 +409,8 @@ def from_jsonl(lines: Iterable[str]) -> Transcript:
     stream = itertools.chain([first], events)
     if agents.is_codex(first):
         t = agents.from_codex(stream)
+    elif agents.is_bare_codex(first):
+        t = agents.from_codex(agents.enveloped(stream))
     elif agents.is_gemini_line(first):
         t = agents.from_gemini_lines(stream)
     else:
@@ -439,6 +430,8 @@ class _Reading:
     log: Log = field(default_factory=Log)
     claude: bool = False
     main: bool = False  # a message that is not a sidechain's was seen
+    messages: int = 0  # user and assistant messages of the main conversation, whatever they hold
+    expansion: bool = False  # the next user message may be a slash command's expansion (older files)
 
 
 def _claude_code(events: Iterable[dict[str, Any]]) -> Transcript:
@@ -458,7 +451,8 @@ def _claude_code(events: Iterable[dict[str, Any]]) -> Transcript:
         meta["subagent"] = meta.pop("agent", None) or "sidechain"
     else:
         meta.pop("agent", None)
-    meta.update(_request(turns))
+    meta.update(first_request(turns))
+    meta["messages"] = r.messages
     return Transcript(tuple(turns), "claude-code" if r.claude else "messages", meta, 0, r.log.activity())
 
 
@@ -484,18 +478,30 @@ def _event(event: dict[str, Any], r: _Reading) -> None:
             return
         msg = dict(msg_)
         msg.setdefault("role", etype)
-        if etype == "user" and CONTINUED.match(_text_of(msg.get("content"))[:200]):
+        said = _text_of(msg.get("content"))
+        if etype == "user" and CONTINUED.match(said[:200]):
             return  # a compaction summary without the flag (older files): the earlier conversation, not a request
-        turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None, log=r.log)
+        line = getattr(event, "line", None)
+        turn = _message(msg, event.get("timestamp") if isinstance(event.get("timestamp"), str) else None, log=r.log,
+                        line=line)
         if event.get("isSidechain"):  # a subagent's turn: its tool calls count, its words are its report's
             if turn is not None:
                 add_turn(r.side, turn)
             return
         r.main = True
+        r.messages += 1
+        if etype == "assistant":
+            r.expansion = False
+        elif turn is not None and turn.role == "user":
+            if r.expansion and not is_command(said) and isinstance(msg.get("content"), list):
+                r.expansion = False
+                return  # what a slash command expanded to (its prompt), written as blocks of a message of its own
+            r.expansion = is_command(said)
         if turn is not None:
             add_turn(r.turns, turn)
     elif "role" in event:
-        turn = _message(event, log=r.log)
+        turn = _message(event, log=r.log, line=getattr(event, "line", None))
+        r.messages += event.get("role") in ("user", "assistant")
         if turn is not None:
             r.main = True
             add_turn(r.turns, turn)
@@ -504,9 +510,14 @@ def _event(event: dict[str, Any], r: _Reading) -> None:
 SUBAGENTS = 50  # subagent files folded into one session at most
 
 
-def subagent_files(path: Path, session: str) -> list[Path]:
-    """The subagent transcripts of the Claude Code session in `path`: `<session>/subagents/agent-*.jsonl` beside
-    it (the current layout), and the `agent-*.jsonl` beside it whose first record names the session (the older)."""
+def subagent_files(path: Path, session: str, fmt: str = "claude-code") -> list[Path]:
+    """The subagent transcripts of the session in `path`. Claude Code: `<session>/subagents/agent-*.jsonl` beside
+    it (the current layout), and the `agent-*.jsonl` beside it whose first record names the session (the older);
+    Gemini CLI: `<session id>/*.jsonl` beside it."""
+    if fmt == "gemini":
+        folder = path.parent / session
+        return sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())[:SUBAGENTS] \
+            if "/" not in session and session not in ("", ".", "..") else []
     found = sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl"))
     for other in sorted(path.parent.glob("agent-*.jsonl")):
         try:
@@ -523,10 +534,10 @@ def with_subagents(t: Transcript, path: Path, max_bytes: int = MAX_BYTES) -> Tra
     """A Claude Code session with what its subagents did folded in (files changed, commands run, what failed);
     their reports are already the session's Task results. A subagent file that cannot be read is left out."""
     session = t.meta.get("session")
-    if t.format != "claude-code" or not isinstance(session, str) or t.meta.get("subagent"):
+    if t.format not in ("claude-code", "gemini") or not isinstance(session, str) or t.meta.get("subagent"):
         return t
     activity, folded = t.activity, 0
-    for other in subagent_files(path, session):
+    for other in subagent_files(path, session, t.format):
         try:
             sub = read_file(other, max_bytes)
         except TranscriptError:

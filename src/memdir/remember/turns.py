@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .activity import Activity
+from .notes import pleasantry
 
 
 @dataclass(frozen=True)
@@ -15,15 +17,17 @@ class Turn:
     role: str  # user, assistant, tool or system
     text: str
     time: str | None = None  # ISO 8601 when the transcript says
+    line: int | None = None  # where in the transcript it starts: a line of the file, or a message's number
 
 
 @dataclass(frozen=True)
 class Transcript:
     turns: tuple[Turn, ...]
     format: str  # text, messages, claude-code, codex or gemini
-    meta: dict[str, Any] = field(default_factory=dict)  # e.g. cwd, branch, request, summary, subagent
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. cwd, branch, request, summary, subagent, messages
     skipped: int = 0  # lines or messages that could not be read
     activity: Activity = field(default_factory=Activity)  # what the agent did: tools, files, commands, failures
+    where: str = "line"  # what `Turn.line` counts: lines of a file, or messages of a JSON document
 
     @property
     def started(self) -> dt.datetime | None:
@@ -50,9 +54,52 @@ def _first_time(turns: Iterable[Turn]) -> dt.datetime | None:
 
 
 def add_turn(turns: list[Turn], turn: Turn) -> None:
-    """Append, merging into the previous turn of the same role (Claude Code writes one line per block)."""
-    if turns and turns[-1].role == turn.role:
+    """Append, merging into the previous turn of the same role (Claude Code writes one line per block); a person's
+    messages stay apart, so each keeps the line it came from."""
+    if turns and turns[-1].role == turn.role and not (
+            turn.role == "user" and None not in (turns[-1].line, turn.line) and turns[-1].line != turn.line):
         last = turns[-1]
-        turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time)
+        turns[-1] = Turn(last.role, f"{last.text}\n{turn.text}", last.time or turn.time, last.line or turn.line)
     else:
         turns.append(turn)
+
+
+class Record(dict[str, Any]):
+    """A JSONL record and the line of the file it was read from."""
+
+    line: int | None = None
+
+
+_COMMAND = re.compile(r"^/[\w:.-]+")
+_OPENING = re.compile(r"[^\n]*?[.!?](?=\s|$)")
+
+
+def request_of(text: str) -> str:
+    """A user's turn without the acknowledgements it opens with ("Great, thanks. Now add the Dutch reply" ->
+    "Now add the Dutch reply"); "" when it is only an acknowledgement."""
+    text = text.strip()
+    while text:
+        m = _OPENING.match(text)
+        first = m.group(0) if m else text.split("\n", 1)[0]
+        if not pleasantry(first):
+            return text
+        text = text[len(first):].strip()
+    return ""
+
+
+def first_request(turns: Iterable[Turn]) -> dict[str, Any]:
+    """The first real request: the first user turn with words in it once the harness's markup and any
+    acknowledgement are gone. A slash command without arguments (`/init`) stands for the request after it,
+    and is the request itself when none follows."""
+    command = None
+    for t in turns:
+        if t.role != "user" or t.text.startswith("[tool "):
+            continue
+        text = request_of(t.text)
+        if not text:
+            continue
+        if _COMMAND.fullmatch(text):
+            command = command or text
+            continue
+        return {"request": text}
+    return {"request": command} if command else {}

@@ -4,7 +4,8 @@
 - `lexical`: what the index holds (`Doc`), its upkeep (`catch_up`), ranking and hits.
 - `fts` (SQLite FTS5: folder, SQLite, S3 cache) and `pg` (PostgreSQL): the indexes.
 - `grep`: regular expressions in linear time over the index's copy of the texts.
-- `evidence`: how much of a query a file holds; a lexical hit needs `COVER` of it.
+- `evidence`: how much of a query a file holds; a hit holding `COVER` of it is sure.
+- `confidence`: how sure a hit is and the signals that scored it; history below knowledge.
 
 Modes: `lexical` is this package; `semantic` and `hybrid` are the semantic
 layer (`semantic`, `vectors`, `embed`; the `memdir[semantic]` extra), whose
@@ -31,6 +32,7 @@ from .. import paths
 from ..errors import InvalidArgument
 from ..stores.base import Change, Record, Store, in_store_transaction, scrub_sqlite
 from . import embed
+from .confidence import asks_about_past, without_past
 from .evidence import COVER
 from .fts import FtsIndex, cache_folder
 from .lexical import Doc, Filter, LexicalIndex, SearchHit, catch_up, commit_docs, doc_of
@@ -38,9 +40,9 @@ from .pg import PgIndex
 from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, parse, terms
 
 __all__ = [
-    "COVER", "MAX_QUERY_BYTES", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
+    "COVER", "MAX_QUERY_BYTES", "asks_about_past", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
     "Searcher", "catch_up", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
-    "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location",
+    "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location", "without_past",
 ]
 
 MODES = ("auto", "lexical", "semantic", "hybrid")

@@ -9,14 +9,26 @@ tokenizer, so they are kept apart and matched as plain substrings.
 Scripts written without spaces between words (Chinese, Japanese, Thai and
 their neighbours; Korean, whose words carry their particles) have no words a
 tokenizer can find, so both sides see them as overlapping pairs of characters
-(`grams`): the index stores `走行 行距 距離 離` for 走行距離, and a query word of
-such a script asks for its pairs as one phrase (a single character, for the
-pairs it starts), so a query matches where its characters stand together.
+(`grams`): the index stores `走行 行距 距離 離` for 走行距離. A query is typed as a
+sentence (因子状态机的转移规则), so a query run is cut where a function word of
+its script stands (的, 什么; Korean particles and endings come off the end of a
+word: 줄바꿈은 -> 줄바꿈; Thai question words) and each piece asks for its pairs
+one by one: a file holding more of them ranks higher. What keeps this from
+matching anything is the evidence (`spaceless_weights`): each pair weighs its
+idf, but a pair no file holds is the seam between two words (机的, 测手) when a
+character of it stands in a pair some file holds, or in a Japanese particle
+(hiragana), and weighs nothing; only a stretch of two or more characters no
+file holds is a word the memory lacks, and weighs as such.
 
-Lines are found the way the index matches: words folded to lower case
-without diacritics and reduced by the Porter stemmer (PyStemmer's; FTS5's
-`porter` tokenizer differs on a few suffixes such as -logy), in one pass over
-the text, so the work is linear in the size of the file; words of the
+Words are folded to lower case without diacritics and reduced by the
+Snowball English stemmer (Porter2, PyStemmer's; PostgreSQL's `english`
+configuration is the same): the FTS5 index is given the stems (`indexed`), so
+both backends stem alike. `bench/stemmer.py` measured it on a word list: FTS5's
+own `porter` merged 17 of 26 pairs of different words (production/product,
+university/universe, general/generous, news/new, organ/organization) and missed
+deploy/deployment; Porter2 merges 8 of them and every inflection and
+derivation of the list. Lines are found the way the index matches, in one pass
+over the text, so the work is linear in the size of the file; words of the
 spaceless scripts are found as they are written.
 """
 
@@ -24,7 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -50,10 +62,6 @@ SPACELESS = ("\u0E00-\u0EFF\u1000-\u109F\u1100-\u11FF\u1780-\u17FF\u2E80-\u2FDF\
              "\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0003FFFF")
 _RUN = re.compile(f"[{SPACELESS}]+")
 _TERM = re.compile(f"[{SPACELESS}]+|[^\\W_{SPACELESS}]+")
-# A Japanese query may be a sentence: besides the whole run, its pieces where kanji, hiragana and katakana meet
-# are words too, but for short runs of hiragana (particles and endings: の, を, さんの, です) beside other pieces.
-_KANJI = "\u2E80-\u2FDF\u3005-\u3007\u3021-\u3029\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\U00020000-\U0003FFFF"
-_PIECE = re.compile(f"[{_KANJI}]+|[\u3040-\u309F]+|[\u30A0-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]+|[^{_KANJI}\u3040-\u30FF\u31F0-\u31FF\uFF66-\uFF9F]+")
 
 # Function words that carry no topic: articles, pronouns, auxiliaries,
 # prepositions, question words and fillers. Kept small on purpose: a word
@@ -73,14 +81,56 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_stemmer = Stemmer.Stemmer("porter")
+_stemmer = Stemmer.Stemmer("english")
+
+# Function words cut out of a spaceless query run before it is paired: Chinese question words and particles,
+# Thai question words and polite endings. Written from general knowledge of the languages, kept small: a word
+# that can name a topic stays.
+_CUT = ("为什么", "什么", "怎么样", "怎么办", "怎么", "怎样", "哪里", "哪个", "哪些", "哪儿", "哪天", "多少", "多久",
+        "如何", "是不是", "是否", "有没有", "能不能", "会不会", "要不要", "可以", "应该", "需要", "时候", "一下", "东西",
+        "事情", "的话", "以后", "之后", "之前", "的", "了", "吗", "呢", "吧", "啊", "呀", "嘛",
+        "เท่าไหร่", "เท่าไร", "เมื่อไหร่", "เมื่อไร", "ที่ไหน", "อย่างไร", "ยังไง", "อะไร", "หรือเปล่า", "ไหม", "ไหน",
+        "ครับ", "ค่ะ", "คะ", "นะ")
+_CUTTER = re.compile("|".join(sorted(_CUT, key=len, reverse=True)))
+# Korean words carry their particles and endings: the longest of these comes off the end of a word of three or
+# more syllables (줄바꿈은 -> 줄바꿈, 처리해 -> 처리); question words and bare verbs are no topic.
+_KO_ENDINGS = tuple(sorted("""
+에서는 에서도 에게서 으로는 으로도 으로 에서 에게 한테 께서 까지 부터 보다 처럼 마다 이랑 이나 하고 이라고 라고 이란 이라
+하나요 했나요 인가요 인데요 이에요 예요 입니다 합니다 습니다 했어요 해야 해요 했어 하는 하면 해서 할까 되나요 돼요 되는 될까
+나요 어요 아요 까요 는데 인가 의 은 는 이 가 을 를 에 와 과 도 만 로 랑 야 요 해 돼 죠 지 냐
+""".split(), key=len, reverse=True))
+_KO_STOP = frozenset("뭐 뭐야 뭘 무엇 언제 어디 어디야 어떻게 왜 누구 누가 얼마 얼마나 몇 좀 다 해 줘 해줘 알려줘 있어 없어 돼".split())
+_HANGUL = re.compile("[\u1100-\u11FF\u3130-\u318F\uA960-\uA97F\uAC00-\uD7FF]+")
+# Characters that are grammar more often than not: hiragana (Japanese particles and endings) and Chinese function
+# characters. A pair no file holds that has one of them is a seam, not a word the memory lacks; they are not cut
+# out of the query, as they also stand in words (重要, 性能), which count when a file holds them.
+_HIRAGANA = re.compile("[\u3040-\u309F]")
+_GRAMMAR = re.compile("[\u3040-\u309F要能会才就都也还在是有和与及或把被让给很太最更得着过又再我你他她它这那谁几个们该想去来啥咋一]")
+_THAI = re.compile("[\u0E00-\u0E7F]+")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A folded word as the index stores it: lower case, no diacritics, Porter stem (FTS5 keeps words of 1-2 letters)."""
+    """A folded word as the index stores it: lower case, no diacritics, its Porter2 stem (words of 1-2 letters kept)."""
     folded = fold(word)
     return folded if len(folded) < 3 else str(_stemmer.stemWord(folded))
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Claude Code names a topic file `<type>_<topic>.md`: the type is no word of the topic (it is the file's type).
+_TYPE_PREFIX = re.compile(r"^(?:user|feedback|project|reference)_(?=.)", re.I)
+
+
+def name_words(path: str, name: str = "") -> str:
+    """The words of a file's name a tokenizer does not find in `name` already, to index beside it as a title:
+    `feedback_vercel-env-newline.md` gives `vercel env newline` (Claude Code's type prefix is no topic),
+    `eventLoopLag.md` `event Loop Lag` (camelCase and snake_case split); words with digits (a turn's `D1-3`, a
+    day's `2026-03-14`) are numbering, not words; "" when the name says it all."""
+    stem = path.rsplit("/", 1)[-1]
+    stem = _TYPE_PREFIX.sub("", stem[:-3] if stem.lower().endswith(".md") else stem)
+    words = [w for w in _WORD.findall(_CAMEL.sub(" ", stem)) if not any(c.isdigit() for c in w)]  # no D1-3, 2026
+    known = {fold(w) for w in _WORD.findall(name)}
+    return " ".join(words) if any(fold(w) not in known for w in words) else ""
 
 
 def fold(text: str) -> str:
@@ -113,12 +163,22 @@ def grams(text: str) -> str:
                     text)
 
 
+_LETTERS = re.compile(f"[^\\W_{SPACELESS}]+")
+
+
+def indexed(text: str) -> str:
+    """A field as the FTS5 index is given it: each word as its stem, each spaceless run as its pairs (`grams`)."""
+    return grams(_LETTERS.sub(lambda m: stem(m.group()), text))
+
+
 @dataclass(frozen=True)
 class Query:
-    """What a query asks for: the words to match (in order, no repeats) and the symbols."""
+    """What a query asks for: the words to match (in order, no repeats) and the symbols; `pieces`, the spaceless
+    pieces the query's pairs come from (their seams are weighed by `spaceless_weights`)."""
 
     words: tuple[str, ...]
     symbols: tuple[str, ...]
+    pieces: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.words or self.symbols)
@@ -130,8 +190,8 @@ class Query:
 
     @property
     def needles(self) -> tuple[str, ...]:
-        """What is found in a line as written: the symbols and the spaceless words."""
-        return self.symbols + tuple(w for w in self.words if spaceless(w))
+        """What is found in a line as written: the symbols, the spaceless pieces and their pairs."""
+        return tuple(dict.fromkeys(self.symbols + self.pieces + tuple(w for w in self.words if spaceless(w))))
 
 
 def parse(query: str) -> Query:
@@ -150,29 +210,87 @@ def parse(query: str) -> Query:
             f"query has {count} distinct words, over the limit of {MAX_QUERY_TERMS}; search for the few words that matter",
             limit=MAX_QUERY_TERMS, actual=count,
         )
-    return Query(tuple(words), symbols)
+    return Query(tuple(words), symbols, tuple(dict.fromkeys(p for m in _TERM.finditer(query.lower())
+                                                            if spaceless(m.group()) for p in cut(m.group()))))
 
 
 def terms(query: str) -> list[str]:
-    """The words of a query that are worth matching, in order, without repeats (a spaceless run is one word)."""
+    """The words of a query that are worth matching, in order, without repeats: a spaceless run gives the
+    pairs of its pieces (`cut`) but those of Japanese particles alone (hiragana), or itself if it is one character."""
     words: list[str] = []
     for m in _TERM.finditer(query.lower()):
         word = m.group()
         if spaceless(word):
-            pieces = [p for p in _PIECE.findall(word) if not (len(p) <= 3 and "\u3040" <= p[0] <= "\u309F")]
-            words += [word, *pieces] if pieces != [word] else [word]
+            words += [g for piece in cut(word) for g in units(piece) if not _grammar(g) or _grammar(piece)]
         else:
             words.append(word)
     kept = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(kept))
 
 
+def cut(run: str) -> list[str]:
+    """The pieces of a spaceless query run worth pairing: the run without its function words (Chinese, Thai),
+    a Korean word without its particle or ending, nothing for a Korean question word."""
+    if _HANGUL.fullmatch(run):
+        if run in _KO_STOP or run in _KO_ENDINGS:  # a question word, or a particle after a word in Latin letters
+            return []
+        for end in _KO_ENDINGS:
+            if run.endswith(end) and len(run) - len(end) >= 2:
+                stem = run[: -len(end)]
+                return [] if stem in _KO_STOP else [stem]
+        return [run]
+    pieces = [p for p in _CUTTER.split(run) if p]
+    return pieces if pieces or not run else [run]
+
+
+def units(piece: str) -> list[str]:
+    """What a query piece asks for: its pairs; in Thai, whose characters are letters and marks, its runs of three."""
+    if _THAI.fullmatch(piece) and len(piece) > 3:
+        return [piece[i : i + 3] for i in range(len(piece) - 2)]
+    return pairs(piece)
+
+
+def _grammar(text: str) -> bool:
+    """Whether a piece is Japanese grammar alone (hiragana: particles and endings)."""
+    return all(_HIRAGANA.match(c) for c in text)
+
+
+def spaceless_weights(query: Query, df: Mapping[str, int], weight: Callable[[int], float]) -> dict[str, float]:
+    """The evidence each spaceless word of `query` (its pairs) gives, where `df[w]` files hold `w`.
+
+    A pair some file holds weighs `weight(df)`. A pair no file holds is a seam
+    between two words when one of its characters stands in a pair some file
+    holds, or is hiragana: it weighs nothing. A stretch of two or more
+    characters no held pair touches is a word the memory lacks: its pairs weigh
+    `weight(0)`, the most, as an English word no file holds does.
+    """
+    asked = set(query.words)
+    out: dict[str, float] = {w: weight(int(df.get(w, 0))) for w in asked if spaceless(w) and len(w) == 1}
+    for piece in query.pieces:
+        grams = units(piece)
+        if len(piece) < 2:
+            continue
+        size = len(grams[0])
+        held = [int(df.get(g, 0)) > 0 or g not in asked for g in grams]  # a pair not asked for is grammar
+        covered = [bool(_GRAMMAR.match(c)) for c in piece]
+        for j, ok in enumerate(held):
+            if ok:
+                covered[j : j + size] = [True] * size
+        for j, g in enumerate(grams):
+            if g not in asked:
+                continue
+            n = int(df.get(g, 0))
+            w = weight(n) if n or not any(covered[j : j + size]) else 0.0
+            out[g] = max(out.get(g, 0.0), w)
+    return out
+
+
 def match_expression(words: Iterable[str]) -> str:
-    """An FTS5 MATCH expression: every word as a quoted string, joined with OR; a spaceless word as the
-    phrase of its pairs, a single spaceless character as a prefix."""
+    """An FTS5 MATCH expression: every word as its quoted stem (the index holds stems: `indexed`), joined with OR;
+    a spaceless word as the phrase of its pairs, a single spaceless character as a prefix."""
     out = []
     for w in words:
-        quoted = '"' + " ".join(pairs(w)).replace('"', '""') + '"' if spaceless(w) else '"' + w.replace('"', '""') + '"'
+        quoted = '"' + (" ".join(pairs(w)) if spaceless(w) else stem(w)).replace('"', '""') + '"'
         out.append(quoted + " *" if spaceless(w) and len(w) == 1 else quoted)
     return " OR ".join(out)
 

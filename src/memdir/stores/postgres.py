@@ -187,7 +187,32 @@ MIGRATIONS: list[Migration] = [
         ],
     ),
     (
-        "0008_rewrite",
+        "0008_search_names",
+        [
+            # The words of a file's name (memdir.search.text.name_words: `feedback_vercel-env-newline.md`), given by
+            # memdir and weighed like the name. The rows indexed before are dropped with their seq, as in 0007.
+            "ALTER TABLE memdir_search ADD COLUMN words_a text NOT NULL DEFAULT ''",
+            "DROP INDEX memdir_search_tsv",
+            "ALTER TABLE memdir_search DROP COLUMN tsv",
+            """ALTER TABLE memdir_search ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('english', name || ' ' || words_a), 'A')
+                || setweight(to_tsvector('english', description || ' ' || tags), 'B')
+                || setweight(to_tsvector('english', left(substr(text, body_at + 1), 200000)), 'D')
+                || setweight(to_tsvector('simple', grams_a), 'A')
+                || setweight(to_tsvector('simple', grams_b), 'B')
+                || setweight(to_tsvector('simple', left(grams_d, 200000)), 'D')
+            ) STORED""",
+            "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
+            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
+            "DELETE FROM memdir_search",
+            "DELETE FROM memdir_state WHERE key = 'search_seq'",
+            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+        ],
+    ),
+    (
+        "0009_rewrite",
         [
             # Packed journal records (memdir.stores.packing); the journal stays append-only except inside a
             # rewrite (forgetting, redaction, compaction, dropping a tenant), which sets memdir.rewrite for its

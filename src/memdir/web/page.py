@@ -455,8 +455,9 @@ def search(v: View) -> Response:
             hits = v.md.search(query, k=30, prefix=folder, types=kinds)
         except errors.MemdirError as e:
             error = e.message
-    shown = [(h, webtext.highlight(h.snippet, query)) for h in hits]
-    return v.render("search.html", query=query, hits=shown, error=error, kinds=kinds, folder=folder,
+    shown = [(h, webtext.highlight(h.snippet, query)) for h in hits if h.sure]
+    weaker = [(h, webtext.highlight(h.snippet, query)) for h in hits if not h.sure]  # ranked, but may not answer
+    return v.render("search.html", query=query, hits=shown, weaker=weaker, error=error, kinds=kinds, folder=folder,
                     types=_types(v.md, None), status=400 if error else 200)
 
 

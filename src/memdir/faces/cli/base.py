@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -19,6 +20,7 @@ from ...core.memdir import Memdir
 from ...core.opening import default_actor as base
 from ...core.opening import open as open_memdir
 from ...errors import MemdirError
+from ...remember import projects
 from ...stores.locations import folder_of, scheme_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,11 +38,14 @@ class Context:
 
     def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
+            if self.root == projects.TEAM:  # the team's memory of the project this runs in
+                self.root = str(projects.team_root(Path.cwd()))
             if create:
                 self.prepare_root()
             options.setdefault("actor", _actor())
             options.setdefault("agent", self.agent)
-            self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
+            tenant = projects.tenant_for(Path.cwd()) if self.tenant == projects.BY_PROJECT else self.tenant
+            self._md = open_memdir(self.root, tenant=tenant, create=create, **options)
         return self._md
 
     def current(self) -> Memdir:
@@ -49,7 +54,7 @@ class Context:
         md.sync()
         return md
 
-    def prepare_root(self, *, parents: bool = False) -> None:
+    def prepare_root(self, *, parents: bool = False, say: bool = True) -> None:
         """Before a command creates a memory folder: refuse a likely typo, and say so when one is made.
 
         A folder is created only when its parent exists (`memdir init` makes
@@ -69,7 +74,8 @@ class Context:
                 f"check the path, or create it with `memdir init {self.root}`"
             )
         folder.mkdir(parents=True)
-        click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
+        if say:
+            click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
 
     def close(self) -> None:
         md, self._md = self._md, None
@@ -193,10 +199,13 @@ class Group(click.Group):
     default=DEFAULT_ROOT,
     show_default=True,
     metavar="LOCATION",
-    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL. "
-    "Env: MEMDIR_URL (or MEMDIR_ROOT).",
+    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL; @team is "
+    "the team's memory of the project this runs in (team-memory/ in its repository). Env: MEMDIR_URL (or MEMDIR_ROOT).",
 )
-@click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.option("--tenant", envvar="MEMDIR_TENANT", default=None,
+              help="Tenant id inside the memory; @project is the tenant of the project this runs in, known by its "
+                   "repository (its remote, else its first commit), the same at any path and on any machine. "
+                   "Env: MEMDIR_TENANT.")
 @click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
               help="A model runs this command: use the agent limits (files of max_lines and max_bytes, 60 "
                    "writes a minute per tenant unless writes_per_minute is set; a person's files are kept whole up "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import click
 
@@ -31,8 +31,11 @@ def hook() -> None:
 
 
 @hook.command("claude-code")
+@click.option("--no-index", "no_index", is_flag=True,
+              help="Leave MEMORY.md out of SessionStart: Claude Code shows it itself when the memory is its "
+                   "auto-memory folder (`hook install --claude-memory shared`).")
 @click.pass_obj
-def hook_claude_code(obj: Context) -> None:
+def hook_claude_code(obj: Context, no_index: bool) -> None:
     """Handle one Claude Code hook event (JSON on stdin).
 
     SessionStart adds the index, feedback and pinned memories to the session;
@@ -55,7 +58,7 @@ def hook_claude_code(obj: Context) -> None:
     `memdir --root ~/memory hook install` writes this for you, with full paths.
     Stop reminds Claude, once in a turn, to save what you asked it to remember.
     """
-    code = hooks.main(lambda: _memory(obj))
+    code = hooks.main(lambda: _memory(obj), index=not no_index)
     sys.exit(code)
 
 
@@ -64,21 +67,34 @@ def hook_claude_code(obj: Context) -> None:
               help="The Claude Code settings file to change (default: .claude/settings.json in this folder).")
 @click.option("--user", is_flag=True, help="Change ~/.claude/settings.json, for every project.")
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff and write nothing.")
+@click.option("--claude-memory", type=click.Choice(hooks.CLAUDE_MEMORY), default="off", show_default=True,
+              help="One memory, not two: 'off' turns Claude Code's own auto memory off (autoMemoryEnabled), so "
+                   "memdir is the memory; 'shared' makes this memory folder Claude Code's auto-memory folder "
+                   "(autoMemoryDirectory), so both write the same files.")
 @click.pass_obj
-def hook_install(obj: Context, settings: Path | None, user: bool, dry_run: bool) -> None:
+def hook_install(obj: Context, settings: Path | None, user: bool, dry_run: bool, claude_memory: str) -> None:
     """Add memdir's hooks to Claude Code's settings, for the memory named by --root.
 
     Each hook's command is this memdir's full path (Claude Code does not run
     hooks with your shell's PATH) and the memory's absolute path or URL (hooks
     run in the project's folder). The settings file keeps every other key and
     hook; memdir's own hook, if there, is updated rather than added twice; the
-    file as it was is kept as settings.json.bak. With --dry-run, the diff is
-    printed and nothing is written.
+    file as it was is kept as settings.json.bak. Each hook gets a timeout
+    (capture at SessionEnd and PreCompact 60 s, the others 10 s). Claude Code's
+    own auto memory is turned off, or shares this folder (--claude-memory),
+    so the model keeps one memory. With --dry-run, the diff is printed and
+    nothing is written.
     """
     if user and settings is not None:
         raise click.UsageError("give --settings or --user, not both")
     path = Path.home() / ".claude" / "settings.json" if user else settings or Path(".claude") / "settings.json"
-    done = hooks.install_file(path, hooks.command(_executable(), _served(obj), obj.tenant), dry_run=dry_run)
+    served = _served(obj)
+    if claude_memory == "shared" and (scheme_of(obj.root) != "file" or obj.tenant):
+        raise MemdirError(f"--claude-memory shared needs a memory folder without a tenant: Claude Code's auto memory "
+                          f"is a folder of files, and {obj.root} is not one; use --claude-memory off")
+    cmd = hooks.command(_executable(), served, obj.tenant, index=claude_memory != "shared")
+    done = hooks.install_file(path, cmd, dry_run=dry_run, claude_memory=claude_memory,
+                              root=served if claude_memory == "shared" else None)
     if dry_run:
         click.echo(done.diff() or f"unchanged {path}", nl=not done.diff())
         return
@@ -97,7 +113,8 @@ def _executable() -> list[str]:
 def _served(obj: Context) -> str:
     """The memory --root names, as a hook running in another folder must name it: absolute, with no password."""
     if scheme_of(obj.root) != "file":
-        if urlsplit(obj.root).password:
+        parts = urlsplit(obj.root)
+        if parts.password or any(k.lower() == "password" for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
             raise MemdirError("--root holds a password, which a settings file must not: use a URL without it and give "
                               "the password the store's own way (PGPASSWORD or ~/.pgpass, AWS credentials)")
         return obj.root

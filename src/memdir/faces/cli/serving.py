@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 
 import click
@@ -120,15 +121,19 @@ def serve(
         principals = settings.principals()  # the same the workers build, JWTs included
         check_bind(host, principals)
     Proxies(trusted_proxies)  # a bad --trusted-proxy fails here
-    obj.prepare_root()
+    # An MCP client reads a stdio server's stderr as its errors (Claude Code logs every line as [ERROR]):
+    # the banner is for a person who started it at a terminal.
+    person = bind is not None or sys.stdin.isatty()
+    obj.prepare_root(say=person)
     memories = Memories(obj.root, transport="mcp" if bind is None else "http")
     try:
         for principal in principals.all:  # open them all now, so a bad tenant or scope fails at start
             memories.of(principal)
         from .. import mcp
 
-        if bind is None:
+        if bind is None and person:
             click.echo(f"memdir: serving {os.path.abspath(obj.root)} over MCP on stdin/stdout (an MCP client runs this)", err=True)
+        if bind is None:
             mcp.serve_stdio(principals, memories)
         else:
             from .. import asgi, http

@@ -1,0 +1,250 @@
+"""SessionStart: the context a Claude Code session begins with, chosen on purpose.
+
+In this order, within `BUDGET` characters (what Claude Code passes on whole as
+a hook's `additionalContext`; a longer one reaches the model as a preview):
+
+1. pinned memories: frontmatter `pinned: true`, or Claude Code's
+   `metadata: {pinned: true}` (its memories that apply to every session);
+2. feedback memories, the most recently written first (memdir's `updated`,
+   Claude Code's `metadata.modified`; undated ones after, by path);
+3. the index as Claude Code reads MEMORY.md: its first 200 lines, whole lines
+   only, then `team/MEMORY.md` (Claude Code's shared team memory) the same way.
+   The generated part drops a line for a file the hand-kept part already links,
+   and session records are one line that counts them: titles of past sessions
+   are history, and never crowd out what the memory knows.
+
+The index keeps `INDEX_SHARE` of the budget when it needs it, so fifty
+feedback memories cannot push it out. What did not fit is counted in one last
+line that says how to reach it.
+
+A session shown this once is not shown it again: `claude --resume` and a
+compaction start the same session anew, and its conversation already holds
+what the first start gave. What a session was shown (each file's version, the
+index lines) is kept in the user's cache folder under the session's id, and a
+later start adds only the files new or changed since, and the index lines that
+are new, or nothing (what was left out for room then is not pressed in now).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import paths
+from ..core.index import BEGIN, END
+from ..errors import MemdirError, NotFound
+from ..model import split
+from ..remember import fence
+from . import links
+from .context import HEADER, Shown, _attrs, _render
+
+if TYPE_CHECKING:
+    from ..core.memdir import Memdir
+
+BUDGET = 10_000  # characters (about 2,500 tokens): Claude Code's limit for a hook's context passed on whole
+INDEX_LINES = 200  # what Claude Code reads of a MEMORY.md
+INDEX_SHARE = 0.4  # of the budget, kept for the index when it needs that much
+TEAM = "team/"  # Claude Code's team memory: its own MEMORY.md beside the private one
+SESSIONS = "sessions/"
+KEPT_FOR = dt.timedelta(days=30)  # records of what a session was shown, kept this long after its last start
+CLOSING = 160  # room for the line that counts what was left out
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@dataclass
+class _Plan:
+    budget: int
+    used: int = 0
+    blocks: list[tuple[dict[str, str], str]] = field(default_factory=list)
+    seen: dict[str, str] = field(default_factory=dict)  # path -> version of every file weighed, shown or left out
+    left: dict[str, int] = field(default_factory=dict)  # what did not fit, by kind
+
+    def take(self, attrs: dict[str, str], content: str, limit: int | None = None) -> bool:
+        cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1
+        if self.used + cost > (self.budget if limit is None else limit):
+            return False
+        self.blocks.append((attrs, content))
+        self.used += cost
+        return True
+
+
+def context(md: Memdir, session: str | None, *, source: str = "startup", index: bool = True,
+            budget: int = BUDGET, now: dt.datetime | None = None) -> str:
+    """The SessionStart text for `session` (empty when there is nothing to add)."""
+    graph = links.graph(md)
+    if not graph.nodes if md.principal is None else not md.count():
+        return ""  # an empty memory: nothing to say, and no index of nothing
+    before = _recall(md, session) if source in ("resume", "compact") else None
+    plan = _Plan(budget - len(HEADER.format(day="2026-01-01", tag="memory-" + fence.PLACEHOLDER)) - CLOSING)
+    index_lines = _index_lines(md, any(p.startswith(TEAM) for p in graph.nodes)) if index else []
+    fresh = index_lines if before is None else [x for x in index_lines if x not in before.get("lines", ())]
+    reserve = min(int(budget * INDEX_SHARE), sum(len(x) + 1 for x in fresh) + 80)
+    pinned = _newest(md, graph, graph.pinned)
+    feedback = [p for p in _newest(md, graph, graph.types.get("feedback", set())) if p not in graph.pinned]
+    rest: list[tuple[str, str]] = []
+    for why, found in (("pinned", pinned), ("feedback", feedback)):
+        for path in found:
+            if not _file(md, graph, plan, path, why, before, limit=plan.budget - reserve):
+                rest.append((why, path))
+    _index(plan, fresh)
+    for why, path in rest:  # room the index did not need
+        if not _file(md, graph, plan, path, why, before, limit=None):
+            plan.left[why] = plan.left.get(why, 0) + 1
+    if session:
+        weighed = {**(before or {}).get("files", {}), **plan.seen}
+        lines = sorted({*(before or {}).get("lines", ()), *index_lines})
+        _remember(md, session, {"files": weighed, "lines": lines}, now)
+    return _assemble(plan, now)
+
+
+def _newest(md: Memdir, graph: links.Graph, found: set[str]) -> list[str]:
+    """Dated first, the most recent first; undated after, by path; only what the principal may read."""
+    nodes = graph.nodes
+    dated = sorted((p for p in found if nodes[p].updated), key=lambda p: nodes[p].updated, reverse=True)
+    ordered = dated + sorted(p for p in found if not nodes[p].updated)
+    scope = md.principal
+    return ordered if scope is None else [p for p in ordered if scope.can_read(p)]
+
+
+def _file(md: Memdir, graph: links.Graph, plan: _Plan, path: str, why: str, before: dict[str, Any] | None,
+          limit: int | None) -> bool:
+    """Show a whole file if it fits (True), or say it did not (False); one already shown unchanged is done."""
+    node = graph.nodes.get(path)
+    try:
+        path, text, version = md.read_text(path)  # the graph's name, type and date: no frontmatter parsed
+    except NotFound:
+        return True
+    plan.seen[path] = version
+    if before is not None and before.get("files", {}).get(path) == version:
+        return True  # weighed before: the conversation has it, or it was left out for room then
+    try:
+        body = split(text, path=path)[1]
+    except MemdirError:  # an unclosed block: all of it is body, as a lenient read has it
+        body = text
+    m = Shown(path, node.name if node else path, node.type if node else None, (node.updated if node else None) or None,
+              body, text)
+    if plan.take({**_attrs(m), **({"pinned": "true"} if why == "pinned" else {})}, m.body.strip("\n"), limit):
+        return True
+    return False
+
+
+def _index_lines(md: Memdir, team: bool) -> list[str]:
+    """MEMORY.md as Claude Code reads it (its first 200 lines), then team/MEMORY.md's: the generated part
+    without a file the kept part links, session records counted in one line."""
+    out: list[str] = []
+    for folder in ("", *([TEAM] if team else [])):
+        try:
+            text = md.index(folder)
+        except NotFound:
+            continue
+        lines = text.split("\n")[:INDEX_LINES]
+        kept = _kept_links(lines)
+        sessions = 0
+        chosen: list[str] = []
+        for line in lines:
+            targets = _LINK.findall(line)
+            if targets and all(_from_root(t, folder).startswith(SESSIONS) for t in targets):
+                sessions += 1
+                continue
+            if targets and kept and line not in kept[1] and all(t in kept[0] for t in targets):
+                continue  # the hand-kept part already points there
+            chosen.append(line)
+        while chosen and not chosen[-1].strip():
+            chosen.pop()
+        if sessions:
+            chosen.append(f"- {sessions} session records under {folder}{SESSIONS} (search_memory finds them)")
+        if folder and chosen:
+            chosen.insert(0, f"<!-- {folder}MEMORY.md -->")
+        out += chosen
+    return out
+
+
+def _from_root(target: str, folder: str) -> str:
+    """A link target of `folder`'s MEMORY.md as a path from the memory's root."""
+    return folder + target.removeprefix("./")
+
+
+def _kept_links(lines: list[str]) -> tuple[set[str], set[str]] | None:
+    """The link targets and lines of the hand-kept part of a MEMORY.md (outside memdir's region), or None."""
+    if BEGIN not in lines:
+        return None
+    inside, targets, kept = False, set(), set()
+    for line in lines:
+        if line == BEGIN:
+            inside = True
+        elif line == END:
+            inside = False
+        elif not inside:
+            kept.add(line)
+            targets.update(_LINK.findall(line))
+    return targets, kept
+
+
+def _index(plan: _Plan, lines: list[str]) -> None:
+    if not lines:
+        return
+    room = plan.budget - plan.used - len(_render({"path": paths.INDEX_NAME, "type": "index"}, "",
+                                                 "memory-" + fence.PLACEHOLDER)) - 2
+    size, keep = 0, 0
+    for line in lines:
+        if size + len(line) + 1 > room:
+            break
+        size += len(line) + 1
+        keep += 1
+    if not keep or not plan.take({"path": paths.INDEX_NAME, "type": "index"}, "\n".join(lines[:keep])):
+        keep = 0
+    if len(lines) > keep:
+        plan.left["index lines"] = len(lines) - keep
+
+
+def _assemble(plan: _Plan, now: dt.datetime | None) -> str:
+    if not plan.blocks:
+        return ""
+    day = (now or dt.datetime.now(dt.UTC)).date().isoformat()
+    tag = "memory-" + fence.nonce(*(f"{a}\n{c}" for a, c in plan.blocks))
+    parts = [HEADER.format(day=day, tag=tag), *(_render(a, c, tag) for a, c in plan.blocks)]
+    if plan.left:
+        counted = ", ".join(f"{plan.left[kind]} {kind}" for kind in ("pinned", "feedback", "index lines") if kind in plan.left)
+        parts.append(f"Left out for room: {counted} (read_memory_index and search_memory reach them).")
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------- what a session was shown
+
+
+def _record(md: Memdir, session: str) -> Path:
+    where = hashlib.sha256(f"{md.store.key}\0{md.principal!r}".encode()).hexdigest()[:16]
+    name = hashlib.sha256(session.encode()).hexdigest()[:24]
+    return paths.user_cache() / "startup" / where / f"{name}.json"
+
+
+def _recall(md: Memdir, session: str | None) -> dict[str, Any] | None:
+    if not session:
+        return None
+    try:
+        data = json.loads(_record(md, session).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _remember(md: Memdir, session: str, data: dict[str, Any], now: dt.datetime | None) -> None:
+    """Keep what the session was shown (best effort: a read-only cache costs a resume its repeat, nothing else)."""
+    path = _record(md, session)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+        cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
+        for old in path.parent.glob("*.json"):
+            if old.stat().st_mtime < cutoff:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
