@@ -107,10 +107,10 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
                 break
             outcome = _push(place, md, theirs, timeout)
             if outcome != "rejected" or not pull:
-                if outcome != "pushed":
+                if outcome not in ("pushed", "same"):
                     done.error = ("the remote has changes this machine has not merged; sync without --no-pull"
                                   if outcome == "rejected" else outcome)
-                done.pushed = outcome == "pushed"
+                done.pushed, done.sent = outcome in ("pushed", "same"), outcome == "pushed"
                 break
         else:
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
@@ -441,13 +441,12 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
 
 
 def _push(place: _Place, md: Memdir, theirs: str | None, timeout: float) -> str:
-    """Push HEAD after the guard read what goes; "pushed", "rejected" (the remote moved) or why it failed."""
+    """Push HEAD after the guard read what goes; "pushed", "same" (nothing to send), "rejected" (the remote moved)
+    or why it failed."""
     repo = place.repo
     head = repo.rev("HEAD")
-    if head is None:
-        return "pushed"  # nothing was ever committed: nothing to send
-    if head == theirs:
-        return "pushed"
+    if head is None or head == theirs:
+        return "same"  # nothing was ever committed, or the remote has it all
     check_outgoing(repo, head, theirs, place.remote, secrets=md.limits.secret_guard)
     done = repo.run("push", "--porcelain", "-u", place.remote, f"HEAD:refs/heads/{place.upstream}", check=False,
                     timeout=timeout)
