@@ -174,3 +174,51 @@ def test_dropping_a_tenant_leaves_its_neighbour_whole(backend: Backend) -> None:
         assert ([(r.seq, r.op, r.path, r.old, r.new) for r in b.history()],
                 {p: b.store.get(p) for p, _ in b.store.list()}) == kept
         assert b.reconcile().clean
+
+
+# ---------------------------------------------------------------- crashes
+
+FORGET_CRASH = {  # backend: what the child patches to die in the middle of a forget
+    "fs": "from memdir.stores.fs import FileStore as S; S._apply = crash",
+    "sqlite": "from memdir.stores.sqlite import SQLiteStore as S; S._rewriting = crash",
+    "postgres": "from memdir.stores.postgres import PostgresStore as S; S._rewriting = crash",
+    "s3": "from memdir.stores import s3rewrite; s3rewrite._edited = crash; from memdir.stores.s3 import S3Store as S; "
+          "S.lease_seconds = 1",
+}
+
+
+def test_a_forget_killed_midway_leaves_a_consistent_memory(backend: Backend) -> None:
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    with backend.open() as md:
+        md.write("p.md", "secret one\n", description="p")
+        md.write("p.md", "secret two\n")
+        md.write("q.md", "kept\n")
+    code = textwrap.dedent(f"""
+        import os, sys, memdir
+        from memdir.remember import forget
+        def crash(*a, **k):
+            os._exit(9)
+        {FORGET_CRASH[backend.name]}
+        forget.erase(memdir.open(sys.argv[1], tenant=sys.argv[2] or None), "p.md")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code, backend.location, backend.tenant() or ""],
+                          capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    if backend.name == "s3":
+        time.sleep(1.2)  # the dead writer's lease expires
+    with backend.open() as md:
+        assert md.read("q.md").body == "kept\n"
+        ops = [r.op for r in md.history("p.md")]
+        assert ops in (["write", "write"], ["forget"]), ops
+        assert (md.store.get("p.md") is None) == (ops == ["forget"])
+        assert md.reconcile().clean
+        from memdir.remember import forget
+
+        forget.erase(md, "p.md")  # run again, it completes
+        assert [r.op for r in md.history("p.md")][0] == "forget" and md.store.get("p.md") is None
+        assert all(r.old is None and r.new is None for r in md.history("p.md"))
+        assert md.read("q.md").body == "kept\n" and md.reconcile().clean
