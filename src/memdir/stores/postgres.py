@@ -239,7 +239,7 @@ MIGRATIONS: list[Migration] = [
     ),
 ]
 
-_ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
+_ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_$-]{0,62}\Z")
 
 
 def _psycopg() -> Any:
