@@ -20,7 +20,7 @@ from memdir.stores.locations import migrate
 
 def test_sqlite_migrate_is_named_recorded_idempotent_and_check_never_writes(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
-    names = ("0001_tables", "0002_search", "0003_rate")
+    names = ("0001_tables", "0002_search", "0003_rate", "0004_rewrite")
     report = migrate(url, check=True)
     assert report.pending == names and report.applied == ()
     assert not (tmp_path / "m.db").exists()
@@ -135,7 +135,7 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
     url = postgres.url("memdir_admin", "migrations")
     names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate",
              "0006_tenants", "0007_search_spaceless",
-             "0008_search_names")
+             "0008_search_names", "0009_rewrite")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)
