@@ -17,7 +17,8 @@ from services import need
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 DOCS = README.parent / "docs"
-PAGES = [README, *(DOCS / f"{name}.md" for name in ("commands", "remembering", "agents", "backends", "web", "internals"))]  # as read
+PAGES = [README, *(DOCS / f"{name}.md" for name in ("commands", "remembering", "agents", "backends", "web", "internals",
+                                                     "forgetting"))]  # as read
 
 
 def pages_text() -> str:

@@ -356,6 +356,11 @@ class FtsIndex:
         yield from ((str(p), str(t)) for p, t in self._rows(
             f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
 
+    def drop(self) -> None:
+        """Delete this tenant's index, its FTS table with it (a tenant dropped: `remember.forget.drop_tenant`)."""
+        self._script(f"DROP TABLE IF EXISTS {self._fts}", f"DELETE FROM {self._docs} WHERE tenant_id = ?",
+                     f"DELETE FROM {self._seqs} WHERE tenant_id = ?")
+
     def optimize(self) -> None:
         self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
 

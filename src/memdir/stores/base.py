@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ..errors import Conflict, NotFound
 from ..model import Entry
 
+REWRITES = ("forget", "redact")  # journal ops that rewrote the past: a process holding the journal loads it again
 DEFAULT_TENANT = "default"
 """The tenant of `memdir.open(url)` without `tenant=` on the SQLite, PostgreSQL and S3 backends."""
 
@@ -146,6 +147,21 @@ class Store(Protocol):
         """The path `path` really names (a folder store follows symlinks inside the root)."""
         ...
 
+    def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
+        """Commit `changes`, then replace journal records (by seq: a Record, stored packed) or drop them (None),
+        all at once under the lock: how memdir forgets, redacts and compacts its past (`packing`). Never drops
+        the newest record, so a seq is never given twice. Returns the records of `changes`."""
+        ...
+
+    def scrub(self) -> builtins.list[str]:
+        """Make what was deleted unreadable in the store's own files (SQLite: VACUUM, the WAL truncated);
+        one line for each place that could not be scrubbed now."""
+        ...
+
+    def drop(self) -> None:
+        """Delete every byte of this tenant: its files, rows or objects (then close the store)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -254,3 +270,16 @@ def use_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def scrub_sqlite(db: sqlite3.Connection, where: str) -> builtins.list[str]:
+    """VACUUM a SQLite database and empty its write-ahead log, so deleted rows leave no byte in either file;
+    one line if another process's open read keeps old pages in the log."""
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    for _ in range(20):
+        if not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            return []
+        time.sleep(0.05)
+    return [f"{where}: another process is reading it, so its write-ahead log still holds old pages; "
+            "run `memdir forget --scrub` again when it is idle"]
