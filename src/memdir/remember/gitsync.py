@@ -99,7 +99,8 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
             theirs = _fetch(place, timeout, state) if (pull or push) else None
-            if pull and theirs is not None:
+            head = place.repo.rev("HEAD")
+            if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
                     done.committed += _commit_local(place, mems, state)
                     _merge(place, mems, theirs, state, done)
@@ -225,8 +226,12 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
     marks: dict[str, int] = state.setdefault("seq", {})
     runs: list[tuple[str, list[Record]]] = []  # (prefix, records of one actor in a row)
     latest: dict[str, int] = {}
+    _ignore(place.root)
+    dirty = _dirty(repo)
     for prefix, m in sorted(mems.open.items()):
-        m.sync(with_index=True)  # hand edits journaled, and the index files brought along: they are committed
+        mine = [p[len(prefix):] for p in dirty if Memories.prefix_of(p) == prefix]
+        if mine:  # hand edits journaled, and the index files brought along: they are committed
+            m.sync(mine, with_index=True)
         last = m.history(limit=1)
         latest[prefix] = last[0].seq if last else 0
         since = marks.get(prefix)
@@ -248,9 +253,18 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
                 repo.run("update-ref", "-m", "memdir sync: the journal's changes", "HEAD", tip, head)
                 repo.run("reset", "-q")
                 made, replayed = len(runs), True
-    made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
+    if dirty or replayed:
+        made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
     marks.update(latest)
     return made
+
+
+def _dirty(repo: Repo) -> list[str]:
+    """The files git sees differ from the last commit (changed, gone, new): where an edit by hand can be, found
+    from git's index instead of a stat of every file against memdir's catalog (which a hook would pay for)."""
+    out = repo.run("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames").stdout.decode(
+        "utf-8", "surrogateescape")
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
 
 def _since(m: Memdir, seq: int) -> list[Record]:
