@@ -8,6 +8,7 @@ memory graphs edited by hand, `v3`, `windows`, `not-a-graph`), and the round tri
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -22,6 +23,7 @@ from memdir import model
 from memdir.faces.cli import main
 from memdir.remember.export import export_dir
 from memdir.remember.importer import import_basic_memory, import_dir
+from memdir.remember.mcp_memory import export_mcp_memory, import_mcp_memory
 
 REAL = Path(__file__).parent / "data" / "real"
 KO = REAL / "claude-code" / "memory" / "tern-ko"
@@ -160,3 +162,126 @@ def test_every_folder_fixture_round_trips_byte_for_byte_but_what_the_report_name
         assert dest in back, rel
         assert back[dest] == data or dest in said, dest  # byte for byte, or the report says what changed
     assert len(back) == len(want)
+
+
+# ---------------------------------------------------------------- honest counts
+
+
+def test_counts_include_what_was_not_brought_in_and_the_exit_says_so(tmp_path: Path) -> None:  # item 6
+    source = tmp_path / "source"
+    shutil.copytree(KO, source)
+    (source / "project_chat_export.md").write_text("".join(f"- {i:05d} a pasted chat line, kept by hand\n"
+                                                           for i in range(30_000)))  # over the 1 MB ceiling
+    runner = CliRunner()
+    out = runner.invoke(main, ["--root", str(tmp_path / "m"), "import", str(source), "--json"])
+    assert out.exit_code == 1, out.output
+    data = json.loads(out.stdout)
+    want = sum(model.count_lines(b.decode()) for b in notes_of(KO).values())
+    assert data["lines"] == {"in": want + 30_000, "out": want, "skipped": 30_000}
+    assert data["files"]["skipped"] == 1 and data["skipped"][0]["path"] == "project_chat_export.md"
+    assert "1 note of" in out.stderr and "not brought in" in out.stderr
+    out = runner.invoke(main, ["--root", str(tmp_path / "m2"), "import", str(source)])
+    assert out.exit_code == 1
+    assert f"brought in 14 of 15 notes: {want + 30_000:,} lines in, {want:,} out, 30,000 in the 1 note not brought in" \
+        in out.stdout
+    out = runner.invoke(main, ["--root", str(tmp_path / "m3"), "import", str(KO)])
+    assert out.exit_code == 0, out.output  # everything in: 0
+
+
+# ---------------------------------------------------------------- MCP memory graphs
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def test_entities_of_one_name_and_relations_to_no_entity_all_survive(tmp_path: Path) -> None:  # item 3
+    source = MCP / "v3" / "memory.jsonl"
+    with memdir.open(tmp_path / "m") as md:
+        result = import_mcp_memory(md, source)
+        assert result.skipped == [] and result.lines_in == result.lines_out == len(records(source)) == 17
+        sentry = {md.read(p).meta["entityType"]: md.read(p) for p in ("service/sentry.md", "tool/sentry.md")}
+        assert sentry["service"].body.startswith("# Sentry\n\n- Error tracking")
+        assert sentry["tool"].body == "# Sentry\n\n- sentry-cli uploads release source maps\n"
+        assert md.read("project/tern-2.md").body.startswith("# tern\n\n- Korean locale added in 2026-01\n")
+        assert "- uses VS Code" in md.read("person/default_user.md").body  # its target is no entity: kept as text
+        assert "- Grafana monitors this" in md.read("project/tern.md").body  # its source is no entity: kept with tern
+        export_mcp_memory(md, tmp_path / "out.jsonl")
+    back = records(tmp_path / "out.jsonl")
+    assert len(back) == 17 and back == records(source)  # was 27 -> 15 on real data: every record, in order
+    hub = [{"type": "entity", "name": "default_user", "entityType": "person", "observations": ["the hub"]}]
+    hub += [{"type": "entity", "name": f"Place {i}", "entityType": "place", "observations": []} for i in range(250)]
+    hub += [{"type": "relation", "from": "default_user", "to": f"Place {i}", "relationType": "has_visited"}
+            for i in range(250)]  # more than one frontmatter has room for
+    hub += [{"type": "relation", "from": f"Ghost {i}", "to": "Nowhere", "relationType": "haunts"} for i in range(3)]
+    (tmp_path / "hub.jsonl").write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in hub))
+    with memdir.open(tmp_path / "hub") as md:
+        result = import_mcp_memory(md, tmp_path / "hub.jsonl")
+        assert result.lines_in == result.lines_out == len(hub) and result.skipped == []
+        assert md.read("person/default_user.md").body.count("- has_visited [Place ") == 250  # all on its page
+        assert import_mcp_memory(md, tmp_path / "hub.jsonl").imported == []  # and nothing twice
+        export_mcp_memory(md, tmp_path / "hub-out.jsonl")
+    assert (tmp_path / "hub-out.jsonl").read_bytes() == (tmp_path / "hub.jsonl").read_bytes()
+
+
+def test_an_entity_name_with_newlines_forges_no_observation(tmp_path: Path) -> None:  # issue 32, item 15
+    name = "Console 1.9\n- shipped to every shop on 2026-05-12"
+    forged = [{"type": "entity", "name": "Release\n\n- forged one\n## Relations\n- forged two", "entityType": "release",
+               "observations": ["real\n- not a bullet of its own"]},
+              {"type": "relation", "from": "Release\n\n- forged one\n## Relations\n- forged two", "to": "x\n- y",
+               "relationType": "rel\n- z"}]
+    src = tmp_path / "forged.jsonl"
+    src.write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in forged))
+    with memdir.open(tmp_path / "m") as md:
+        import_mcp_memory(md, MCP / "v3" / "memory.jsonl")
+        console = md.read("release/console-1-9-shipped-to-every-shop-on-2026-05-12.md")
+        assert console.body.splitlines()[:3] == ["# Console 1.9 - shipped to every shop on 2026-05-12", "", "- Hangul search fix"]
+        assert console.meta["name"] == name
+        import_mcp_memory(md, src)
+        export_mcp_memory(md, tmp_path / "out.jsonl")
+    back = records(tmp_path / "out.jsonl")
+    assert [r for r in back if r.get("name") == name][0]["observations"] == ["Hangul search fix"]  # none invented
+    assert forged[0] in back and forged[1] in back  # none lost
+
+
+def test_export_keeps_the_source_order_and_form_where_nothing_changed(tmp_path: Path) -> None:  # item 14
+    for graph in ("v1", "v2", "v3", "windows"):
+        source = MCP / graph / "memory.jsonl"
+        with memdir.open(tmp_path / graph) as md:
+            import_mcp_memory(md, source)
+            export_mcp_memory(md, tmp_path / f"{graph}.jsonl")
+            assert (tmp_path / f"{graph}.jsonl").read_bytes() == source.read_bytes(), graph  # spaces, CRLF, order
+            path = "person/seo-yeon-park.md" if graph == "v3" else md.list()[0].path
+            first = next(line for line in md.read(path).body.splitlines() if line.startswith("- "))
+            md.edit(path, first, "- Edited: " + first[2:])  # an agent's edit: memdir stamps created/updated
+            export_mcp_memory(md, tmp_path / f"{graph}-edited.jsonl")
+        before, after = records(source), records(tmp_path / f"{graph}-edited.jsonl")
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert len(changed) == 1 and after[changed[0]]["observations"][0].startswith("Edited: ")  # the rest as it was
+    lines = (tmp_path / "v3-edited.jsonl").read_text(encoding="utf-8").split("\n")
+    assert lines[5].startswith('{"type": "entity", "name": "Seo-yeon Park"') and "\\ubc15" in lines[5]  # its own form
+
+
+def test_a_json_array_or_another_tools_jsonl_is_refused_in_one_line_creating_nothing(tmp_path: Path) -> None:  # item 16
+    runner = CliRunner()
+    for name, says in (("memory.json", "is one JSON array of 3 items, not the MCP memory server's memory.jsonl"),
+                       ("memories.jsonl", "holds no entity or relation record in its 3 lines (its lines are JSON objects "
+                                          "with keys id, memory, user_id, created_at, metadata)")):
+        root = tmp_path / name
+        out = runner.invoke(main, ["--root", str(root), "import", "--from", "mcp-memory", str(MCP / "not-a-graph" / name)])
+        assert out.exit_code == 1 and says in out.stderr and "nothing was imported" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and out.stdout == ""
+        assert not root.exists()  # no new, empty memory
+    assert "jq -c '.[]'" in runner.invoke(main, ["--root", str(tmp_path / "x"), "import", "--from", "mcp-memory",
+                                                 str(MCP / "not-a-graph" / "memory.json")]).stderr
+
+
+@pytest.mark.parametrize("graph", ["v1", "v2", "v3", "windows"])
+def test_every_mcp_fixture_round_trips_record_for_record_and_byte_for_byte(tmp_path: Path, graph: str) -> None:
+    source = MCP / graph / "memory.jsonl"
+    with memdir.open(tmp_path / "m") as md:
+        result = import_mcp_memory(md, source)
+        export_mcp_memory(md, tmp_path / "out.jsonl")
+    assert result.skipped == [] and result.lines_in == result.lines_out
+    assert records(tmp_path / "out.jsonl") == records(source)
+    assert (tmp_path / "out.jsonl").read_bytes() == source.read_bytes()

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from binaries import claude_bin  # noqa: F401 (a fixture; F811 is off here for its parameters)
 from drive import MEMDIR, claude, mcp_config, stream
 from standin import Call, Request, StandIn, Text
 

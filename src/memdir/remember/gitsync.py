@@ -36,6 +36,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +46,10 @@ from typing import Any
 from .. import paths
 from ..core import guard
 from ..core.memdir import Memdir
+from ..core.opening import open as open_memdir
 from ..errors import Forbidden, InvalidArgument, InvalidMemory, MemdirError, StoreError
 from ..stores.base import Record
+from .capture import settings as capture_settings
 from .gitrepo import Repo, last_line, quoted, top_of
 from .landing import Memories, Synced, is_index, land, resolve
 
@@ -95,7 +99,8 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
             theirs = _fetch(place, timeout, state) if (pull or push) else None
-            if pull and theirs is not None:
+            head = place.repo.rev("HEAD")
+            if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
                     done.committed += _commit_local(place, mems, state)
                     _merge(place, mems, theirs, state, done)
@@ -103,10 +108,10 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
                 break
             outcome = _push(place, md, theirs, timeout)
             if outcome != "rejected" or not pull:
-                if outcome != "pushed":
+                if outcome not in ("pushed", "same"):
                     done.error = ("the remote has changes this machine has not merged; sync without --no-pull"
                                   if outcome == "rejected" else outcome)
-                done.pushed = outcome == "pushed"
+                done.pushed, done.sent = outcome in ("pushed", "same"), outcome == "pushed"
                 break
         else:
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
@@ -221,8 +226,12 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
     marks: dict[str, int] = state.setdefault("seq", {})
     runs: list[tuple[str, list[Record]]] = []  # (prefix, records of one actor in a row)
     latest: dict[str, int] = {}
+    _ignore(place.root)
+    dirty = _dirty(repo)
     for prefix, m in sorted(mems.open.items()):
-        m.sync(with_index=True)  # hand edits journaled, and the index files brought along: they are committed
+        mine = [p[len(prefix):] for p in dirty if Memories.prefix_of(p) == prefix]
+        if mine:  # hand edits journaled, and the index files brought along: they are committed
+            m.sync(mine, with_index=True)
         last = m.history(limit=1)
         latest[prefix] = last[0].seq if last else 0
         since = marks.get(prefix)
@@ -244,9 +253,18 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
                 repo.run("update-ref", "-m", "memdir sync: the journal's changes", "HEAD", tip, head)
                 repo.run("reset", "-q")
                 made, replayed = len(runs), True
-    made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
+    if dirty or replayed:
+        made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
     marks.update(latest)
     return made
+
+
+def _dirty(repo: Repo) -> list[str]:
+    """The files git sees differ from the last commit (changed, gone, new): where an edit by hand can be, found
+    from git's index instead of a stat of every file against memdir's catalog (which a hook would pay for)."""
+    out = repo.run("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames").stdout.decode(
+        "utf-8", "surrogateescape")
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
 
 def _since(m: Memdir, seq: int) -> list[Record]:
@@ -437,13 +455,12 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
 
 
 def _push(place: _Place, md: Memdir, theirs: str | None, timeout: float) -> str:
-    """Push HEAD after the guard read what goes; "pushed", "rejected" (the remote moved) or why it failed."""
+    """Push HEAD after the guard read what goes; "pushed", "same" (nothing to send), "rejected" (the remote moved)
+    or why it failed."""
     repo = place.repo
     head = repo.rev("HEAD")
-    if head is None:
-        return "pushed"  # nothing was ever committed: nothing to send
-    if head == theirs:
-        return "pushed"
+    if head is None or head == theirs:
+        return "same"  # nothing was ever committed, or the remote has it all
     check_outgoing(repo, head, theirs, place.remote, secrets=md.limits.secret_guard)
     done = repo.run("push", "--porcelain", "-u", place.remote, f"HEAD:refs/heads/{place.upstream}", check=False,
                     timeout=timeout)
@@ -534,3 +551,74 @@ def status(md: Memdir) -> dict[str, Any] | None:
                 since = [f"^{tracking}"] if repo.rev(tracking) else []
                 out["waiting"] = int(repo.out("rev-list", "--count", "HEAD", *since))
     return out
+
+
+# ---------------------------------------------------------------- automatic, where it is safe
+
+SETTINGS = {"auto": False, "pull_timeout": 2.0, "push_timeout": 60.0}  # memdir.toml [sync]
+
+
+def settings(md: Memdir) -> dict[str, Any]:
+    """`[sync]` of the memory's memdir.toml: `auto` (pull when a session starts, push when it ends), the seconds a
+    session's pull may wait (`pull_timeout`) and the background push (`push_timeout`)."""
+    got = dict(SETTINGS)
+    for key, value in capture_settings(md, "sync").items():
+        if key not in SETTINGS:
+            raise InvalidArgument(f"memdir.toml [sync]: unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+        if key == "auto" and not isinstance(value, bool):
+            raise InvalidArgument(f"memdir.toml [sync] auto must be true or false, got {value!r}")
+        if key != "auto" and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise InvalidArgument(f"memdir.toml [sync] {key} must be a number of seconds above 0, got {value!r}")
+        got[key] = value
+    return got
+
+
+def sync_root(md: Memdir) -> Path | None:
+    """The folder a sync of this memory runs on: its own, or for a tenant the memory that holds it; None when
+    neither is its own git repository."""
+    root = getattr(md.store, "root", None)
+    if not isinstance(root, Path) or shutil.which("git") is None:
+        return None
+    top = top_of(root)
+    if top is None:
+        return None
+    for candidate in (root, root.parent.parent if root.parent.name == paths.TENANTS_DIR else None):
+        if candidate is not None and os.path.realpath(candidate) == os.path.realpath(top):
+            return candidate
+    return None
+
+
+def before_session(md: Memdir) -> str | None:
+    """SessionStart, with `[sync] auto`: bring in what other machines pushed, waiting at most `pull_timeout` for
+    the network (a slow or absent one costs the session that much, never more); nothing is pushed. Returns why
+    it did not, if it did not; the error stays for `memdir stats`."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    own = os.path.realpath(root) == os.path.realpath(getattr(md.store, "root", ""))
+    holder = md if own else open_memdir(root, actor=md.actor)
+    try:
+        git_sync(holder, push=False, timeout=float(cfg["pull_timeout"]))
+        return None
+    except MemdirError as e:
+        return e.message
+    finally:
+        if not own:
+            holder.close()
+
+
+def after_session(md: Memdir) -> subprocess.Popen[bytes] | None:
+    """SessionEnd, with `[sync] auto`: commit and push in a process of its own, so the session ends now; its
+    output goes to .memdir/sync.log, a failure to `memdir stats`, and the next sync retries it."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    log = open(root / paths.INTERNAL_DIR / "sync.log", "ab")  # noqa: SIM115 - the child keeps it open
+    try:
+        return subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "sync", "--timeout",
+                                 str(cfg["push_timeout"])], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, env={**os.environ, "MEMDIR_ACTOR": md.actor})
+    finally:
+        log.close()

@@ -47,7 +47,8 @@ class Synced:
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (path, the other side's sibling), in the repository
     kept: list[str] = field(default_factory=list)  # edits kept over a delete on the other side, one line each
     held: list[str] = field(default_factory=list)  # incoming files memdir refused to write: landed as hand edits
-    pushed: bool = False
+    pushed: bool = False  # the remote has everything committed here (sent now, or already)
+    sent: bool = False  # commits went to the remote in this sync
     error: str | None = None  # why the push did not happen (retried at the next sync)
 
     def lines(self) -> list[str]:
@@ -57,13 +58,14 @@ class Synced:
         out += [f"conflict: {p} changed on both sides; the other version is {s} (`memdir conflicts`)" for p, s in self.conflicts]
         out += [f"kept: {k}" for k in self.kept]
         out += [f"held: {h}" for h in self.held]
-        out.append(f"pushed to {self.remote}" if self.pushed else f"not pushed: {self.error or 'asked not to'}")
+        out.append(f"pushed to {self.remote}" if self.sent else f"{self.remote} has it all already" if self.pushed
+                   else f"not pushed: {self.error or 'asked not to'}")
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"remote": self.remote, "committed": self.committed, "brought": self.brought,
                 "conflicts": [{"path": p, "other": s} for p, s in self.conflicts], "kept": self.kept, "held": self.held,
-                "pushed": self.pushed, "error": self.error}
+                "pushed": self.pushed, "sent": self.sent, "error": self.error}
 
 
 class Memories:
