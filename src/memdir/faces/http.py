@@ -36,6 +36,7 @@ from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
 from ..remember import capture as capture_mod
+from ..stores.base import redact
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
 from .openapi import document
@@ -658,6 +659,6 @@ def banner(url: str, root: str, token: bool) -> str:
     """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
     header = " --header 'Authorization: Bearer <token>'" if token else ""
     return (
-        f"memdir: serving {root} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"memdir: serving {redact(root)} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
         f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
     )
