@@ -105,9 +105,8 @@ def search(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
 
 
 def sure(hit: Any) -> bool:
-    """Whether search is sure of a hit. THE one place to switch to the per-hit confidence once search
-    reports it (issue 30, item 1): until then every hit is sure, as the evidence bar drops the rest."""
-    return True
+    """Whether search is sure of a hit (issue 30, item 1: every candidate is ranked, each says how sure it is)."""
+    return bool(hit.sure)
 
 
 def sure_hits(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
