@@ -94,6 +94,7 @@ def test_no_module_is_over_800_lines() -> None:
 LAZY = {  # what brings in a heavy optional dependency loads on first use
     ("faces.cli.serving", "faces.mcp"), ("faces.cli.serving", "faces.http"),  # the MCP SDK, starlette: `serve` only
     ("faces.cli.serving", "faces.asgi"),  # starlette, prometheus_client: `serve --http` only
+    ("faces.cli.resident", "faces.mcp"),  # the MCP SDK, where it is installed: the resident process loads it once
     ("stores.locations", "stores.postgres"), ("stores.locations", "stores.s3"),  # psycopg, boto3: with their URLs
     ("remember.diary", "stores.postgres"), ("remember.diary", "stores.s3"),
 }

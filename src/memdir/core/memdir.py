@@ -16,7 +16,7 @@ import copy
 import datetime as dt
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,7 +28,7 @@ from ..search import grep as grepping
 from ..search import lexical
 from ..search.lexical import Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
-from . import guard, index, ops, reconcile
+from . import guard, history, index, ops, reconcile
 from . import limits as limits_mod
 from .catalog import Catalog
 from .derived import Derived
@@ -64,6 +64,7 @@ class _State:
         self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
         self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
+        self.due: Sequence[Record] = ()  # records whose commit made a compaction due (`history.after`)
         self.generation = 0  # bumped when the caches above are dropped
 
     def keep(self, mem: Memory) -> None:
@@ -295,10 +296,12 @@ class Memdir:
         filter is inside the index's query), of the given `types` and updated
         on or after `since`. `mode` is lexical, semantic, hybrid or auto
         (lexical unless the semantic layer is installed and says otherwise).
-        A file is a hit only with evidence: it holds `cover` of the query's
-        weight (default `search.COVER`, see `search/evidence.py`), or its
-        meaning is at the embedding model's floor; a query nothing answers
-        returns no hits.
+        Every candidate is ranked; each hit says how sure it is
+        (`confidence`, and `sure` when it holds `cover` of the query's weight,
+        default `search.COVER`, or its meaning is close enough: see
+        `search/confidence.py`). What is shown to a model unasked takes only
+        the sure hits. Records of past work rank below topic files unless the
+        query asks about the past.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type(query).__name__}")
@@ -318,9 +321,11 @@ class Memdir:
             return found
         if not parsed:
             return []
+        past = search.asks_about_past(query)
+        asked = (search.parse(search.without_past(query)) or parsed) if past else parsed
         with searcher.lock:
-            top = lexical.top(searcher.index(), parsed, k, where, bar)
-        return lexical.hits(top, parsed)
+            top = lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked)
+        return lexical.hits(top, parsed, bar)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the search index from the files; returns how many files it holds."""
@@ -507,6 +512,41 @@ class Memdir:
                 return self._memory(p, Blob(change.old, change.expect or ""), change=result)
             return self._memory(target, Blob(change.data, done.new_version or ""), change=result)
 
+    def rewrite(self, plan: Callable[[], tuple[Sequence[Change], Mapping[int, Record | None]]], *,
+                same: bool = False) -> builtins.list[Record]:
+        """Rewrite the past: commit the changes `plan()` returns (asked under the memory's locks) and replace or drop
+        the journal records it names (`Store.rewrite`): what forgetting, redaction and compaction do. Every path
+        they touch must be writable by this view. Unless `same` (the records keep their content: compaction),
+        every cache of the memory is dropped after, so no copy of what was rewritten stays in this process."""
+        with self._writing():
+            changes, edits = plan()
+            if self._scope is not None:
+                dropped = [r for r in self._store.journal() if r.seq in edits] if None in edits.values() else []
+                for rec in [*(r for r in edits.values() if r is not None), *dropped]:
+                    for path in (rec.path, rec.dest):
+                        if path is not None:
+                            self._scope.check_write(path)
+                for change in changes:
+                    self._scope.check_write(change.path)
+                    self._scope.check_write(change.target)
+            self._state.commits += 1
+            records = self._store.rewrite(edits, changes)
+            self._state.derived.committed(len(records))
+            self._state.search.committed(changes, records)
+            if not same:
+                self._state.forget()
+                search.close_layers(self)
+            return records
+
+    def scrub(self) -> builtins.list[str]:
+        """Leave no byte of deleted content readable: the search index caught up and merged, the vectors of text
+        that is gone dropped, the store's files vacuumed; one line for each place that could not be emptied now."""
+        with self._lock:
+            with self._store.lock():
+                current = {e.path: e.version for e in self._state.derived.loaded().walk("")}
+                notes = self._state.search.scrub()
+            return notes + search.scrub_vectors(self._store, current) + self._store.scrub()  # VACUUM: outside a transaction
+
     # ------------------------------------------------------------ hand edits
 
     def sync(self, changed: Iterable[str] | None = None, *, with_index: bool = False) -> builtins.list[str]:
@@ -655,6 +695,8 @@ class Memdir:
                 if self._state.commits != commits:
                     self._state.forget()
                 raise
+            due, self._state.due = self._state.due, ()
+            history.after(self._store, due)  # in a transaction of its own: it can never undo the write
 
     def _land(self, batch: Sequence[Op], *, take: bool = True) -> builtins.list[Memory]:
         """Plan and commit a batch (both locks held): one store commit, one token from the rate bucket."""
@@ -690,6 +732,7 @@ class Memdir:
         records = self._store.commit(changes)
         self._state.derived.committed(len(records), derive=derive)
         self._state.search.committed(changes, records)
+        self._state.due = records if history.due(records) else ()
         return records
 
 

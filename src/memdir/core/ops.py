@@ -144,6 +144,8 @@ class Planner:
         if not records:
             raise NotFound(f"{path} has no journaled change to undo", path=path)
         rec = records[0]
+        if rec.op == "forget":
+            raise NotFound(f"{path} was forgotten by {rec.actor} at {rec.time}; nothing of it is left to bring back", path=path)
         other = rec.dest if rec.path == path else rec.path
         if other is not None and self.scope is not None and not self.scope.can_write(other):
             raise Forbidden(f"cannot undo the last change to {path}: it moved the file across the edge of what this "

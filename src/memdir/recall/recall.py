@@ -35,6 +35,7 @@ than the whole call may.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import tokens
@@ -78,10 +79,12 @@ _CHAT = SMALL_TALK - STOPWORDS - frozenset("t s m ll ve re d didn didnt doesn do
 
 
 def session_start(md: Memdir, payload: dict[str, Any], *, index: bool = True) -> dict[str, Any] | None:
-    """SessionStart: what the agent should know before the first prompt, and on a resume only what is new."""
-    session, source = payload.get("session_id"), payload.get("source")
+    """SessionStart: what the agent should know before the first prompt; on a resume only what the conversation
+    lacks, read from its transcript; after a compaction all of it again."""
+    session, source, where = payload.get("session_id"), payload.get("source"), payload.get("transcript_path")
     return _output("SessionStart", startup.context(md, session if isinstance(session, str) else None,
-                                                   source=source if isinstance(source, str) else "startup", index=index))
+                                                   source=source if isinstance(source, str) else "startup", index=index,
+                                                   transcript=Path(where) if isinstance(where, str) and where else None))
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
@@ -93,8 +96,9 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     query = prompt[:MAX_PROMPT_CHARS]
     if not indexed(md):
         return None
+    session = payload.get("session_id")
     return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover,
-                                             mode="lexical"))
+                                             mode="lexical", session=session if isinstance(session, str) else None))
 
 
 def indexed(md: Memdir) -> int:

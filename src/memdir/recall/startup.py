@@ -17,12 +17,13 @@ The index keeps `INDEX_SHARE` of the budget when it needs it, so fifty
 feedback memories cannot push it out. What did not fit is counted in one last
 line that says how to reach it.
 
-A session shown this once is not shown it again: `claude --resume` and a
-compaction start the same session anew, and its conversation already holds
-what the first start gave. What a session was shown (each file's version, the
-index lines) is kept in the user's cache folder under the session's id, and a
-later start adds only the files new or changed since, and the index lines that
-are new, or nothing (what was left out for room then is not pressed in now).
+A session is not shown again what its conversation still holds. `claude --resume` starts the same session anew,
+and its conversation holds what earlier starts gave; a compaction replaces the conversation with a summary, so
+its start gets the whole context again. What each start showed (each file's version, the index lines, the fence
+tag it used) is kept in the user's cache folder under the session's id; a resume adds only the files new or
+changed since, and the index lines that are new, or nothing (what was left out for room then is not pressed in
+now), counting only the starts whose tag the transcript holds after its last compaction (a compaction whose
+context never reached the conversation, as when `/compact` ended the process, leaves none: the whole again).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import mmap
 import os
 import re
 from dataclasses import dataclass, field
@@ -52,6 +54,8 @@ INDEX_LINES = 200  # what Claude Code reads of a MEMORY.md
 INDEX_SHARE = 0.4  # of the budget, kept for the index when it needs that much
 TEAM = "team/"  # Claude Code's team memory: its own MEMORY.md beside the private one
 SESSIONS = "sessions/"
+KEPT_STARTS = 20  # starts of one session remembered
+COMPACTED = b'"compact_boundary"'  # the line Claude Code's transcript gets where a compaction replaced the conversation
 KEPT_FOR = dt.timedelta(days=30)  # records of what a session was shown, kept this long after its last start
 CLOSING = 160  # room for the line that counts what was left out
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -75,12 +79,14 @@ class _Plan:
 
 
 def context(md: Memdir, session: str | None, *, source: str = "startup", index: bool = True,
-            budget: int = BUDGET, now: dt.datetime | None = None) -> str:
-    """The SessionStart text for `session` (empty when there is nothing to add)."""
+            budget: int = BUDGET, now: dt.datetime | None = None, transcript: Path | None = None) -> str:
+    """The SessionStart text for `session` (empty when there is nothing to add); `transcript`, Claude Code's,
+    says which earlier starts a resumed conversation still holds."""
     graph = links.graph(md)
     if not graph.nodes if md.principal is None else not md.count():
         return ""  # an empty memory: nothing to say, and no index of nothing
-    before = _recall(md, session) if source in ("resume", "compact") else None
+    starts = _recall(md, session)
+    before = _held(starts, transcript) if source == "resume" else None
     plan = _Plan(budget - len(HEADER.format(day="2026-01-01", tag="memory-" + fence.PLACEHOLDER)) - CLOSING)
     index_lines = _index_lines(md, any(p.startswith(TEAM) for p in graph.nodes)) if index else []
     fresh = index_lines if before is None else [x for x in index_lines if x not in before.get("lines", ())]
@@ -96,11 +102,12 @@ def context(md: Memdir, session: str | None, *, source: str = "startup", index: 
     for why, path in rest:  # room the index did not need
         if not _file(md, graph, plan, path, why, before, limit=None):
             plan.left[why] = plan.left.get(why, 0) + 1
-    if session:
+    text, tag = _assemble(plan, now)
+    if session and tag:
         weighed = {**(before or {}).get("files", {}), **plan.seen}
         lines = sorted({*(before or {}).get("lines", ()), *index_lines})
-        _remember(md, session, {"files": weighed, "lines": lines}, now)
-    return _assemble(plan, now)
+        _remember(md, session, [*starts, {"tag": tag, "files": weighed, "lines": lines}][-KEPT_STARTS:], now)
+    return text
 
 
 def _newest(md: Memdir, graph: links.Graph, found: set[str]) -> list[str]:
@@ -203,16 +210,17 @@ def _index(plan: _Plan, lines: list[str]) -> None:
         plan.left["index lines"] = len(lines) - keep
 
 
-def _assemble(plan: _Plan, now: dt.datetime | None) -> str:
+def _assemble(plan: _Plan, now: dt.datetime | None) -> tuple[str, str]:
+    """The text and the fence tag it uses ("" and "" when there is nothing to show)."""
     if not plan.blocks:
-        return ""
+        return "", ""
     day = (now or dt.datetime.now(dt.UTC)).date().isoformat()
     tag = "memory-" + fence.nonce(*(f"{a}\n{c}" for a, c in plan.blocks))
     parts = [HEADER.format(day=day, tag=tag), *(_render(a, c, tag) for a, c in plan.blocks)]
     if plan.left:
         counted = ", ".join(f"{plan.left[kind]} {kind}" for kind in ("pinned", "feedback", "index lines") if kind in plan.left)
         parts.append(f"Left out for room: {counted} (read_memory_index and search_memory reach them).")
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts) + "\n", tag
 
 
 # ---------------------------------------------------------------- what a session was shown
@@ -224,23 +232,45 @@ def _record(md: Memdir, session: str) -> Path:
     return paths.user_cache() / "startup" / where / f"{name}.json"
 
 
-def _recall(md: Memdir, session: str | None) -> dict[str, Any] | None:
+def _recall(md: Memdir, session: str | None) -> list[dict[str, Any]]:
+    """What the session's earlier starts showed, oldest first."""
     if not session:
-        return None
+        return []
     try:
         data = json.loads(_record(md, session).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return []
+    starts = data.get("starts") if isinstance(data, dict) else None
+    return [x for x in starts if isinstance(x, dict) and isinstance(x.get("tag"), str)] if isinstance(starts, list) else []
+
+
+def _held(starts: list[dict[str, Any]], transcript: Path | None) -> dict[str, Any] | None:
+    """What the conversation holds: the files and index lines of the starts whose fence tag the transcript has after
+    its last compaction (all of them when the transcript cannot be read); None when it holds none."""
+    if transcript is not None:
+        try:
+            with transcript.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                after = data.rfind(COMPACTED) + 1
+                starts = [x for x in starts if data.find(x["tag"].encode(), after) >= 0]
+        except (OSError, ValueError):  # no transcript, or an empty one (mmap refuses it)
+            pass
+    if not starts:
         return None
-    return data if isinstance(data, dict) else None
+    files: dict[str, str] = {}
+    lines: set[str] = set()
+    for start in starts:
+        files.update(start.get("files") or {})
+        lines.update(start.get("lines") or ())
+    return {"files": files, "lines": sorted(lines)}
 
 
-def _remember(md: Memdir, session: str, data: dict[str, Any], now: dt.datetime | None) -> None:
+def _remember(md: Memdir, session: str, starts: list[dict[str, Any]], now: dt.datetime | None) -> None:
     """Keep what the session was shown (best effort: a read-only cache costs a resume its repeat, nothing else)."""
     path = _record(md, session)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(json.dumps({"starts": starts}, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
         cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
         for old in path.parent.glob("*.json"):

@@ -59,6 +59,7 @@ GITIGNORE = ("# memdir: derived data and raw session transcripts never enter git
 _PRIVATE = re.compile(r"(?:^|/)\.memdir/|^sessions/raw/|^tenants/[^/]+/sessions/raw/")
 ACTOR = "sync"  # what comes in is journaled as sync:<remote>
 _SCRATCH = "refs/memdir/replay"  # where the journal's commits are built before HEAD moves to them
+_FEW = 200  # files git sees changed that are looked at one by one; past this, every file's stat at once
 ATTEMPTS = 3  # pushes rejected because the remote moved meanwhile, before giving up until the next sync
 
 
@@ -99,7 +100,8 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
             theirs = _fetch(place, timeout, state) if (pull or push) else None
-            if pull and theirs is not None:
+            head = place.repo.rev("HEAD")
+            if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
                     done.committed += _commit_local(place, mems, state)
                     _merge(place, mems, theirs, state, done)
@@ -107,10 +109,10 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
                 break
             outcome = _push(place, md, theirs, timeout)
             if outcome != "rejected" or not pull:
-                if outcome != "pushed":
+                if outcome not in ("pushed", "same"):
                     done.error = ("the remote has changes this machine has not merged; sync without --no-pull"
                                   if outcome == "rejected" else outcome)
-                done.pushed = outcome == "pushed"
+                done.pushed, done.sent = outcome in ("pushed", "same"), outcome == "pushed"
                 break
         else:
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
@@ -225,8 +227,12 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
     marks: dict[str, int] = state.setdefault("seq", {})
     runs: list[tuple[str, list[Record]]] = []  # (prefix, records of one actor in a row)
     latest: dict[str, int] = {}
+    _ignore(place.root)
+    dirty = _dirty(repo)
     for prefix, m in sorted(mems.open.items()):
-        m.sync(with_index=True)  # hand edits journaled, and the index files brought along: they are committed
+        mine = [p[len(prefix):] for p in dirty if Memories.prefix_of(p) == prefix]
+        if mine:  # hand edits journaled, and the index files brought along: they are committed
+            m.sync(mine if len(mine) <= _FEW else None, with_index=True)  # many: one stat walk beats reading each
         last = m.history(limit=1)
         latest[prefix] = last[0].seq if last else 0
         since = marks.get(prefix)
@@ -248,9 +254,18 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
                 repo.run("update-ref", "-m", "memdir sync: the journal's changes", "HEAD", tip, head)
                 repo.run("reset", "-q")
                 made, replayed = len(runs), True
-    made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
+    if dirty or replayed:
+        made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
     marks.update(latest)
     return made
+
+
+def _dirty(repo: Repo) -> list[str]:
+    """The files git sees differ from the last commit (changed, gone, new): where an edit by hand can be, found
+    from git's index instead of a stat of every file against memdir's catalog (which a hook would pay for)."""
+    out = repo.run("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames").stdout.decode(
+        "utf-8", "surrogateescape")
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
 
 def _since(m: Memdir, seq: int) -> list[Record]:
@@ -416,6 +431,7 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
     else:
         assert ours is not None
         target, indexes = resolve(place.repo, ours, theirs, done)
+    _refuse_crafted(repo, target, theirs)
     land(place.repo, place.root, mems, ours, theirs, base, target, indexes, done, f"{ACTOR}:{place.remote}")
     if forward:
         repo.run("update-ref", "-m", f"memdir sync: fast-forward to {place.remote}", "HEAD", theirs, *([ours] if ours else []))
@@ -437,17 +453,25 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
         marks[prefix] = last[0].seq if last else 0
 
 
+def _refuse_crafted(repo: Repo, tree: str, theirs: str) -> None:
+    """Refuse a merge whose tree holds a path git would never check out (`.git/`, `..`): a crafted remote."""
+    names = repo.run("ls-tree", "-r", "-z", "--name-only", tree).stdout.decode("utf-8", "surrogateescape").split("\0")
+    for name in names:
+        if any(part in ("", ".", "..") or part.casefold() == ".git" for part in name.split("/")) and name:
+            raise StoreError(f"the remote's commit {theirs[:12]} holds the path {name!r}, which git never writes "
+                             "into a folder (a crafted repository?); nothing was merged: remove it from the remote")
+
+
 # ---------------------------------------------------------------- 4. push
 
 
 def _push(place: _Place, md: Memdir, theirs: str | None, timeout: float) -> str:
-    """Push HEAD after the guard read what goes; "pushed", "rejected" (the remote moved) or why it failed."""
+    """Push HEAD after the guard read what goes; "pushed", "same" (nothing to send), "rejected" (the remote moved)
+    or why it failed."""
     repo = place.repo
     head = repo.rev("HEAD")
-    if head is None:
-        return "pushed"  # nothing was ever committed: nothing to send
-    if head == theirs:
-        return "pushed"
+    if head is None or head == theirs:
+        return "same"  # nothing was ever committed, or the remote has it all
     check_outgoing(repo, head, theirs, place.remote, secrets=md.limits.secret_guard)
     done = repo.run("push", "--porcelain", "-u", place.remote, f"HEAD:refs/heads/{place.upstream}", check=False,
                     timeout=timeout)

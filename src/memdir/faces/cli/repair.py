@@ -17,6 +17,7 @@ from ...remember.copy import copy_tenant
 from ...remember.export import export_dir
 from ...stores.locations import migrate
 from .base import Context, Group, emit, fail, json_option
+from .forgetting import drop_tenant
 
 # ---------------------------------------------------------------- repair
 
@@ -244,6 +245,9 @@ def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as
         click.echo(f"{report.location}: {done}" + (f"; granted to {report.granted}" if report.granted else ""))
     if check and report.pending:
         sys.exit(1)
+
+
+db.add_command(drop_tenant)
 
 
 def register(main: click.Group) -> None:
