@@ -33,7 +33,7 @@ import zlib
 
 IDLE = 1800.0  # seconds a resident waits for a command before it exits
 SERVED = (["hook", "claude-code"], ["hook", "claude-code", "--no-index"], ["serve"])  # after --root and --tenant
-IMPORTED = ("MEMDIR_MAX_OPEN",)  # variables a module the resident imports reads at import (tests/faces/test_resident)
+IMPORTED = ("MEMDIR_MAX_OPEN", "MEMDIR_MCP_SESSIONS")  # variables a module the resident imports reads at import (tests/faces/test_resident)
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this memdir's package folder
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)  # passed on to the child (SIGINT first: see forward)
 LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE")  # the command's, in its child
