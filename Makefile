@@ -7,7 +7,7 @@ ROOT ?= memory
 PORT ?= 8765
 PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 
-.PHONY: install dev run hooks demo test soak lint bench clean services browser
+.PHONY: install dev run hooks demo test soak lint bench clean services browser clients
 
 # What running needs (the MCP SDK and its web server), and what developing adds (tests, linters, backends).
 $(VENV)/.run-installed: pyproject.toml
@@ -36,7 +36,7 @@ demo: install
 	$(BIN)/memdir demo
 
 # The tests start their own PostgreSQL and S3 (moto) servers on loopback; here they must not skip.
-test: dev lint services browser
+test: dev lint services browser clients
 	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
 
 # The long forms of the reliability suites (tests/reliability): 500 kills per backend, 60 s of 16 writers,
@@ -55,6 +55,13 @@ services:
 browser:
 	@test -x /usr/bin/chromium || \
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# The real agent CLIs tests/clients drives (Claude Code, Codex), at pinned versions from npm, installed once into
+# ~/.cache/memdir-clients (MEMDIR_CLIENTS); Node from Debian where the machine has none. `pytest tests/clients` runs them.
+clients: dev
+	@command -v npm >/dev/null || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
+	$(BIN)/python tests/clients/clients.py
 
 lint: dev
 	$(BIN)/ruff check src tests bench

@@ -365,7 +365,7 @@ def threshold(data: list[dict[str, object]]) -> None:
                 def score(prompt: str, md: memdir.Memdir = md) -> Row:
                     found = {c: {h.path.rsplit("/", 1)[-1][:-3].replace("-", ":")
                                  for h in md.search(prompt[: recall.MAX_PROMPT_CHARS], k=recall.PROMPT_HITS,
-                                                    mode="lexical", cover=c)} for c in BARS}
+                                                    mode="lexical", cover=c) if h.sure} for c in BARS}
                     return found, recall.small_talk(prompt)
 
                 qa = sample["qa"]

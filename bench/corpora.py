@@ -24,17 +24,16 @@ unless given; given, a second run reuses what was ingested, vectors included),
 one topic file per turn written by `bench/locomo.py`'s `write_turn`. Rows:
 
 - `bm25`: the protocol's fts5 baseline (SQLite FTS5 porter, its stopword list).
-- `lexical` / `hybrid`: `Memdir.search(question, k=10, mode=...)`, the evidence
-  bar as it is; `... no bar`: the same ranking with `cover=0` (what the ranking
-  finds before the bar drops a question). `--hybrid` needs `memdir[semantic]`
-  and embeds every turn once (minutes).
+- `lexical` / `hybrid`: `Memdir.search(question, k=10, mode=...)`, every hit as
+  ranked (a hit's confidence gates nothing here: `search/confidence.py`).
+  `--hybrid` needs `memdir[semantic]` and embeds every turn once (minutes).
 - `--strangers`: each conversation is asked the other conversations' questions, their
   speakers renamed to its own (the first to speak for the first), and the share that
-  gets any hit is printed per method: a rough no-answer rate for conversation
-  memories (rough: "what does X like to do?" may be answered anywhere).
+  gets a *sure* hit is printed per method, beside the share of its own questions that
+  does: a rough no-answer rate for conversation memories (rough: "what does X like
+  to do?" may be answered anywhere).
 - `--ablate`: every ranking signal turned off alone (`ABLATIONS`, `HYBRID_ABLATIONS`),
-  on both corpora, against the full ranking without the bar (and, for the lexical
-  feedback, with it too; hybrid has none: `search/feedback.py`).
+  on both corpora, against the full ranking (hybrid has no feedback: `search/feedback.py`).
 
 The main table is categories 1-4 (LoCoMo's category 5, adversarial, is a row of
 its own; REALTALK has categories 1-3: multi-hop, temporal, open-domain as in
@@ -182,7 +181,7 @@ class Variant:
 
     label: str
     mode: str = "lexical"  # lexical | hybrid | bm25 (the protocol's baseline)
-    cover: float | None = None  # None: the bar as it is; 0: no bar
+    cover: float | None = None  # the share of the query a sure hit holds (None: memdir's)
     weights: tuple[float, float, float, float] | None = None  # name, description, tags, body
     neighbour_share: float | None = None
     stopwords: bool = False  # the protocol's stopword list instead of memdir's
@@ -190,23 +189,21 @@ class Variant:
     feedback: bool = True  # pseudo-relevance feedback (search/feedback.py)
 
 
-# Each ranking signal turned off alone (no bar, so the ranking itself is compared).
+# Each ranking signal turned off alone.
 ABLATIONS = [
-    Variant("lexical no bar: name weight 0 (speaker, date)", cover=0, weights=(0.0, 2.0, 2.0, 1.0)),
-    Variant("lexical no bar: fields weighed alike", cover=0, weights=(1.0, 1.0, 1.0, 1.0)),
-    Variant("lexical no bar: no neighbours", cover=0, neighbour_share=0.0),
-    Variant("lexical no bar: protocol's stopwords", cover=0, stopwords=True),
-    Variant("lexical no bar: no feedback", cover=0, feedback=False),
+    Variant("lexical: name weight 0 (speaker, date)", weights=(0.0, 2.0, 2.0, 1.0)),
+    Variant("lexical: fields weighed alike", weights=(1.0, 1.0, 1.0, 1.0)),
+    Variant("lexical: no neighbours", neighbour_share=0.0),
+    Variant("lexical: protocol's stopwords", stopwords=True),
     Variant("lexical: no feedback", feedback=False),
 ]
 HYBRID_ABLATIONS = [
-    Variant("hybrid no bar: no people", "hybrid", cover=0, settings={"people": 0.0}),
-    Variant("hybrid no bar: no neighbours (both sides)", "hybrid", cover=0, neighbour_share=0.0,
-            settings={"neighbours": 0.0}),
-    Variant("hybrid no bar: name weight 0", "hybrid", cover=0, weights=(0.0, 2.0, 2.0, 1.0)),
-    Variant("hybrid no bar: weight 0.2", "hybrid", cover=0, settings={"weight": 0.2}),
-    Variant("hybrid no bar: weight 0.6", "hybrid", cover=0, settings={"weight": 0.6}),
-    Variant("hybrid no bar: rrf", "hybrid", cover=0, settings={"fusion": "rrf"}),
+    Variant("hybrid: no people", "hybrid", settings={"people": 0.0}),
+    Variant("hybrid: no neighbours (both sides)", "hybrid", neighbour_share=0.0, settings={"neighbours": 0.0}),
+    Variant("hybrid: name weight 0", "hybrid", weights=(0.0, 2.0, 2.0, 1.0)),
+    Variant("hybrid: weight 0.2", "hybrid", settings={"weight": 0.2}),
+    Variant("hybrid: weight 0.6", "hybrid", settings={"weight": 0.6}),
+    Variant("hybrid: rrf", "hybrid", settings={"fusion": "rrf"}),
 ]
 
 
@@ -228,7 +225,7 @@ def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
 
 
 def searcher(v: Variant, root: Path, conv: str) -> tuple[Callable[[str], list[str]], Callable[[], None]]:
-    """search(question) -> dia_ids for one conversation, and how to close it."""
+    """search(question) -> dia_ids for one conversation, and how to close it (`sure_ids` for the sure hits)."""
     md = memdir.open(root, tenant=tenant(conv), actor="corpora")
     if v.mode == "hybrid":
         from memdir.search import semantic
@@ -238,9 +235,13 @@ def searcher(v: Variant, root: Path, conv: str) -> tuple[Callable[[str], list[st
 
     def search(question: str) -> list[str]:
         hits = md.search(question, k=K, mode=v.mode, prefix=conv + "/", cover=v.cover)
+        SURE.update({question: any(h.sure for h in hits)})
         return [locomo_bench.dia_id(h.path) for h in hits]
 
     return search, md.close
+
+
+SURE: dict[str, bool] = {}  # question -> whether its last search had a sure hit (`--strangers`)
 
 
 def run(proto: ModuleType, convs: list[dict[str, Any]], v: Variant, root: Path) -> list[dict[str, Any]]:
@@ -296,18 +297,25 @@ def strangers(convs: list[dict[str, Any]], per: int = STRANGERS, seed: int = 7) 
     return out
 
 
-def answered(convs: list[dict[str, Any]], v: Variant, root: Path) -> tuple[int, int]:
-    """(questions of other conversations that got any hit, questions asked) for one way of searching."""
-    hit = total = 0
-    for conv, questions in strangers(convs).items():
-        search, close = searcher(v, root, conv)
+def answered(convs: list[dict[str, Any]], v: Variant, root: Path) -> tuple[int, int, int, int]:
+    """(questions of other conversations that got a sure hit, asked; of its own, the same) for one way of searching."""
+    hit = total = own = mine = 0
+    for c in convs:
+        questions = strangers(convs)[c["conv_id"]]
+        search, close = searcher(v, root, c["conv_id"])
         try:
             for question in questions:
                 total += 1
-                hit += bool(search(question))
+                search(question)
+                hit += SURE[question]
+            for qa in c["qas"]:
+                if qa["gold"] and qa["category"] in (1, 2, 3, 4):
+                    mine += 1
+                    search(qa["question"])
+                    own += SURE[qa["question"]]
         finally:
             close()
-    return hit, total
+    return hit, total, own, mine
 
 
 def mean(xs: list[float]) -> float | None:
@@ -430,16 +438,16 @@ def main() -> None:
         work = a.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         corpora = {"locomo": proto.load(str(a.locomo)), "realtalk": proto.load(str(convert(a.realtalk, work)))}
-        variants = [Variant("bm25", "bm25"), Variant("lexical"), Variant("lexical no bar", cover=0)]
+        variants = [Variant("bm25", "bm25"), Variant("lexical")]
         if a.hybrid:
-            variants += [Variant("hybrid", "hybrid"), Variant("hybrid no bar", "hybrid", cover=0)]
+            variants += [Variant("hybrid", "hybrid")]
         base = list(variants)  # what the others are compared with: always run
         if a.ablate:
             variants += ABLATIONS + (HYBRID_ABLATIONS if a.hybrid else [])
         if a.only:
             variants = [v for v in variants if v in base or a.only in v.label]
         results: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        strange: list[tuple[str, str, int, int]] = []
+        strange: list[tuple[str, str, int, int, int, int]] = []
         for corpus, convs in corpora.items():
             took = ingest(work / corpus, convs, a.hybrid)
             print(f"{corpus}: {len(convs)} conversations, {sum(len(c['turns']) for c in convs)} turns, "
@@ -447,18 +455,18 @@ def main() -> None:
             results[corpus] = {v.label: run(proto, convs, v, work / corpus) for v in variants}
             if a.strangers:
                 for v in [v for v in base if v.mode != "bm25"]:
-                    hit, total = answered(convs, v, work / corpus)
-                    strange.append((corpus, v.label, hit, total))
+                    strange.append((corpus, v.label, *answered(convs, v, work / corpus)))
     nq = {c: len(main_rows(rows["bm25"])) for c, rows in results.items()}
     print(f"LoCoMo protocol, unit=turn, k={K}; questions with evidence, categories 1-4: "
           + ", ".join(f"{c} {n}" for c, n in nq.items()) + "; tokens = chars/4\n")
     print(tables({c: {m: r for m, r in rows.items() if ": " not in m} for c, rows in results.items()}, proto.CATS))
     if strange:
-        print("\nAnother conversation's questions, speakers renamed, asked of each conversation: share with any hit"
-              " (bm25 answers all)\n")
-        print("| corpus | method | asked | answered | share |\n|---|---|---|---|---|")
-        for corpus, label, hit, total in strange:
-            print(f"| {corpus} | {label} | {total} | {hit} | {hit / total:.1%} |")
+        print("\nAnother conversation's questions, speakers renamed, asked of each conversation: share with a sure hit,"
+              " beside its own questions' share\n")
+        print("| corpus | method | strangers asked | sure | share | own asked | sure | share |\n"
+              "|---|---|---|---|---|---|---|---|")
+        for corpus, label, hit, total, own, mine in strange:
+            print(f"| {corpus} | {label} | {total} | {hit} | {hit / total:.1%} | {mine} | {own} | {own / mine:.1%} |")
     if a.ablate:
         print("\nAblation: each signal off alone, R@10 (categories 1-4) against the full ranking it belongs to\n")
         print(ablation_table(results, [v for v in variants if v in ABLATIONS + HYBRID_ABLATIONS]))

@@ -11,8 +11,10 @@ def test_public_names_are_pinned() -> None:
     assert sorted(memdir.__all__) == [
         "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
         "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
-        "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes", "connect", "context", "links",
-        "open", "prompt", "read_as_of", "remember_feedback", "supersede",
+        "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "ToolResult", "ToolSession",
+        "anthropic_tools", "capture", "changes", "connect", "context", "drop_tenant", "forget", "git_sync",
+        "handle_tool", "links", "open", "openai_tools", "prompt", "read_as_of", "redact", "remember_feedback",
+        "supersede",
     ]
     for name in memdir.__all__:
         assert getattr(memdir, name) is not None

@@ -281,7 +281,8 @@ def test_unquoted_colons_are_repaired_minimally_and_read() -> None:
     with pytest.raises(InvalidMemory, match="not valid YAML at line 2"):
         parse(text, strict=True)  # a write is still refused: only readers and imports repair
     assert parse(text, strict=False)[0]["title"] == "Decision: Postgres over SQLite"
-    assert model.repaired("key: [unclosed") == ("key: [unclosed", [])  # nothing to repair: the error stands
+    assert model.repaired("key: [unclosed") == ('key: "[unclosed"', [2])  # the rest of the line, as its writer read it
+    assert model.repaired("- a\n- b") == ("- a\n- b", [])  # no entry to quote (a list): the error stands
 
 
 def test_a_heading_that_repeats_the_title_gives_way_to_the_first_line_of_text() -> None:

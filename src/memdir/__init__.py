@@ -12,7 +12,9 @@ on it is a function of its own module that takes the memory first:
 `memdir.context(md, query)`, `memdir.links(md, path)`, `memdir.capture(md,
 session_id, transcript)`, `memdir.remember_feedback(md, rule, why, how)`,
 `memdir.supersede(md, path, reason=...)`, `memdir.changes(md, since)`,
-`memdir.read_as_of(md, path, when)` and `memdir.prompt(md)`.
+`memdir.read_as_of(md, path, when)`, `memdir.prompt(md)`, `memdir.git_sync(md)` (one
+folder memory on every machine, through a git remote), and forgetting for good:
+`memdir.forget(md, path)`, `memdir.redact(md, text)`, `memdir.drop_tenant(location, tenant)`.
 """
 
 import importlib
@@ -41,12 +43,18 @@ from .stores.base import Record
 from .version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
-    from .faces.tools import prompt
+    from .faces.tools import Result as ToolResult
+    from .faces.tools import Session as ToolSession
+    from .faces.tools import anthropic_tools, openai_tools, prompt
+    from .faces.tools import handle as handle_tool
     from .recall.context import Context
     from .recall.context import build as context
     from .recall.links import Links
     from .recall.links import of as links
     from .remember.capture import capture, remember_feedback
+    from .remember.forget import drop_tenant, redact
+    from .remember.forget import erase as forget
+    from .remember.gitsync import git_sync
     from .remember.timeline import changes, read_as_of, supersede
     from .search import SearchHit
 
@@ -56,7 +64,13 @@ _LAZY = {
     "context": ("recall.context", "build"), "links": ("recall.links", "of"), "prompt": ("faces.tools", "prompt"),
     "capture": ("remember.capture", "capture"), "remember_feedback": ("remember.capture", "remember_feedback"),
     "supersede": ("remember.timeline", "supersede"), "changes": ("remember.timeline", "changes"),
-    "read_as_of": ("remember.timeline", "read_as_of"),
+    "read_as_of": ("remember.timeline", "read_as_of"), "git_sync": ("remember.gitsync", "git_sync"),
+    "forget": ("remember.forget", "erase"), "redact": ("remember.forget", "redact"),
+    "drop_tenant": ("remember.forget", "drop_tenant"),
+    # your own agent loop: the tool schemas for each API, and the dispatcher that runs a call (faces/tools.py)
+    "anthropic_tools": ("faces.tools", "anthropic_tools"), "openai_tools": ("faces.tools", "openai_tools"),
+    "handle_tool": ("faces.tools", "handle"), "ToolSession": ("faces.tools", "Session"),
+    "ToolResult": ("faces.tools", "Result"),
 }
 
 
@@ -72,6 +86,8 @@ def __getattr__(name: str) -> typing.Any:
 __all__ = [
     "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
     "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
-    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "capture", "changes", "connect",
-    "context", "links", "open", "prompt", "read_as_of", "remember_feedback", "supersede",
+    "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "ToolResult", "ToolSession",
+    "anthropic_tools", "capture", "changes", "connect", "context", "drop_tenant", "forget", "git_sync",
+    "handle_tool", "links", "open", "openai_tools", "prompt", "read_as_of", "redact", "remember_feedback",
+    "supersede",
 ]

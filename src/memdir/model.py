@@ -34,6 +34,10 @@ class Stamp(str):
     """A date or time kept as text; rendered as a plain (unquoted) YAML scalar."""
 
 
+class Flow(dict):  # type: ignore[type-arg]
+    """A mapping rendered on one line (`{to: X, relationType: y}`): many small records stay short."""
+
+
 def _represent_list(dumper: Any, data: list[Any]) -> Any:
     """Short lists of plain scalars in flow style (`tags: [a, b]`), anything else as blocks."""
     flow = all(isinstance(x, (str, int, float, bool)) and not isinstance(x, Stamp) for x in data)
@@ -51,6 +55,7 @@ def _yaml() -> tuple[Any, Any, Any]:
 
     Dumper.add_representer(Stamp, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
     Dumper.add_representer(list, _represent_list)
+    Dumper.add_representer(Flow, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
     return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), Dumper
 
 
@@ -131,7 +136,7 @@ def now_stamp() -> Stamp:
 
 # ---------------------------------------------------------------- parsing
 
-_OPEN = re.compile(r"---[ \t]*\r?\n")
+_OPEN = re.compile(r"\ufeff?---[ \t]*\r?\n")  # a byte-order mark (Notepad's UTF-8) stays in front of the block
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
 _ALIAS_HINT = re.compile(r"[&*!]")
 _SAFE_TAGS = {"!"} | {
@@ -294,8 +299,8 @@ def _invalid(where: str, e: yaml.YAMLError, path: str) -> InvalidMemory:
 
 
 def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, Any], str]:
-    """(frontmatter dict, body). Lenient mode reads a block its writer's own parser accepts (`repaired`)
-    and returns ({}, text) for one still broken."""
+    """(frontmatter dict, body). Lenient mode reads a block its writer's own parser accepts (`repaired`);
+    a block still refused is kept as text: ({}, text)."""
     try:
         block, body = split(text, path=path)
         return (parse_meta(block, path=path) if block is not None else {}), body
@@ -312,37 +317,91 @@ def parse(text: str, *, path: str = "", strict: bool = True) -> tuple[dict[str, 
         return {}, text
 
 
-_PLAIN = re.compile(r"^(?P<head>[ \t]*(?:- )?[A-Za-z_][\w.-]*:[ \t]+)(?P<value>(?:\{\{|[^\s\"'\[\]{}|>&*!#%@`]).*?)[ \t]*$")
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|<%.*?%>|\[\[.*?\]\]")  # {{DATE: "x"}}, <% tp.x %>, [[link]]: one token each
+_ENTRY = re.compile(r"(?P<indent>[ \t]*(?:- )?)(?P<key>\"[^\"]*\"|'[^']*'|[^\s#\"'-][^:]*?|-[^\s:][^:]*?)"
+                    r":(?:(?P<gap>[ \t]+)(?P<value>.*?))?[ \t]*\Z")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][\w .-]*\Z")
+MAX_REPAIRS = 20  # lines one block may have quoted: a block further from YAML is kept as text
 
 
 def repaired(block: str) -> tuple[str, list[int]]:
     """A frontmatter block that plain YAML refuses but its writer accepted, with the fewest lines changed.
 
-    basic-memory and Claude Code write titles and descriptions such as
-    `title: Decision: Postgres over SQLite` unquoted; their readers take the
-    rest of the line as the value, YAML refuses the second colon; Obsidian's
-    templates hold `date: {{date}}`. Each such value is put in double quotes,
-    nothing else changes. Returns the block and
-    the file lines changed (the block starts on line 2); ([]) when nothing
-    would help, so the caller reports the original error.
+    Other writers read `key: rest of the line` and take the rest as the value: basic-memory's and
+    Claude Code's `title: Decision: Postgres`, `name: "승인" 한 단어`, a Roam export's `author: @ines`
+    and `type:[[Book]]`, templates' `date: {{date}}` and `{{DATE: "YYYY"}}-review: x`. Only the lines
+    YAML refuses are touched, one at a time where its error points: the value (and a key that is not a
+    plain word) put in double quotes, nothing else. Returns the block and the file lines changed (the
+    block starts on line 2); ([]) when that does not make it parse, so the caller keeps the block as text.
     """
-    out, changed = [], []
-    for number, line in enumerate(block.split("\n"), 2):
-        m = _PLAIN.match(line)
-        value = m.group("value") if m else ""
-        if m and (": " in value or value.endswith(":") or value.startswith("{{")):
-            escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-            line = f'{m.group("head")}"{escaped}"'
-            changed.append(number)
-        out.append(line)
-    if not changed:
+    rows = block.split("\n")
+    changed: list[int] = []
+    problem = _problem(block)
+    while problem is not None and len(changed) < MAX_REPAIRS:
+        lines, where = problem
+        for at in dict.fromkeys(lines + [n - 1 for n in lines]):
+            line = _quoted(rows[at]) if 0 <= at < len(rows) and at + 2 not in changed else None
+            if line is None:
+                continue
+            trial = rows[:at] + [line] + rows[at + 1:]
+            after = _problem("\n".join(trial))
+            if after is None or after[1] != where:  # it parses, or YAML now stops elsewhere (an unrelated line
+                # quoted leaves the error as far from the end as it was)
+                rows, problem = trial, after
+                changed.append(at + 2)
+                break
+        else:
+            return block, []
+    if problem is not None or not changed:
         return block, []
-    fixed = "\n".join(out)
+    return "\n".join(rows), sorted(changed)
+
+
+def _problem(block: str) -> tuple[list[int], tuple[int, int]] | None:
+    """Where `block` is refused: the 0-based lines to look at (YAML's error and its context, or an anchor,
+    alias or tag memdir does not allow) and (stage, characters after the error); None when it parses."""
+    yaml, loader, _ = _yaml()
+    stage = 0
     try:
-        _parse_meta(fixed, "")
-    except InvalidMemory:
-        return block, []
-    return fixed, changed
+        for event in yaml.parse(block, Loader=loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) or (
+                    isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent))
+                    and event.tag and event.tag not in _SAFE_TAGS):
+                return [event.start_mark.line], (1, len(block) - event.start_mark.index)
+        stage = 2
+        yaml.load(block, Loader=loader)
+        stage = 3
+        _parse_meta(block, "")
+    except yaml.YAMLError as e:
+        marks = [m for m in (getattr(e, "problem_mark", None), getattr(e, "context_mark", None)) if m is not None]
+        return [m.line for m in marks], (stage if marks else 0, len(block) - (marks[0].index if marks else 0))
+    except (InvalidMemory, RecursionError):
+        return [], (3, 0)
+    return None
+
+
+def _quoted(line: str) -> str | None:
+    """`key: value` with the value (and a key that is not a plain word) double-quoted; None if it is no entry."""
+    masked = _TEMPLATE.sub(lambda m: "x" * len(m.group()), line)  # a colon inside {{...}} does not end the key
+    m = _ENTRY.match(masked)
+    if m is None:
+        m2 = re.match(r"(?P<indent>[ \t]*(?:- )?)(?P<key>[A-Za-z_][\w.-]*):(?P<value>\S.*?)[ \t]*\Z", line)
+        if m2 is None:  # not even `key:value` (Roam's `type:[[Book]]`)
+            return None
+        indent, key, value = m2.group("indent"), m2.group("key"), m2.group("value")
+    else:
+        indent = line[: m.end("indent")]
+        key = line[m.start("key"): m.end("key")].strip()
+        value = line[m.start("value"): m.end("value")] if m.group("value") is not None else ""
+    if not _PLAIN_KEY.match(key) and not (key[:1] in "\"'" and key[-1:] == key[:1] and len(key) > 1):
+        key = _double(key)
+    elif not value:
+        return None  # a plain key with nothing after it: quoting cannot help
+    return f"{indent}{key}: {_double(value)}" if value else f"{indent}{key}:"
+
+
+def _double(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # ---------------------------------------------------------------- editing in place
@@ -395,7 +454,9 @@ def set_fields(text: str, changes: dict[str, Any], *, path: str = "") -> str:
     bounds = _bounds(text, path)
     if bounds is None:
         add = {k: v for k, v in changes.items() if v is not None}
-        return f"---\n{_dump(add)}---\n{text}" if add else text
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
+        return f"{bom}---{newline}{_dump(add, newline)}---{newline}{text[len(bom):]}" if add else text
     start, end, _ = bounds
     block = text[start:end]
     meta = parse_meta(block, path=path)
@@ -629,7 +690,8 @@ def memory(path: str, text: str, version: str, types: tuple[str, ...], *, change
     return Memory(
         path=path,
         name=clip(str(name), 200) if name not in (None, "") else derive_name(path),
-        description=clip(str(desc), 1000) if desc not in (None, "") else derive_description(body, str(name or "")),
+        description=clip(str(desc), 1000) if desc not in (None, "") else derive_description(body.lstrip("\ufeff"),
+                                                                                               str(name or "")),
         type=effective_type(meta, path, types),
         tags=tags_of(meta.get("tags", meta.get("tag"))),
         created=_text(dialect(meta, CREATED_KEYS)),

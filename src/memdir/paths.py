@@ -45,10 +45,18 @@ def lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in out]
 
 
+def fold(name: str) -> str:
+    """How two names clash: the same but for case or Unicode normalisation (macOS writes `é` as `e` and a
+    combining accent; a case-insensitive or normalising file system takes both for one file)."""
+    return (name if name.isascii() else unicodedata.normalize("NFC", name)).casefold()
+
+
 def _parts(raw: object, what: str) -> list[str]:
+    """The components of a path, as given: a name keeps its bytes (an NFD name stays NFD, so two names
+    that differ only by normalisation stay two files); `fold` is what makes them clash for a new name."""
     if not isinstance(raw, str):
         raise InvalidPath(f"{what} must be a string, got {type(raw).__name__}")
-    path = unicodedata.normalize("NFC", raw)
+    path = raw
     shown = repr(raw)
     bad = UNPRINTABLE.search(path)
     if bad is not None:

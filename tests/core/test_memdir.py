@@ -118,7 +118,10 @@ def test_text_is_stored_as_written_without_a_newline_added(md: memdir.Memdir) ->
 def test_read_tolerates_hand_written_files(md: memdir.Memdir, root: Path) -> None:
     (root / "hand.md").write_text("---\nbroken: [\n---\n# Hand notes\n")
     got = md.read("hand.md")
-    assert got.meta == {} and got.text.startswith("---\nbroken")
+    assert got.meta == {"broken": "["} and got.text.startswith("---\nbroken")  # the rest of the line, as written
+    (root / "list.md").write_text("---\n- not\n- a mapping\n---\n# Hand notes\n")
+    got = md.read("list.md")
+    assert got.meta == {} and got.text.startswith("---\n- not")  # nothing to read: the block is text
 
 
 def test_non_utf8_file_is_reported_not_crashed(md: memdir.Memdir, root: Path) -> None:
@@ -227,7 +230,7 @@ def test_the_ceiling_is_set_in_memdir_toml(root: Path) -> None:
 def test_secrets_are_refused_unless_the_guard_is_off(root: Path) -> None:
     key = "AKIA" + "IOSFODNN7EXAMPLE"
     with memdir.open(root) as md:
-        with pytest.raises(InvalidMemory, match="aws.md: line 1 contains what looks like an AWS access key id"):
+        with pytest.raises(InvalidMemory, match=r"aws.md: line 1 of the body \(file line 5\) contains what looks like an AWS access key id"):
             md.write("aws.md", f"the key is {key}\n")
         assert not (root / "aws.md").exists()
     with memdir.open(root, secret_guard=False) as md:

@@ -149,6 +149,11 @@ async def test_search(memories: Memories) -> None:
         assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]
         hit = data["hits"][0]
         assert "project/flock.md — " in text and f"{hit['line']}" in text and hit["snippet"] in text
+        assert hit["sure"] is True and 0.5 <= hit["confidence"] <= 1
+        failed, text, data = await tool(client, "search_memory", query="android app launch date")
+        assert not failed and [h["path"] for h in data["hits"]] == ["project/flock.md"]  # ranked, not sure
+        assert data["hits"][0]["sure"] is False and data["hits"][0]["confidence"] < 0.5
+        assert text.startswith("no memory answers 'android app launch date' for sure; weaker matches")
         failed, text, data = await tool(client, "search_memory", query="launch date", type="user")
         assert not failed and data["hits"] == []
         failed, text, _ = await tool(client, "search_memory", query="launch", since="later")

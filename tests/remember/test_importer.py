@@ -47,20 +47,21 @@ def test_import_claude_code_memory_folder(tmp_path: Path) -> None:
     src = claude_code_folder(tmp_path)
     with memdir.open(tmp_path / "memory") as md:
         result = import_dir(md, src)
-        assert sorted(result.imported) == ["MEMORY.md", "feedback_testing.md", "notes/pipe.md", "project_launch.md",
-                                           "user_role.md"]
-        assert result.skipped == [
+        assert sorted(result.imported) == ["MEMORY.md", "broken.md", "feedback_testing.md", "notes/pipe.md",
+                                           "project_launch.md", "user_role.md"]
+        assert result.skipped == []
+        assert result.left_out == [
             ("diagram.png", "not a markdown note (png); memdir keeps .md files only, so links to it stay as written"),
-            ("broken.md", "broken.md: frontmatter is not valid YAML at line 3 (did not find expected ',' or ']'); "
-                          "fix that line between the '---' lines"),
         ]
+        assert result.repaired == [("broken.md", [2])]  # `name: [unclosed` read as its writer did: the rest of the line
+        assert md.read("broken.md").name == "[unclosed"
         assert result.dangling == ["missing.md"]
         assert result.notes == [  # a type only MEMORY.md gives is not written into the file, but named
             "notes/pipe.md: MEMORY.md line 6 files it under reference, but the file names no type; "
             "add 'type: reference' to its frontmatter to make it one",
         ]  # (project_launch.md is a project by its file name, whatever section MEMORY.md puts it in)
         assert result.kept == [("MEMORY.md", "MEMORY.md, around memdir's marked index region")]
-        assert (result.files_in, result.lines_in, result.lines_out) == (5, 17, 17)
+        assert (result.files_in, result.lines_in, result.lines_out) == (6, 21, 21)
 
         for rel in ("user_role.md", "feedback_testing.md", "project_launch.md", "notes/pipe.md"):
             assert md.read(rel).text == (src / rel).read_text()  # byte for byte: no stamps, no added keys
@@ -73,7 +74,7 @@ def test_import_claude_code_memory_folder(tmp_path: Path) -> None:
 
         again = import_dir(md, src)
         assert again.imported == [] and sorted(again.unchanged) == sorted(result.imported)
-        assert "imported 0 files, 5 unchanged" in again.summary()
+        assert "imported 0 files, 6 unchanged" in again.summary()
     assert (src / "MEMORY.md").read_text().startswith("# Memory\n")  # the source is untouched
 
 
@@ -83,7 +84,8 @@ def test_a_changed_file_is_not_replaced_unless_asked(tmp_path: Path) -> None:
         import_dir(md, src)
         (src / "project_launch.md").write_text("Launch moved to 2027-01-10.\n")
         result = import_dir(md, src)
-        assert ("project_launch.md", "already in the memory with other text (use --overwrite to replace it)") in result.skipped
+        assert ("project_launch.md", "project_launch.md is already in the memory with other text (use --overwrite to "
+                                     "replace it)") in result.skipped
         assert md.read("project_launch.md").body == "Launch is 2026-12-15.\n"
         result = import_dir(md, src, overwrite=True)
         assert result.imported == ["project_launch.md"] and md.read("project_launch.md").body == "Launch moved to 2027-01-10.\n"
@@ -111,7 +113,8 @@ def test_import_of_the_corpus_loses_no_line_and_names_every_file_it_leaves(tmp_p
     with memdir.open(tmp_path / "memory") as md:
         result = (import_basic_memory if source == NOTES else import_dir)(md, source)
         expected = copy_of_every_md(source)
-        skipped = dict(result.skipped)
+        assert result.skipped == [] and result.redacted == [] and result.renamed == []
+        skipped = dict(result.left_out)
         repaired = dict(result.repaired)
         for rel, text in expected.items():
             got = md.index() if rel == "MEMORY.md" else md.read(rel).text
@@ -173,13 +176,14 @@ def test_cli_import_reports_files_and_lines_in_and_out(tmp_path: Path) -> None:
     out = runner.invoke(main, ["--root", str(tmp_path / "memory"), "import", str(src), "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    assert data["files"] == {"source": 7, "brought_in": 5, "left_out": 2} and data["lines"] == {"in": 17, "out": 17}
+    assert data["files"] == {"source": 7, "notes": 6, "brought_in": 6, "skipped": 0, "left_out": 1}
+    assert data["lines"] == {"in": 21, "out": 21, "skipped": 0}
     assert data["kept_notes"] == [{"from": "MEMORY.md", "to": "MEMORY.md, around memdir's marked index region"}]
     out = runner.invoke(main, ["--root", str(tmp_path / "m2"), "import", "--from", "obsidian", str(src)])
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines()[:3] == [
-        "imported 5 files",
-        "brought in 5 of 7 source items: 17 lines in, 17 out",
+        "imported 6 files",
+        "brought in 6 of 6 notes: 21 lines in, 21 out",
         "kept MEMORY.md whole in MEMORY.md, around memdir's marked index region",
     ]
     out = runner.invoke(main, ["--root", str(tmp_path / "m3"), "import", "--from", "basic-memory", str(src / "MEMORY.md")])
@@ -206,7 +210,7 @@ def test_cli_export_writes_a_folder_and_refuses_a_full_one(tmp_path: Path) -> No
     assert runner.invoke(main, ["--root", root, "import", str(src)]).exit_code == 0
     out = runner.invoke(main, ["--root", root, "export", str(tmp_path / "out")])
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines() == ["exported 5 files (17 lines)", "wrote MEMORY.md with the notes kept beside memdir's index"]
+    assert out.stdout.splitlines() == ["exported 6 files (21 lines)", "wrote MEMORY.md with the notes kept beside memdir's index"]
     assert (tmp_path / "out" / "MEMORY.md").read_text() == (src / "MEMORY.md").read_text()
     out = runner.invoke(main, ["--root", root, "export", str(tmp_path / "out")])
     assert out.exit_code == 1 and "is not empty; export into a new or empty folder" in out.output
@@ -229,7 +233,7 @@ def test_import_never_follows_a_symlink_out_of_the_source(tmp_path: Path) -> Non
         with memdir.open(tmp_path / f"memory-{run.__name__}") as md:
             result = run(md, source)
             assert sorted(result.imported) == ["notes/alias.md", "notes/real.md"]
-            assert sorted(result.skipped) == [
+            assert result.skipped == [] and sorted(result.left_out) == [
                 ("linked", "a symlinked folder; import does not follow folder links"),
                 ("notes/setup.md", "a symlink leading out of the source folder; not followed"),
             ]

@@ -26,32 +26,34 @@ def chat(memory: memdir.Memdir) -> memdir.Memdir:
     return memory
 
 
-def ranked(md: memdir.Memdir, cover: float | None = None) -> list[str]:
-    return [h.path.removeprefix("chat/").removesuffix(".md") for h in md.search(QUESTION, mode="lexical", cover=cover)]
+def ranked(md: memdir.Memdir) -> list[str]:
+    return [h.path.removeprefix("chat/").removesuffix(".md") for h in md.search(QUESTION, mode="lexical")]
 
 
-def test_under_the_evidence_bar_feedback_only_reorders_what_holds_the_question(
-        chat: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+def sure(md: memdir.Memdir) -> list[str]:
+    return [h.path.removeprefix("chat/").removesuffix(".md") for h in md.search(QUESTION, mode="lexical") if h.sure]
+
+
+def test_feedback_reorders_what_holds_the_question(chat: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
     # The best turn's rarer words (LGBTQ, transgender) lift the pride turn over the adoption one (each holds "Caroline").
-    with_feedback = ranked(chat)
+    with_feedback, held = ranked(chat), sure(chat)
     monkeypatch.setattr(feedback, "ON", False)
     without = ranked(chat)
     assert with_feedback[0] == without[0] == "caroline-group"
-    assert sorted(with_feedback) == sorted(without) == ["caroline-adoption", "caroline-group", "caroline-pride",
-                                                        "melanie-support"]
     assert with_feedback.index("caroline-pride") < with_feedback.index("caroline-adoption")
     assert without.index("caroline-pride") > without.index("caroline-adoption")
+    assert held == sure(chat) and held[0] == "caroline-group"  # feedback changes no hit's confidence
 
 
-def test_without_the_bar_feedback_adds_a_file_only_its_words_find(
+def test_feedback_adds_a_file_only_its_words_find_and_it_is_not_sure(
         chat: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
     # The memoir turn shares no word with the question, only "transgender" with the best turn; a word in half
     # the files or more ("melanie") is asked for by no feedback query, so the other Melanie turns stay out.
-    found = ranked(chat, cover=0)
-    assert found[0] == "caroline-group" and "melanie-memoir" in found
+    found = ranked(chat)
+    assert found[0] == "caroline-group" and "melanie-memoir" in found and "melanie-memoir" not in sure(chat)
     assert not {"melanie-pottery", "melanie-camping", "melanie-run"} & set(found)
     monkeypatch.setattr(feedback, "ON", False)
-    assert "melanie-memoir" not in ranked(chat, cover=0)
+    assert "melanie-memoir" not in ranked(chat)
 
 
 def test_a_query_nothing_answers_still_finds_nothing(chat: memdir.Memdir) -> None:
@@ -64,8 +66,8 @@ def test_hybrid_goes_without_feedback(md: memdir.Memdir, monkeypatch: pytest.Mon
     for path, text in TURNS.items():
         md.write(path, text)
     semantic.attach(md, embedder=FakeEmbedder())
-    hybrid = [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid", cover=0)]
-    lexical = [h.path for h in md.search(QUESTION, mode="lexical", cover=0)]
+    hybrid = [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid")]
+    lexical = [h.path for h in md.search(QUESTION, mode="lexical")]
     monkeypatch.setattr(feedback, "ON", False)
-    assert [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid", cover=0)] == hybrid
-    assert [h.path for h in md.search(QUESTION, mode="lexical", cover=0)] != lexical  # the switch is live
+    assert [(h.path, h.score) for h in md.search(QUESTION, mode="hybrid")] == hybrid
+    assert [h.path for h in md.search(QUESTION, mode="lexical")] != lexical  # the switch is live

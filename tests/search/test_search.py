@@ -42,17 +42,23 @@ def test_search_ranks_and_points_at_the_matching_line(filled: memdir.Memdir) -> 
     assert hits[0] == SearchHit(
         path="project/flock.md", score=hits[0].score, name="flock", description="Flock: route planner and its launch",
         snippet="Launch date: 2026-12-15.", line=line, end_line=line + 1, type="project", updated=flock.updated,
+        confidence=1.0, sure=True,
     )
     assert hits[0].score > 0
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert {h.path for h in hits} == {"project/flock.md"}  # a launch party or a diet's launch is no launch date
+    # A launch party or a diet's launch is no launch date: ranked below it, and not sure.
+    assert [h.path for h in hits if h.sure] == ["project/flock.md"]
+    assert {h.path for h in hits[1:]} == {"people/alice/health.md", "people/bob/gifts.md"}
+    assert all(h.confidence < 0.5 for h in hits[1:])
 
 
-def test_a_hit_holds_enough_of_the_query_and_a_query_nothing_answers_finds_nothing(filled: memdir.Memdir) -> None:
-    assert {h.path for h in filled.search("launch")} == {"project/flock.md", "people/alice/health.md", "people/bob/gifts.md"}
-    assert filled.search("android app launch date") == []  # shares "launch date" with flock; the rest is unknown
-    assert filled.search("zebra") == []
-    assert {h.path for h in filled.search("android app launch date", cover=0.3)} >= {"project/flock.md"}
+def test_every_match_is_ranked_and_only_what_holds_enough_of_the_query_is_sure(filled: memdir.Memdir) -> None:
+    assert {h.path for h in filled.search("launch") if h.sure} == {"project/flock.md", "people/alice/health.md",
+                                                                    "people/bob/gifts.md"}
+    found = filled.search("android app launch date")  # shares "launch date" with flock; the rest is unknown
+    assert found[0].path == "project/flock.md" and not any(h.sure for h in found)  # ranked, but it answers nothing
+    assert filled.search("zebra") == []  # nothing matches at all
+    assert [h.path for h in filled.search("android app launch date", cover=0.3) if h.sure] == ["project/flock.md"]
     with pytest.raises(InvalidArgument, match="cover must be a share of the query between 0 and 1, got 2"):
         filled.search("launch", cover=2)
 
@@ -178,7 +184,16 @@ def test_cli_search(filled: memdir.Memdir, root: Path) -> None:
     out = runner.invoke(main, ["--root", str(root), "search", "launch", "--prefix", "people/", "--json"])
     data = json.loads(out.output)
     assert {d["path"] for d in data} == {"people/alice/health.md", "people/bob/gifts.md"}
-    assert set(data[0]) == {"path", "score", "name", "description", "snippet", "line", "end_line", "type", "updated"}
+    assert set(data[0]) == {"path", "score", "name", "description", "snippet", "line", "end_line", "type", "updated",
+                            "confidence", "sure"}
+    out = runner.invoke(main, ["--root", str(root), "search", "when is the flock launch date?"])
+    lines = out.output.splitlines()
+    assert out.exit_code == 0 and lines[0].startswith("project/flock.md:")
+    assert lines[1] == "-- weaker matches, which may not answer it:"  # the party and the diet, apart
+    assert sorted(x.split(":")[0] for x in lines[2:]) == ["people/alice/health.md", "people/bob/gifts.md"]
+    out = runner.invoke(main, ["--root", str(root), "search", "android app launch date"])
+    assert out.exit_code == 1  # no file answers it: exit 1, the weaker matches still shown
+    assert out.output.splitlines()[0] == "-- no file answers this for sure; weaker matches, which may not answer it:"
     out = runner.invoke(main, ["--root", str(root), "search", "zebra"])
     assert (out.exit_code, out.output) == (1, "no matches\n")  # nothing found: exit 1, as grep
     out = runner.invoke(main, ["--root", str(root), "search", "x", "-k", "0"])
@@ -413,7 +428,7 @@ def test_without_re2_grep_refuses_nested_repetition(md: memdir.Memdir, monkeypat
             md.grep(pattern)
 
 
-def test_beside_a_hit_a_conversations_turns_are_ranked_and_topic_files_still_need_evidence(tmp_path: Path) -> None:
+def test_a_conversations_turns_and_topic_files_are_ranked_and_only_what_holds_the_query_is_sure(tmp_path: Path) -> None:
     turns = ["Emma: Our piano recital is on 3 May at the town hall.", "Liam: Which pieces will you play?",
              "Emma: Two nocturnes; I practise the piano every evening.", "Liam: Good luck!"]
     with memdir.open(tmp_path / "m") as md:
@@ -421,10 +436,10 @@ def test_beside_a_hit_a_conversations_turns_are_ranked_and_topic_files_still_nee
             md.write(f"chat/session-01/D1-{number}.md", text)
         md.write("notes/shopping.md", "Buy a piano stool cushion and printer paper.")
         md.write("notes/Kyoto 2025.md", "Temples, a piano bar in Gion, and the bamboo grove.")  # a number, not a run
-        found = [h.path for h in md.search("piano recital date at the town hall")]
-    assert found[0] == "chat/session-01/D1-1.md"  # the best hit holds the query: it is answered here
-    assert "chat/session-01/D1-3.md" in found  # a turn of the same talk holding little of it still ranks
-    assert "notes/shopping.md" not in found and "notes/Kyoto 2025.md" not in found  # "piano" alone is no answer
+        found = md.search("piano recital date at the town hall")
+    assert found[0].path == "chat/session-01/D1-1.md" and found[0].sure  # the best hit holds the query
+    assert "chat/session-01/D1-2.md" in [h.path for h in found]  # the turn after it, lent its neighbour's score
+    assert {h.path for h in found if not h.sure} >= {"notes/shopping.md", "notes/Kyoto 2025.md"}  # "piano" alone
 
 
 def test_a_run_is_two_files_numbered_alike_in_one_folder() -> None:

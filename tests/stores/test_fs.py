@@ -363,7 +363,8 @@ def test_the_default_tenant_of_a_folder_sees_nothing_of_the_other_tenants(root: 
     (source / "tenants" / "x" / "a.md").write_text("into tenants?\n")
     with memdir.open(root) as md:
         result = import_dir(md, source)
-        assert result.imported == [] and [p for p, _ in result.skipped] == ["tenants/x/a.md"]
+        assert result.imported == ["tenants (folder)/x/a.md"] and result.renamed == [  # never into another tenant
+            ("tenants/", "tenants (folder)/", "a top folder named tenants/ is where memdir keeps other tenants")]
     with memdir.open(root, tenant="acme") as acme:
         assert [e.path for e in acme.list()] == ["notes/plan.md"]
 

@@ -149,7 +149,11 @@ def test_the_search_page_lists_what_answers_and_says_when_nothing_does(root: Pat
     with Running(root) as srv:
         b = Browser(srv.url)
         status, _, html = b.get("/ui/search?q=flock+launch+date")
-        assert status == 200 and "1 file matches" in html and 'href="/ui/file/project/flock.md"' in html
+        assert status == 200 and "1 file answers" in html and 'href="/ui/file/project/flock.md"' in html
+        assert re.search(r"· <span [^>]*>\d+% sure</span>", html)  # how sure, beside each hit
+        status, _, html = b.get("/ui/search?q=android+app+launch+date")  # flock holds "launch date", not the app
+        assert status == 200 and "No file answers" in html and "Weaker matches" in html
+        assert html.index("Weaker matches") < html.index('href="/ui/file/project/flock.md"')
         status, _, html = b.get("/ui/search?q=zebra+crossing")
         assert status == 200 and "No file matches" in html and 'class="hit-title"' not in html
 

@@ -12,6 +12,7 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
+from .. import paths
 from ..model import Entry, label
 from ..paths import ancestors, parent
 from ..stores.totals import FolderTotals, Totals
@@ -50,7 +51,7 @@ class Catalog:
         self._folded: dict[str, set[str]] = {}  # folder + NUL + case-folded name -> the file and folder names there
 
     def _name(self, folder: str, name: str, add: bool) -> None:
-        key = f"{folder}\0{name.casefold()}"
+        key = f"{folder}\0{paths.fold(name)}"
         if add:
             self._folded.setdefault(key, set()).add(name)
             return
@@ -188,8 +189,8 @@ class Catalog:
         return folder in self.folders
 
     def clash(self, folder: str, name: str) -> str | None:
-        """A file or subfolder name in `folder` equal to `name` but for case, if there is one."""
-        names = self._folded.get(f"{folder}\0{name.casefold()}")
+        """A file or subfolder name in `folder` equal to `name` but for case or normalisation, if there is one."""
+        names = self._folded.get(f"{folder}\0{paths.fold(name)}")
         return next((n for n in sorted(names) if n != name), None) if names else None
 
     def line_bytes(self, path: str) -> int:

@@ -106,16 +106,16 @@ class Derived:
         text, links = index.render(cat, folder, lines, size)
         return kept.around(text), links
 
-    def keep(self, folder: str, notes: str) -> bool:
+    def keep(self, folder: str, notes: str, *, replace: bool = False) -> bool:
         """Make `notes` the hand-kept part of `folder`'s MEMORY.md, around memdir's region (store lock held).
 
         False when they are there already. Refuses when the file keeps other
-        notes, so nothing a person wrote there is replaced.
+        notes, so nothing a person wrote there is replaced, unless `replace`.
         """
         want, have = index.kept(notes), index.kept(self.on_disk(folder))
-        if want.empty or have == want:
+        if (want.empty and not replace) or have == want:
             return False
-        if not have.empty:
+        if not have.empty and not replace:
             raise Conflict(f"{folder}{INDEX_NAME} already keeps notes of its own ({have.lines} lines); "
                            "merge the new ones into it by hand, or keep them in a topic file", path=folder + INDEX_NAME)
         self.refresh(full=self.stale)

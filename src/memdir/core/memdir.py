@@ -15,7 +15,8 @@ import builtins
 import copy
 import datetime as dt
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,7 +28,7 @@ from ..search import grep as grepping
 from ..search import lexical
 from ..search.lexical import Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
-from . import guard, index, ops, reconcile
+from . import guard, history, index, ops, reconcile
 from . import limits as limits_mod
 from .catalog import Catalog
 from .derived import Derived
@@ -63,6 +64,7 @@ class _State:
         self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
         self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
+        self.due: Sequence[Record] = ()  # records whose commit made a compaction due (`history.after`)
         self.generation = 0  # bumped when the caches above are dropped
 
     def keep(self, mem: Memory) -> None:
@@ -139,6 +141,17 @@ class Memdir:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
         return view
 
+    def prepaid(self, what: str) -> Memdir:
+        """Take one write's token from the rate bucket now (`RateLimited`, naming `what`, when none is left) and
+        return a view whose writes take no more: work that costs far more than its write (a capture over HTTP
+        parses and redacts a whole transcript) pays before it starts, and all of its writes count as one."""
+        if not self.limits.writes_per_minute:
+            return self
+        ops.take(self._store, what, self.limits)
+        view = self._view()
+        view.limits = replace(view.limits, writes_per_minute=0)
+        return view
+
     def as_person(self) -> Memdir:
         """This memory as a person writes it (the web page): files are kept whole up to `max_file_bytes`
         instead of the agent's `max_lines` and `max_bytes`; the rate limit stays as it is."""
@@ -147,6 +160,19 @@ class Memdir:
         view = self._view()
         view._agent = False
         return view
+
+    def acting(self, actor: str) -> Memdir:
+        """This memory writing under another name in the journal (a sync landing another machine's changes)."""
+        view = self._view()
+        view.actor = actor
+        return view
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this memory's locks (this process's and the store's) across several calls, so no other writer
+        comes between them: a sync's commit, merge and the writes it lands. The calls inside take them again."""
+        with self._writing():
+            yield
 
     def _view(self) -> Memdir:
         view = copy.copy(self)
@@ -270,10 +296,12 @@ class Memdir:
         filter is inside the index's query), of the given `types` and updated
         on or after `since`. `mode` is lexical, semantic, hybrid or auto
         (lexical unless the semantic layer is installed and says otherwise).
-        A file is a hit only with evidence: it holds `cover` of the query's
-        weight (default `search.COVER`, see `search/evidence.py`), or its
-        meaning is at the embedding model's floor; a query nothing answers
-        returns no hits.
+        Every candidate is ranked; each hit says how sure it is
+        (`confidence`, and `sure` when it holds `cover` of the query's weight,
+        default `search.COVER`, or its meaning is close enough: see
+        `search/confidence.py`). What is shown to a model unasked takes only
+        the sure hits. Records of past work rank below topic files unless the
+        query asks about the past.
         """
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be text, got {type(query).__name__}")
@@ -293,9 +321,11 @@ class Memdir:
             return found
         if not parsed:
             return []
+        past = search.asks_about_past(query)
+        asked = (search.parse(search.without_past(query)) or parsed) if past else parsed
         with searcher.lock:
-            top = lexical.top(searcher.index(), parsed, k, where, bar)
-        return lexical.hits(top, parsed)
+            top = lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked)
+        return lexical.hits(top, parsed, bar)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the search index from the files; returns how many files it holds."""
@@ -426,12 +456,13 @@ class Memdir:
                 text += "\n"
             return self._land([Op.write(p, text + entry, expect=ops.version_of(cur))], take=False)[0]
 
-    def keep_notes(self, notes: str, folder: str = "") -> bool:
+    def keep_notes(self, notes: str, folder: str = "", *, replace: bool = False) -> bool:
         """Keep `notes` (what a person or another tool wrote in a MEMORY.md) byte for byte in the folder's
         MEMORY.md, beside memdir's marked index region: how an import brings Claude Code's hand-kept notes.
 
-        False when they are there already; `Conflict` when the file keeps other notes; the secret guard
-        holds as for a topic file.
+        False when they are there already; `Conflict` when the file keeps other notes, unless `replace`
+        (a sync landing the notes as merged; empty notes then remove them); the secret guard holds as for
+        a topic file.
         """
         f = paths.folder(folder)
         if not isinstance(notes, str):
@@ -441,7 +472,7 @@ class Memdir:
         if self.limits.secret_guard:
             guard.check(notes, f + paths.INDEX_NAME)
         with self._writing():
-            return self._state.derived.keep(f, notes)
+            return self._state.derived.keep(f, notes, replace=replace)
 
     def apply(self, ops_: Sequence[Op]) -> builtins.list[Memory]:
         """Several writes, deletes and renames committed at once: all of them land, or none.
@@ -481,17 +512,53 @@ class Memdir:
                 return self._memory(p, Blob(change.old, change.expect or ""), change=result)
             return self._memory(target, Blob(change.data, done.new_version or ""), change=result)
 
+    def rewrite(self, plan: Callable[[], tuple[Sequence[Change], Mapping[int, Record | None]]], *,
+                same: bool = False) -> builtins.list[Record]:
+        """Rewrite the past: commit the changes `plan()` returns (asked under the memory's locks) and replace or drop
+        the journal records it names (`Store.rewrite`): what forgetting, redaction and compaction do. Every path
+        they touch must be writable by this view. Unless `same` (the records keep their content: compaction),
+        every cache of the memory is dropped after, so no copy of what was rewritten stays in this process."""
+        with self._writing():
+            changes, edits = plan()
+            if self._scope is not None:
+                dropped = [r for r in self._store.journal() if r.seq in edits] if None in edits.values() else []
+                for rec in [*(r for r in edits.values() if r is not None), *dropped]:
+                    for path in (rec.path, rec.dest):
+                        if path is not None:
+                            self._scope.check_write(path)
+                for change in changes:
+                    self._scope.check_write(change.path)
+                    self._scope.check_write(change.target)
+            self._state.commits += 1
+            records = self._store.rewrite(edits, changes)
+            self._state.derived.committed(len(records))
+            self._state.search.committed(changes, records)
+            if not same:
+                self._state.forget()
+                search.close_layers(self)
+            return records
+
+    def scrub(self) -> builtins.list[str]:
+        """Leave no byte of deleted content readable: the search index caught up and merged, the vectors of text
+        that is gone dropped, the store's files vacuumed; one line for each place that could not be emptied now."""
+        with self._lock:
+            with self._store.lock():
+                current = {e.path: e.version for e in self._state.derived.loaded().walk("")}
+                notes = self._state.search.scrub()
+            return notes + search.scrub_vectors(self._store, current) + self._store.scrub()  # VACUUM: outside a transaction
+
     # ------------------------------------------------------------ hand edits
 
-    def sync(self, changed: Iterable[str] | None = None) -> builtins.list[str]:
+    def sync(self, changed: Iterable[str] | None = None, *, with_index: bool = False) -> builtins.list[str]:
         """Catch up with edits made outside memdir (by a person, an editor, another tool).
 
         Files added, changed or deleted by hand are journaled as `external`
         changes under the actor `external:<the file's owner>` (undo works on
         them) and the catalog, the indexes and search follow. Without `changed`, every file's stat is compared with the
         catalog (the check where no watcher runs); with it (a watcher's
-        events), only those paths are looked at. Returns the paths found
-        changed, as far as this view may read them.
+        events), only those paths are looked at. The MEMORY.md files follow the
+        next write, or now `with_index` (a git sync, which commits them).
+        Returns the paths found changed, as far as this view may read them.
         """
         with self._writing():
             cat = self._state.derived.loaded()
@@ -499,6 +566,8 @@ class Memdir:
             report, changes = reconcile.external(self._store, cat, found, self._memory)
             for start in range(0, len(changes), 500):
                 self._commit(changes[start : start + 500], derive=False)  # journaled; MEMORY.md follows the next write
+            if with_index:
+                self._state.derived.after()
         return sorted(f.path for f in report.findings if f.kind in ("new", "changed", "missing") and self._readable(f.path))
 
     def reconcile(self, fix: bool = False) -> Report:
@@ -565,6 +634,12 @@ class Memdir:
     def _blob(self, path: str) -> tuple[str, Blob]:
         p = paths.topic_path(path)
         blob = self._store.get(p) if self._readable(p) else None
+        if blob is None and not p.isascii():  # a name typed composed for a file macOS named decomposed, or back
+            for form in ("NFD", "NFC"):
+                other = unicodedata.normalize(form, p)
+                if other != p and self._readable(other) and (blob := self._store.get(other)) is not None:
+                    p = other
+                    break
         if blob is None:
             raise NotFound(f"{p} does not exist; MEMORY.md lists the memories that do", path=p)
         return p, blob
@@ -617,6 +692,8 @@ class Memdir:
                 if self._state.commits != commits:
                     self._state.forget()
                 raise
+            due, self._state.due = self._state.due, ()
+            history.after(self._store, due)  # in a transaction of its own: it can never undo the write
 
     def _land(self, batch: Sequence[Op], *, take: bool = True) -> builtins.list[Memory]:
         """Plan and commit a batch (both locks held): one store commit, one token from the rate bucket."""
@@ -652,6 +729,7 @@ class Memdir:
         records = self._store.commit(changes)
         self._state.derived.committed(len(records), derive=derive)
         self._state.search.committed(changes, records)
+        self._state.due = records if history.due(records) else ()
         return records
 
 

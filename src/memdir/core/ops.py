@@ -144,6 +144,8 @@ class Planner:
         if not records:
             raise NotFound(f"{path} has no journaled change to undo", path=path)
         rec = records[0]
+        if rec.op == "forget":
+            raise NotFound(f"{path} was forgotten by {rec.actor} at {rec.time}; nothing of it is left to bring back", path=path)
         other = rec.dest if rec.path == path else rec.path
         if other is not None and self.scope is not None and not self.scope.can_write(other):
             raise Forbidden(f"cannot undo the last change to {path}: it moved the file across the edge of what this "
@@ -186,8 +188,9 @@ class Planner:
         return text
 
     def as_written(self, path: str, cur: Blob | None, text: str) -> str | None:
-        """`text` checked as another writer's file: valid YAML, size and secrets; None when it is there already."""
-        meta, body = model.parse(text, path=path, strict=True)
+        """`text` checked as another writer's file: size and secrets; None when it is there already. Frontmatter
+        memdir cannot read (YAML it refuses) lands as written and is read as text, as on any read."""
+        meta, body = model.parse(text, path=path, strict=False)
         if cur is not None and cur.data == text.encode():
             return None
         limits_mod.check_size(text, path, self.limits, agent=self.agent)
@@ -273,7 +276,8 @@ def places(change: Change) -> bool:
 
 
 def check_place(change: Change, cat: Catalog) -> None:
-    """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case."""
+    """Refuse a new path that makes a file a folder (or a folder a file), or differs from a neighbour only by case
+    or normalisation."""
     target = change.target
     parts = target.split("/")
     for i, part in enumerate(parts):
@@ -290,6 +294,6 @@ def check_place(change: Change, cat: Catalog) -> None:
         clash = cat.clash(base, part)
         if clash is not None:
             raise InvalidPath(
-                f"path {target!r}: {base + clash!r} already exists and differs only by case; use that exact name or pick another",
+                f"path {target!r}: {base + clash!r} already exists and differs only by case or Unicode normalisation; use that exact name or pick another",
                 path=target,
             )

@@ -168,7 +168,7 @@ def problems(mem: Memory, limits: Limits) -> list[str]:
     try:
         # The file as read parsed its frontmatter leniently (a block its writer's parser accepts is read as
         # meant): what a write would refuse is the block parsed strictly, which only a file starting with '---' has.
-        meta = mem.meta if not mem.text.startswith("---") else model.parse(mem.text, path=mem.path)[0]
+        meta = mem.meta if not mem.text.lstrip("\ufeff").startswith("---") else model.parse(mem.text, path=mem.path)[0]
         limits_mod.check_meta(meta, mem.path, limits)
     except MemdirError as e:
         out.append(e.message)

@@ -135,6 +135,8 @@ SCHEMAS: dict[str, Any] = {
             "line": {"type": "integer", "description": "1-based line of the snippet (frontmatter included)"},
             "end_line": {"type": "integer", "description": "End of its paragraph: read lines line..end_line first"},
             "type": NULLABLE, "updated": NULLABLE,
+            "confidence": {"type": "number", "description": "0 to 1: how sure search is that the file answers"},
+            "sure": {"type": "boolean", "description": "Sure enough to show a model unasked; the others may not answer"},
         },
     },
     "Context": {
@@ -319,7 +321,8 @@ def document() -> dict[str, Any]:
                     "properties": {
                         "session_id": {"type": "string"},
                         "transcript": {"type": ["string", "array"], "description": "Text (plain, JSON messages, JSONL) "
-                                       "or a list of {role, content} messages"},
+                                       "or a list of {role, content} messages; at most 20,000 lines or 5,000 "
+                                       "messages"},
                         "at": {"type": "string", "description": "When the session happened (ISO 8601); default its "
                                "last timestamp, else now"},
                     }}}}},

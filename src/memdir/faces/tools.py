@@ -28,6 +28,7 @@ from ..recall import context as context_mod
 from ..recall import links as links_mod
 from ..recall.links import Links
 from ..remember import capture
+from ..search import SearchHit
 
 log = logging.getLogger("memdir.tools")
 
@@ -158,8 +159,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "search_memory",
         "Search memory",
-        "Full-text search over all topic files, best matches first, each with the lines that matched best. Use it "
-        "when the index does not make the right file obvious; then read those lines (offset/limit) or the file.",
+        "Full-text search over all topic files, best matches first, each with the lines that matched best; matches "
+        "that may not answer come after a line saying so. Use it when the index does not make the right file "
+        "obvious; then read those lines (offset/limit) or the file.",
         _schema({"query": _string("Words to look for.")}, {
             "k": _integer("How many results (default 10)."),
             "type": _string("Only files of this type."),
@@ -447,8 +449,14 @@ class Session:
         hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
-        lines = [f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})" for h in hits]
-        return Result("\n".join(lines), data={"hits": [h.to_dict() for h in hits]})
+        def line(h: SearchHit) -> str:
+            return f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
+
+        sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
+        if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
+            sure.append("weaker matches, which may not answer it:" if sure else
+                        f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
+        return Result("\n".join(sure + weaker), data={"hits": [h.to_dict() for h in hits]})
 
     # -------------------------------------------------------- writing
 

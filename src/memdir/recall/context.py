@@ -13,9 +13,13 @@ Candidates come in three layers, taken in order until the budget is spent:
 2. selected: the files and folders named in `include`, the other files of an
    included file's folder, `user` memories, and files that layer-1 and included
    files link to;
-3. search: the files that best match the query, as the lines the search
-   reports for each (the matching line to the end of its paragraph; never
-   whole files); a hit linked with a file already chosen ranks higher.
+3. search: the files that best match the query and that search is sure of
+   (`search/confidence.py`: a weaker hit is ranked for a person who asks, not
+   put in front of a model unasked), as the lines the search reports for each
+   (the matching line to the end of its paragraph; never whole files); a hit
+   linked with a file already chosen ranks higher. Records of past work
+   (session records, the diary, `archive/`) come only when the query asks about
+   past work or no topic file answers it, and never the current session's own.
 
 A lower layer only gets what the layers above it left; inside a layer the
 least relevant candidate is the one left out. Nothing is cut inside a line.
@@ -34,6 +38,7 @@ measured with, so what goes in, and the token count, do not depend on it.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +49,7 @@ from ..core.limits import CONTEXT_BUDGET
 from ..errors import InvalidArgument, MemdirError, NotFound
 from ..model import Memory, split
 from ..remember import fence
+from ..search.confidence import asks_about_past, is_history
 from ..tokens import Tokenizer
 from . import links
 
@@ -308,11 +314,13 @@ def build(
     min_score: float | None = None,
     mode: str = "auto",
     cover: float | None = None,
+    session: str | None = None,
 ) -> Context:
     """The context for a turn; `Memdir.context` is this with the default layers and tokenizer.
 
     `mode` is the search mode of layer 3 (`min_score` must be on that mode's scale) and `cover` the
-    share of the query a lexical hit must hold (`Memdir.search`'s; None: the search's own bar)."""
+    share of the query a hit must hold to be sure (`Memdir.search`'s; None: the search's own bar).
+    `session` is the id of the conversation asking: its own records are never recalled."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
         raise InvalidArgument(f"budget must be a whole number of tokens, at least {MIN_BUDGET}, got {budget!r}")
     if query is not None and not isinstance(query, str):
@@ -336,7 +344,7 @@ def build(
         if graph is not None and 2 in layers:
             _layer2(b, graph, wanted)
         if query and 3 in layers:
-            _layer3(b, query, k, min_score, mode, cover)
+            _layer3(b, query, k, min_score, mode, cover, session)
         _, used = b.render()
         if used <= budget:
             break
@@ -423,9 +431,10 @@ def _folder_exists(md: Memdir, folder: str) -> bool:
         return False
 
 
-def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str, cover: float | None) -> None:
+def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str, cover: float | None,
+            session: str | None = None) -> None:
     found: list[tuple[_Hit, Shown]] = []
-    for hit in _search(b.md, query, k, mode, cover):
+    for hit in _search(b.md, query, k, mode, cover, session):
         if b.has(hit.path):
             b.dropped.append(Dropped(hit.path, 3, "search", f"already in context ({b.paths[hit.path].why})"))
         elif min_score is not None and hit.score < min_score:
@@ -484,10 +493,31 @@ class _Hit:
     updated: str | None = None
 
 
-def _search(md: Memdir, query: str, k: int, mode: str, cover: float | None = None) -> list[_Hit]:
-    """The one place that knows the search API: best hits first (never a file of a folder no index lists)."""
-    return [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
-            for h in md.search(query, k=k, mode=mode, cover=cover) if not h.path.startswith(UNLISTED)]
+def _search(md: Memdir, query: str, k: int, mode: str, cover: float | None = None,
+            session: str | None = None) -> list[_Hit]:
+    """The one place that knows the search API: the sure hits, best first (never a file of a folder no index
+    lists, nor a record of the session asking); records of past work only for a question about the past or
+    when no topic file answers."""
+    sure = [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
+            for h in md.search(query, k=k, mode=mode, cover=cover)
+            if h.sure and not h.path.startswith(UNLISTED) and not own_record(h.path, session)]
+    knowledge = [h for h in sure if not is_history(h.path, h.type)]
+    return knowledge if knowledge and not asks_about_past(query) else sure
+
+
+def own_record(path: str, session: str | None) -> bool:
+    """Whether `path` is a record of conversation `session` (its capture, raw parts or archived copy).
+
+    A record's name ends in the session's id, or in `.` and 8 hex digits of the id's
+    SHA-256 when the id needed sanitising (`remember/capture.safe_id`, not imported
+    here: a hook's process has no time for the capture modules)."""
+    if not session or not session.strip():
+        return False
+    sid = session.strip()
+    digest = "." + hashlib.sha256(sid.encode()).hexdigest()[:8]
+    parts = path.removesuffix(".md").split("/")
+    return (parts[0] == "sessions" or parts[:2] == ["archive", "sessions"]) and any(
+        part.endswith(("-" + sid, digest)) for part in parts[1:])
 
 
 def _unparsed(md: Memdir, path: str, name: str, kind: str | None, updated: str | None) -> Shown:

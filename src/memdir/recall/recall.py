@@ -93,8 +93,9 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     query = prompt[:MAX_PROMPT_CHARS]
     if not indexed(md):
         return None
+    session = payload.get("session_id")
     return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover,
-                                             mode="lexical"))
+                                             mode="lexical", session=session if isinstance(session, str) else None))
 
 
 def indexed(md: Memdir) -> int:

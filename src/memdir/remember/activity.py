@@ -79,12 +79,7 @@ def redact(text: str) -> str:
 
     Called on whole texts (a command, a tool's output, a turn) before anything is clipped: a clipped token
     no longer has the shape the guard knows."""
-    while (found := guard.find_secret(text)) is not None:
-        kind, number = found
-        lines = text.split("\n")
-        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
-        text = "\n".join(lines)
-    return text
+    return guard.redact(text)
 
 
 def redact_value(value: str) -> str:

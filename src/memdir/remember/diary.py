@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from .. import dates, model
 from ..core.memdir import Op
 from ..errors import Conflict, InvalidArgument, MemdirError, NotFound
+from ..stores.base import DEFAULT_TENANT
 from ..stores.locations import folder_of, scheme_of
 from ..stores.sqlite import database_path
 from . import consolidate as upkeep
@@ -572,14 +573,19 @@ def _rollup(md: Memdir, day_label: str | None, week: str | None, month: str | No
 
 
 def tenants(location: str) -> list[str | None]:
-    """Every tenant at a location (None: a folder's own memory), for `rollup --all-tenants`."""
+    """Every tenant at a location (None: the memory without a tenant), for `rollup --all-tenants`."""
+    found = _tenants(location)
+    return sorted({None if t == DEFAULT_TENANT else t for t in found}, key=lambda t: "" if t is None else f"~{t}")
+
+
+def _tenants(location: str) -> list[str | None]:
     scheme = scheme_of(location)
     if scheme == "file":
         root = folder_of(location)
         out: list[str | None] = [None] if (root / ".memdir").is_dir() else []
         sub = root / "tenants"
-        if sub.is_dir():
-            out += sorted(p.name for p in sub.iterdir() if (p / ".memdir").is_dir())
+        if sub.is_dir():  # tenants/default/ (from before the name was reserved) opens only once moved: not listed
+            out += sorted(p.name for p in sub.iterdir() if (p / ".memdir").is_dir() and p.name != DEFAULT_TENANT)
         return out
     if scheme == "sqlite":
         import sqlite3

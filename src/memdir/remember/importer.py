@@ -1,22 +1,27 @@
-"""`memdir import`: bring in memories kept by other systems, losing nothing.
+"""`memdir import`: bring in memories kept by other systems, losing nothing and changing nothing silently.
 
-Each importer writes through `Memdir` (so the journal, size limits and the
-secret guard apply), never overwrites unless asked, and reports every file of
-the source: what it brought in, with the lines it read and the lines that
-landed, and what it did not, with the reason.
+Each importer writes through `Memdir` (so the journal, the size ceiling and the
+secret guard apply), never overwrites unless asked, and reports every item of
+the source: the notes it brought in, the lines of every note read (those it
+could not bring in too) and the lines that landed; the notes it could not bring
+in, with why (the command then exits 1); the files that are not notes; and
+every change it made on the way.
 
 - A folder (`import_dir`: a Claude Code memory folder, an Obsidian vault;
   `import_basic_memory`: a basic-memory project): every `.md` file lands byte
-  for byte at its relative path (`Op.write(as_written=True)`): frontmatter
-  as its writer left it (keys, order, dates, other tools' types), no
-  `created`/`updated` lines added, relative dates kept as written. memdir
-  reads the dialects (`model.dialect`), so nothing needs rewriting. The one
-  change: a value plain YAML refuses but its writer accepted (an unquoted
-  `title: Decision: Postgres`) is quoted (`model.repaired`), and the report
-  says which line. A folder's `MEMORY.md` (Claude Code keeps notes in it) is
-  kept whole as the hand-kept part of the destination's `MEMORY.md`
-  (`Memdir.keep_notes`), or, when that file keeps notes of its own, as the
-  topic file `memory-notes.md`.
+  for byte (CRLF, a byte-order mark, frontmatter as its writer left it, no
+  `created`/`updated` lines, relative dates as written) at its relative path,
+  whose name keeps its bytes (`intake.Names`: renamed, with the reason, only
+  where it would clash with a name taken or memdir's paths refuse it).
+  memdir reads the dialects (`model.dialect`), so nothing needs rewriting.
+  What does change is said: a frontmatter line YAML refuses but its writer
+  accepted is quoted (`model.repaired`), or the block is kept as text when
+  quoting cannot help; a value the secret guard refuses is redacted on its
+  line (`intake.redacted`); a file not in UTF-8 is converted. Only regular
+  files are read, opened without blocking (a FIFO named `*.md` is left out).
+  A folder's `MEMORY.md` (Claude Code keeps notes in it) is kept whole as the
+  hand-kept part of the destination's `MEMORY.md` (`Memdir.keep_notes`), or,
+  when that file keeps notes of its own, as the topic file `memory-notes.md`.
 - mcp-memory: see `mcp_memory.py`.
 """
 
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,25 +41,37 @@ from ..core.memdir import ANY, Memdir
 from ..core.ops import Op
 from ..errors import Conflict, MemdirError
 from ..paths import INDEX_NAME
+from . import intake
 
 NOTES_FILE = "memory-notes.md"  # where a MEMORY.md's notes go when the destination's MEMORY.md keeps its own
 
 
+def _plural(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 @dataclass
 class ImportResult:
-    """What an import did with every file (or record) of its source."""
+    """What an import did with every file (or record) of its source, and every change it made on the way."""
 
     imported: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)  # files that took in what a re-import added
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (source path, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # notes not brought in: (source path, why)
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # files that are not notes: (source path, why)
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source path, memory path, why)
     repaired: list[tuple[str, list[int]]] = field(default_factory=list)  # (path, file lines quoted for YAML)
+    as_text: list[tuple[str, str]] = field(default_factory=list)  # (path, why its frontmatter is read as text)
+    redacted: list[tuple[str, int, str]] = field(default_factory=list)  # (path, file line, what it looked like)
+    converted: list[tuple[str, str]] = field(default_factory=list)  # (path, how its text was read)
     dangling: list[str] = field(default_factory=list)  # index lines naming files that are not there
     notes: list[str] = field(default_factory=list)  # anything else worth knowing, one line each
     kept: list[tuple[str, str]] = field(default_factory=list)  # (source MEMORY.md, where its notes are)
-    files_in: int = 0  # files (or records) of the source brought in
-    lines_in: int = 0  # their lines as the source has them
-    lines_out: int = 0  # the lines they hold in the destination
+    unit: str = "note"  # what the source's items are: notes (a folder) or records (a memory.jsonl)
+    files_in: int = 0  # items of the source brought in
+    lines_in: int = 0  # the lines of every item read, as the source has them (those not brought in too)
+    lines_out: int = 0  # the lines the items brought in hold in the destination
+    lines_skipped: int = 0  # the lines of the items read but not brought in
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,42 +79,78 @@ class ImportResult:
             "unchanged": self.unchanged,
             "merged": self.merged,
             "skipped": [{"path": p, "why": w} for p, w in self.skipped],
+            "left_out": [{"path": p, "why": w} for p, w in self.left_out],
+            "renamed": [{"from": a, "to": b, "why": w} for a, b, w in self.renamed],
             "repaired": [{"path": p, "lines": n} for p, n in self.repaired],
+            "frontmatter_as_text": [{"path": p, "why": w} for p, w in self.as_text],
+            "redacted": [{"path": p, "line": n, "what": w} for p, n, w in self.redacted],
+            "converted": [{"path": p, "how": w} for p, w in self.converted],
             "kept_notes": [{"from": s, "to": d} for s, d in self.kept],
             "index_lines_without_file": self.dangling,
             "notes": self.notes,
-            "files": {"source": self.files_in + len(self.skipped), "brought_in": self.files_in,
-                      "left_out": len(self.skipped)},
-            "lines": {"in": self.lines_in, "out": self.lines_out},
+            "files": {"source": self.files_in + len(self.skipped) + len(self.left_out), self.unit + "s": self.files_in
+                      + len(self.skipped), "brought_in": self.files_in, "skipped": len(self.skipped),
+                      "left_out": len(self.left_out)},
+            "lines": {"in": self.lines_in, "out": self.lines_out, "skipped": self.lines_skipped},
         }
 
     def summary(self) -> str:
-        n = len(self.imported)
-        head = f"imported {n} file{'' if n == 1 else 's'}"
+        head = f"imported {_plural(len(self.imported), 'file')}"
         for count, what in ((len(self.merged), "merged"), (len(self.unchanged), "unchanged")):
             if count:
                 head += f", {count} {what}"
-        lines = f"{self.lines_in:,} line{'' if self.lines_in == 1 else 's'} in, {self.lines_out:,} out"
-        out = [head, f"brought in {self.files_in} of {self.files_in + len(self.skipped)} source items: {lines}"]
+        lines = f"{_plural(self.lines_in, 'line')} in, {self.lines_out:,} out"
+        if self.lines_skipped:
+            lines += f", {self.lines_skipped:,} in the {_plural(len(self.skipped), self.unit)} not brought in"
+        total = self.files_in + len(self.skipped)
+        out = [head, f"brought in {self.files_in:,} of {_plural(total, self.unit)}: {lines}"]
         for source, where in self.kept:
             out.append(f"kept {source} whole in {where}")
+        out += [f"renamed '{a}' to '{b}': {w}" for a, b, w in self.renamed]
         for path, numbers in self.repaired:
             shown = ", ".join(str(x) for x in numbers)
             out.append(f"repaired {path} line{'' if len(numbers) == 1 else 's'} {shown}: quoted a value "
-                       "that plain YAML refuses and its writer accepts (a colon, a {{placeholder}})")
-        for path, why in self.skipped:
-            out.append(f"skipped {path}: {why}")
-        for path in self.dangling:
-            out.append(f"MEMORY.md names {path}, which is not in the folder")
+                       "that plain YAML refuses and its writer accepts (a colon, a {{placeholder}}, an @name)")
+        out += [f"kept the frontmatter of {p} as text: {w}" for p, w in self.as_text]
+        out += [f"redacted {p} line {n}: it held what looks like {w} (now {intake.REDACTED}); the rest is as written"
+                for p, n, w in self.redacted]
+        out += [f"converted {p}: {w}" for p, w in self.converted]
+        out += [f"skipped {p}: {w}" for p, w in self.skipped]
+        out += _grouped(self.left_out)
+        out += [f"MEMORY.md names {p}, which is not in the folder" for p in self.dangling]
         out.extend(self.notes)
         return "\n".join(out)
 
-    def landed(self, path: str, change: str, lines_in: int, lines_out: int) -> None:
-        """Count one source item whose text is now in the destination."""
+    def read(self, lines: int) -> None:
+        """Count the lines of one source item read (whether it is brought in or not)."""
+        self.lines_in += lines
+
+    def skip(self, source: str, why: str, lines: int = 0) -> None:
+        """One source item read (its `lines`) that is not brought in."""
+        self.skipped.append((source, why))
+        self.lines_skipped += lines
+
+    def landed(self, path: str, change: str, lines_out: int, items: int = 1) -> None:
+        """Count the source items (one note; a file's records) whose text is now at `path` in the destination."""
         {"unchanged": self.unchanged, "merged": self.merged}.get(change, self.imported).append(path)
-        self.files_in += 1
-        self.lines_in += lines_in
+        self.files_in += items
         self.lines_out += lines_out
+
+
+def _grouped(left_out: list[tuple[str, str]]) -> list[str]:
+    """The files that are not notes, one line per kind (a vault's hundreds of images are one line)."""
+    plain = Counter(w.split(" (")[0] for _, w in left_out if w.startswith(_NOT_NOTE))
+    kinds = Counter(p.rsplit(".", 1)[-1].lower() if "." in p.rsplit("/", 1)[-1] else "no extension"
+                    for p, w in left_out if w.startswith(_NOT_NOTE))
+    out = []
+    if plain:
+        shown = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.most_common())
+        out.append(f"left out {_plural(sum(kinds.values()), 'file')} that {'is' if sum(kinds.values()) == 1 else 'are'} "
+                   f"not markdown ({shown}): memdir keeps .md notes, so links to them stay as written")
+    return out + [f"left out {p}: {w}" for p, w in left_out if not w.startswith(_NOT_NOTE)]
+
+
+_NOT_NOTE = "not a markdown note"
 
 
 def write_as_written(md: Memdir, result: ImportResult, path: str, text: str, *, overwrite: bool, source: str,
@@ -106,17 +161,17 @@ def write_as_written(md: Memdir, result: ImportResult, path: str, text: str, *, 
     except MemdirError:
         old = None
     if old == text:
-        result.landed(path, "unchanged", lines_in, model.count_lines(text))
+        result.landed(path, "unchanged", model.count_lines(text))
         return True
     try:
         md.apply([Op.write(path, text, expect=ANY if overwrite else None, as_written=True)])
     except MemdirError as e:
         why = e.message
         if old is not None and isinstance(e, Conflict):
-            why = "already in the memory with other text (use --overwrite to replace it)"
-        result.skipped.append((source, why))
+            why = f"{path} is already in the memory with other text (use --overwrite to replace it)"
+        result.skip(source, why, lines_in)
         return False
-    result.landed(path, "imported", lines_in, model.count_lines(text))
+    result.landed(path, "imported", model.count_lines(text))
     return True
 
 
@@ -140,71 +195,86 @@ def _walk(root: Path, result: ImportResult) -> list[str]:
         for d in sorted(dirs):
             where = os.path.join(folder, d)
             if os.path.islink(where):
-                result.skipped.append((at + d, "a symlinked folder; import does not follow folder links"))
+                result.left_out.append((at + d, "a symlinked folder; import does not follow folder links"))
             elif d.startswith("."):
                 n = _count(where)
-                result.skipped.append((at + d + "/", f"a hidden folder ({n} file{'' if n == 1 else 's'}: another "
-                                                     "tool's settings or data); not memories"))
+                result.left_out.append((at + d + "/", f"a hidden folder ({n} file{'' if n == 1 else 's'}: another "
+                                                      "tool's settings or data); not memories"))
             else:
                 keep.append(d)
         dirs[:] = keep
         for name in sorted(files):
             if name.startswith("."):
-                result.skipped.append((at + name, "a hidden file; not a memory"))
+                result.left_out.append((at + name, "a hidden file; not a memory"))
             elif not name.lower().endswith(".md"):
                 kind = name.rsplit(".", 1)[-1].lower() if "." in name else "no extension"
-                result.skipped.append((at + name, f"not a markdown note ({kind}); memdir keeps .md files only, "
-                                                  "so links to it stay as written"))
+                result.left_out.append((at + name, f"{_NOT_NOTE} ({kind}); memdir keeps .md files only, "
+                                                   "so links to it stay as written"))
             else:
                 found.append(at + name)
     return found
 
 
 def _text(root: Path, rel: str, result: ImportResult) -> str | None:
+    """A source note's text as written (counted as read), or None with the reason recorded."""
     if not _inside(root, rel):
-        result.skipped.append((rel, "a symlink leading out of the source folder; not followed"))
+        result.left_out.append((rel, "a symlink leading out of the source folder; not followed"))
         return None
     try:
-        return (root / rel).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        result.skipped.append((rel, f"not UTF-8 text (byte {e.start})"))
+        data = intake.read_regular(root / rel)
     except OSError as e:
-        result.skipped.append((rel, f"cannot be read ({e.strerror or e})"))
-    return None
+        result.skip(rel, f"cannot be read ({e.strerror or e})")
+        return None
+    if data is None:
+        result.left_out.append((rel, "not a regular file (a FIFO, socket or device named *.md); not read"))
+        return None
+    text, how = intake.decoded(data)
+    if how:
+        result.converted.append((rel, how))
+    result.read(model.count_lines(text))
+    return text
 
 
-def _repaired(path: str, text: str, result: ImportResult) -> str:
-    """`text` with a frontmatter block its writer accepted but plain YAML refuses quoted where it must be."""
+def _readable(path: str, text: str, result: ImportResult) -> str:
+    """`text` with a frontmatter block its writer accepted but plain YAML refuses quoted where it must be,
+    or as it is, its block then read as text (and the report says which)."""
     try:
         model.parse(text, path=path, strict=True)
         return text
-    except MemdirError:
-        pass
+    except MemdirError as e:
+        refused = e.message
     try:
         block, _ = model.split(text, path=path)
     except MemdirError:
-        return text  # never closed: refused with its own message
-    if block is None:
-        return text
-    fixed, lines = model.repaired(block)
-    if not lines:
+        block = None  # never closed: all of it is text
+    fixed, lines = model.repaired(block) if block is not None else (block, [])
+    if not lines or fixed is None or block is None:
+        why = refused.split(": ", 1)[-1] if refused.startswith(path) else refused
+        result.as_text.append((path, f"{why}; memdir reads the file without it (name from the file name), as written"))
         return text
     result.repaired.append((path, lines))
     start = text.index("\n") + 1  # the block starts after the opening '---' line
     return text[:start] + fixed + text[start + len(block):]
 
 
-def _keep_index(md: Memdir, root: Path, rel: str, result: ImportResult, overwrite: bool) -> None:
-    """A source MEMORY.md: its notes kept whole in the destination's MEMORY.md (or a topic file)."""
-    text = _text(root, rel, result)
-    if text is None:
-        return
-    folder = rel[: -len(INDEX_NAME)]
+def _secure(md: Memdir, path: str, text: str, result: ImportResult) -> str:
+    """`text` with the values the secret guard refuses redacted, each line reported."""
+    if not md.limits.secret_guard:
+        return text
+    clean, found = intake.redacted(text)
+    result.redacted += [(path, n, kind) for n, kind in found]
+    return clean
+
+
+def _keep_index(md: Memdir, rel: str, text: str, folder: str, result: ImportResult, overwrite: bool) -> None:
+    """A source MEMORY.md: its notes kept whole in the destination's MEMORY.md (or a topic file) in `folder`."""
     here = folder + INDEX_NAME
-    if index.kept(text).empty:
-        result.skipped.append((rel, "memdir's own generated index; rebuilt from the files"))
-        return
     lines = model.count_lines(text)
+    if index.kept(text).empty:
+        result.left_out.append((rel, "memdir's own generated index; rebuilt from the files"))
+        result.lines_in -= lines  # not a note: its lines are memdir's, written again
+        return
+    text = _secure(md, here, text, result)
     try:
         changed = md.keep_notes(text, folder)
     except Conflict:
@@ -213,38 +283,46 @@ def _keep_index(md: Memdir, root: Path, rel: str, result: ImportResult, overwrit
             result.kept.append((rel, f"{target} ({here} keeps notes of its own)"))
         return
     except MemdirError as e:
-        result.skipped.append((rel, e.message))
+        result.skip(rel, e.message, lines)
         return
     result.kept.append((rel, f"{here}, around memdir's marked index region"))
-    result.landed(here, "imported" if changed else "unchanged", lines, lines)
+    result.landed(here, "imported" if changed else "unchanged", lines)
 
 
 def import_dir(md: Memdir, source: str | os.PathLike[str], *, overwrite: bool = False) -> ImportResult:
     """Import every markdown file under `source` as written, and its MEMORY.md notes; report every other file."""
     root = Path(source)
     result = ImportResult()
-    files = _walk(root, result)
+    files = sorted(_walk(root, result), key=lambda r: (unicodedata.normalize("NFC", r) != r, r))  # composed names first
+    names = intake.Names(e.path for e in md.list())
     indexes = [rel for rel in files if rel.rsplit("/", 1)[-1].casefold() == INDEX_NAME.casefold()]
     topics = [rel for rel in files if rel not in indexes]
     for rel in topics:
         text = _text(root, rel, result)
         if text is None:
             continue
-        try:
-            path = paths.topic_path(rel)
-        except MemdirError as e:
-            result.skipped.append((rel, e.message))
-            continue
         lines = model.count_lines(text)
-        write_as_written(md, result, path, _repaired(path, text, result), overwrite=overwrite, source=rel, lines_in=lines)
+        dest, renamed = names.place(rel)
+        try:
+            path = paths.topic_path(dest)
+        except MemdirError as e:
+            result.skip(rel, e.message, lines)
+            continue
+        result.renamed += renamed
+        text = _secure(md, path, _readable(path, text, result), result)
+        write_as_written(md, result, path, text, overwrite=overwrite, source=rel, lines_in=lines)
     present = set(topics)
     for rel in indexes:  # after the topic files, so the index region lists them
-        text = _text(root, rel, result) or ""
-        folder = rel[: -len(INDEX_NAME)]
+        source_folder = rel[: -len(INDEX_NAME)]
+        folder, renamed = names.folder(source_folder)
+        result.renamed += renamed
+        text = _text(root, rel, result)
+        if text is None:
+            continue
         listed, _ = index.parse(text)
-        result.dangling += sorted({folder + x.path.lstrip("./") for x in listed} - present - {folder + INDEX_NAME})
+        result.dangling += sorted({source_folder + x.path.lstrip("./") for x in listed} - present - {rel})
+        _keep_index(md, rel, text, folder, result, overwrite)
         _untyped(md, folder, listed, result)
-        _keep_index(md, root, rel, result, overwrite)
     return result
 
 

@@ -9,11 +9,10 @@ rare it is in the memory, asks the index for the best `WORDS` of them, and adds
 the second query's scores at `SHARE` of the first's best. Learning-free: one
 more query, no model.
 
-Under the evidence bar it only reorders the files that hold the query's
-evidence: a file only the feedback words found would be padding (on
-`bench/precision.py` admitting them took hit precision@5 from 0.69 to 0.22 and
-the context from 1.6 to 5.0 files a query). With no bar (`cover=0`) it may add
-them. It serves the lexical mode (`lexical.top`): hybrid's lexical side goes
+A file only the feedback words found may enter the ranking; it holds little
+of the query, so it is not `sure` (`confidence`) and no recall shows it
+unasked (when a bar gated the ranking, admitting such files took hit
+precision@5 on `bench/precision.py` from 0.69 to 0.22). It serves the lexical mode (`lexical.top`): hybrid's lexical side goes
 without it, as the semantic side bridges the words already (with it, hybrid's
 R@10 was LoCoMo 0.762 -> 0.762, REALTALK 0.576 -> 0.569).
 
@@ -108,14 +107,16 @@ def words(index: Index, query: Query, scores: Mapping[str, float], where: Any) -
     return [surface[s] for s in sorted(rare, key=lambda s: (-rare[s], s))[:WORDS]]
 
 
-def expand(index: Index, query: Query, scores: dict[str, float], n: int, where: Any, admit: bool) -> None:
-    """Add, in place, the feedback query's scores at `SHARE` of the best; new files only if `admit`."""
+def expand(index: Index, query: Query, scores: dict[str, float], n: int, where: Any) -> dict[str, float]:
+    """Add, in place, the feedback query's scores at `SHARE` of the best; returns what each file gained."""
     asked = words(index, query, scores, where) if scores and query.words else []
     found = index.candidates(asked, n, where) if asked else []
     if not found:
-        return
+        return {}
     top = max(scores.values())
     best = max(s for _, s in found) or 1.0
+    added: dict[str, float] = {}
     for path, s in found:
-        if admit or path in scores:
-            scores[path] = scores.get(path, 0.0) + SHARE * top * max(s, 0.0) / best
+        added[path] = SHARE * top * max(s, 0.0) / best
+        scores[path] = scores.get(path, 0.0) + added[path]
+    return added

@@ -22,15 +22,16 @@ import builtins
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any, Protocol
 
 from .. import model
 from ..model import Entry
 from ..stores.base import Change, Record, Store
-from . import evidence, feedback
+from . import confidence, evidence, feedback
 from . import text as textmod
+from .confidence import Signals
 from .text import Query
 
 WEIGHTS = (3.0, 2.0, 2.0, 1.0)  # name, description, tags, body
@@ -215,7 +216,9 @@ class SearchHit:
     """One search result: a topic file, its relevance and the lines to read first.
 
     `score` is higher for better matches; it ranks the hits of one query and
-    means nothing across queries. `line` is the 1-based line of `snippet` in
+    means nothing across queries. `confidence` (0 to 1) says how sure search
+    is that the file answers the query, and `sure` whether that is enough to
+    put it in front of a model unasked (`confidence`). `line` is the 1-based line of `snippet` in
     the file (frontmatter included) and `end_line` the end of its paragraph:
     `read_memory_file(path, offset=line, limit=end_line - line + 1)`.
     """
@@ -229,9 +232,16 @@ class SearchHit:
     end_line: int = 0
     type: str | None = None
     updated: str | None = None
+    confidence: float = 0.0
+    sure: bool = False
+    signals: Signals | None = field(default=None, compare=False, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        """The hit as JSON; with `explain`, the signals that scored it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "signals"}
+        if explain and self.signals is not None:
+            out["signals"] = self.signals.to_dict()
+        return out
 
 
 _SEQUENCE = re.compile(r"^(.*?)(\d+)(\D*)$")
@@ -254,20 +264,25 @@ def neighbours(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float = evidence.COVER,
-         read: dict[str, Doc] | None = None, answered: bool = False,
-         expand: bool = False) -> builtins.list[tuple[str, float]]:
-    """The top `k` (path, score) of a parsed query, among the files that hold `cover` of its weight.
+@dataclass
+class Ranked:
+    """A candidate's place in a ranking: its score and what made it (`confidence.Signals`)."""
 
-    `read`, when given, receives the files read to weigh the evidence (so the caller need not read them again).
-    `answered`: another side (the meaning) answered the query, so files beside that answer are kept by the
-    same rule as those beside a lexical one even when none holds `cover`.
+    path: str
+    score: float
+    signals: Signals
+
+
+def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bool = False,
+         past: bool = True) -> builtins.list[Ranked]:
+    """The top `k` candidates of a parsed query, best first: every file the index matches, none held back.
+
     `expand` adds the feedback query (`feedback`): the lexical mode's, not hybrid's lexical side, where the
-    semantic side bridges the words already (there feedback cost REALTALK 0.007 of R@10 and gave LoCoMo nothing)."""
+    semantic side bridges the words already (there feedback cost REALTALK 0.007 of R@10 and gave LoCoMo nothing).
+    `past`: the query asks about past work, so records of it are not ranked below topic files (`confidence`)."""
     scores: dict[str, float] = {}
     if query.words:
         scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
-    holding: dict[str, int] = {}
     if query.symbols:
         found = index.containing(query.symbols, where)
         if found:
@@ -275,15 +290,12 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float 
             weight = math.log(1 + total / len(found))
             for path, n in found:
                 scores[path] = scores.get(path, 0.0) + weight * n
-            holding = dict.fromkeys(query.symbols, len(found))  # at most that many hold each
     if not scores:
         return []
-    if cover > 0:
-        scores = supported(index, query, scores, k, where, cover, holding, read, answered)
-        if not scores:
-            return []
-    if expand and query.words:  # a second query from the best files' words; under the bar it only reorders
-        feedback.expand(index, query, scores, max(CANDIDATES, k), where, admit=cover <= 0)
+    signals = {p: Signals(bm25=s) for p, s in scores.items()}
+    if expand and query.words:  # a second query from the best files' words
+        for path, added in feedback.expand(index, query, scores, max(CANDIDATES, k), where).items():
+            signals.setdefault(path, Signals()).feedback = added
     near = {p: neighbours(p) for p in scores}
     # A file that did not match gets at most a share of its neighbour's score: only neighbours of
     # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
@@ -293,39 +305,38 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, cover: float 
     known = index.exists(missing, where) if missing else set()
     ranked: dict[str, float] = {}
     for path, score in scores.items():
-        ranked[path] = score + NEIGHBOUR_SHARE * max((scores.get(q, 0.0) for q in near[path]), default=0.0)
+        lender = max(near[path], key=lambda q: (scores.get(q, 0.0), q), default="")
+        lent = NEIGHBOUR_SHARE * scores.get(lender, 0.0)
+        ranked[path] = score + lent
+        if lent:
+            signals[path].neighbours, signals[path].lender = lent, lender
     for path in lenders:
         for q in near[path]:
-            if q in known:
-                ranked[q] = max(ranked.get(q, 0.0), NEIGHBOUR_SHARE * scores[path])
-    return sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
+            if q in known and NEIGHBOUR_SHARE * scores[path] > ranked.get(q, 0.0):
+                ranked[q] = NEIGHBOUR_SHARE * scores[path]
+                signals[q] = Signals(neighbours=ranked[q], lender=path)
+    if not past:
+        for path in ranked:
+            if confidence.is_history(path):
+                ranked[path] *= confidence.HISTORY_SHARE
+                signals[path].history = confidence.HISTORY_SHARE
+    best = sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
+    return [Ranked(p, s, signals[p]) for p, s in best]
 
 
-def supported(index: LexicalIndex, query: Query, scores: dict[str, float], k: int, where: Filter, cover: float,
-              symbol_df: dict[str, int], read: dict[str, Doc] | None = None, answered: bool = False) -> dict[str, float]:
-    """The candidates that hold enough of the query's weight (`evidence`), best first; the rest go.
-
-    None when no file holds `cover` of it; beside one that does, files holding `BESIDE` of that bar.
-
-    Only the best `max(SCAN, 4 k)` are read: a file further down cannot reach the top k.
-    """
+def covers(index: LexicalIndex, query: Query, docs: Iterable[Doc], where: Filter) -> dict[str, float]:
+    """The share of the query's weight each of `docs` holds (`evidence`), by path."""
+    docs = builtins.list(docs)
+    if not docs or not query:
+        return {d.path: 0.0 for d in docs}
     files = max(index.count(), 1)
     df = index.frequencies(query.words, where) if query.words else {}
+    symbol_df: dict[str, int] = {}
+    if query.symbols:  # at most as many files hold each symbol as hold any of them
+        symbol_df = dict.fromkeys(query.symbols, len(index.containing(query.symbols, where)))
     weights = evidence.weigh(query, files, df, symbol_df)
-    ranked = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[: max(evidence.SCAN, 4 * k)]
-    docs = index.docs([p for p, _ in ranked], where)
-    if read is not None:
-        read.update(docs)
-    held: dict[str, float] = {}
-    for path, _ in ranked:
-        doc = docs.get(path)
-        if doc is not None:
-            held[path] = weights.cover(evidence.searchable(doc.name, doc.description, doc.tags, doc.body))
-    if not answered and (not held or max(held.values()) < cover):
-        return {}  # nothing holds enough of the query: it is not answered here
-    beside = cover * evidence.BESIDE
-    talk = turns(index, [p for p, _ in ranked if held.get(p, 0.0) < beside], where)
-    return {p: s for p, s in ranked if p in talk or held.get(p, 0.0) >= beside}  # a talk's turns: ranked, not gated
+    return {d.path: weights.cover(evidence.searchable(f"{d.name}\n{textmod.name_words(d.path, d.name)}",
+                                                      d.description, d.tags, d.body)) for d in docs}
 
 
 def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:
@@ -337,23 +348,32 @@ def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:
     return found | {p for p, near in lone.items() if any(q in known for q in near)}
 
 
-def top(index: LexicalIndex, query: Query, k: int, where: Filter,
-        cover: float = evidence.COVER) -> builtins.list[tuple[Doc, float]]:
-    """The top `k` files of a parsed query with their scores (the part that needs the index)."""
-    read: dict[str, Doc] = {}
-    ranked = rank(index, query, k, where, cover, read, expand=feedback.ON)
-    missing = [p for p, _ in ranked if p not in read]  # neighbours that did not match, or no evidence was weighed
-    docs = {**read, **index.docs(missing, where)} if missing else read
-    return [(docs[p], score) for p, score in ranked if p in docs]
+def top(index: LexicalIndex, query: Query, k: int, where: Filter, *, past: bool = True,
+        expand: bool | None = None, asked: Query | None = None) -> builtins.list[tuple[Doc, Ranked]]:
+    """The top `k` files of a parsed query with their ranking and the share of the query each holds
+    (of `asked`, when what the query asks about is less than its words: `confidence.without_past`)."""
+    ranked = rank(index, query, k, where, expand=feedback.ON if expand is None else expand, past=past)
+    docs = index.docs([r.path for r in ranked], where)
+    held = covers(index, query if asked is None else asked, docs.values(), where)
+    for r in ranked:
+        r.signals.cover = held.get(r.path)
+    return [(docs[r.path], r) for r in ranked if r.path in docs]
 
 
-def hits(found: Sequence[tuple[Doc, float]], query: Query) -> builtins.list[SearchHit]:
-    """Hits with the lines that match best (linear in the size of each file)."""
+def hits(found: Sequence[tuple[Doc, Ranked]], query: Query, bar: float = evidence.COVER) -> builtins.list[SearchHit]:
+    """Hits with the lines that match best (linear in the size of each file) and how sure each is.
+
+    A hit is sure when it holds `bar` of the query's weight."""
     out = []
-    for doc, score in found:
+    for doc, r in found:
         spot = textmod.spot(doc.text, doc.head, query, doc.name)
-        out.append(SearchHit(doc.path, round(score, 6), doc.name, doc.description or _description(doc), spot.snippet,
-                             spot.line, spot.end_line, doc.type, doc.updated))
+        cover = r.signals.cover or 0.0
+        sure = cover >= bar
+        if not sure:
+            r.signals.why = confidence.reason(cover, None, None, bar)
+        out.append(SearchHit(doc.path, round(r.score, 6), doc.name, doc.description or _description(doc),
+                             spot.snippet, spot.line, spot.end_line, doc.type, doc.updated,
+                             round(confidence.from_words(cover), 3), sure, r.signals))
     return out
 
 

@@ -20,17 +20,15 @@ it -0.025 / -0.025 and -0.068 / -0.015):
   conversation sits in a run of turns, and a question's answer often follows
   the turn that matched. Topic files side by side in a folder lend nothing.
 
-No padding: a file enters the result only with the lexical side's evidence
-(`evidence.COVER` of the query's weight) or a cosine at the model's floor
-(`calibration`, stored with the vectors), or as a neighbour of such a file
-in a run; a query nothing answers returns nothing, in every mode. A turn of
-a conversation (a file of a numbered run) needs the floor; a topic file shown
-on its meaning alone needs `SURE` times it. On `bench/precision.py`'s topic
-memories the hits between the two were wrong far more often than right (the
-no-answer false-hit rate 12.2% at the floor, 8.1% at 1.1x, the lexical
-side's own, for one answerable query lost); on LoCoMo's turns the floor is
-what keeps a question that shares its meaning but few words with its turn.
-A third signal, files dated like a date in the question, went: it changed
+Every candidate of either side is ranked; a hit is sure (`confidence`) with the
+lexical side's evidence (`evidence.COVER` of the query's weight) or a cosine at
+the model's floor (`calibration`, stored with the vectors) for a turn of a
+conversation (a file of a numbered run), `SURE` times it for a topic file. On
+`bench/precision.py`'s topic memories the hits between the two were wrong far
+more often than right (the no-answer false-hit rate 12.2% at the floor, 8.1% at
+1.1x, the lexical side's own, for one answerable query lost); on LoCoMo's turns
+the floor is what keeps a question that shares its meaning but few words with
+its turn. A third signal, files dated like a date in the question, went: it changed
 R@10 by 0.000 on LoCoMo and +0.001 on REALTALK.
 
 `auto` runs the lexical search first and adds the semantic side only when the
@@ -67,7 +65,8 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from ..stores.locations import config_file
-from . import Searcher, embed, lexical, vector_location
+from . import Searcher, calibration, confidence, embed, lexical, vector_location
+from .confidence import HISTORY_SHARE, Signals, asks_about_past, is_history, without_past
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
 from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
@@ -221,16 +220,19 @@ def people(query: str) -> set[str]:
     return {w for w in _NAME.findall(query) if w.lower() not in STOPWORDS and len(w) > 1}
 
 
-def apply_signals(scores: dict[str, float], query: str, entries: Mapping[str, Entry], settings: Settings) -> None:
-    """Boost, in place, files whose title or tags name a person of the query."""
+def apply_signals(scores: dict[str, float], query: str, entries: Mapping[str, Entry], settings: Settings) -> set[str]:
+    """Boost, in place, files whose title or tags name a person of the query; returns those boosted."""
     names = people(query) if settings.people else set()
     if not names:
-        return
+        return set()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)  # "elise" too
+    boosted = set()
     for path in scores:
         entry = entries.get(path)
         if entry is not None and pattern.search(f"{entry.name} {' '.join(entry.tags)}"):
             scores[path] *= 1.0 + settings.people
+            boosted.add(path)
+    return boosted
 
 
 def without_people(query: str, titles: Sequence[str]) -> str:
@@ -411,11 +413,10 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 # ---------------------------------------------------------------- the query
 
 
-def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, cover: float,
-             answered: bool = False) -> list[tuple[str, float]]:
-    """The lexical side: the `n` best (path, score) of the memory's full-text index, inside `where`."""
+def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, past: bool) -> list[lexical.Ranked]:
+    """The lexical side: the `n` best candidates of the memory's full-text index, inside `where`."""
     with searcher.lock:
-        return lexical.rank(searcher.index(), query, n, where, cover, answered=answered)
+        return lexical.rank(searcher.index(), query, n, where, past=past)
 
 
 def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:
@@ -444,69 +445,94 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
 
     `Memdir.search(mode=...)` calls this with its lexical index (`searcher`) and
     `where`, the filter (scope, prefix, types, since) every index query carries.
+    Every candidate of either side is ranked; a hit is sure when it holds `cover`
+    of the query's weight or its cosine reaches the sure bar (`confidence`).
     """
     if mode not in ("semantic", "hybrid", "auto"):
         raise InvalidArgument(f"the semantic layer searches in modes semantic, hybrid and auto, not {mode!r}")
     parsed = parse(query)
+    past = asks_about_past(query)
+    asked = (parse(without_past(query)) or parsed) if past else parsed  # what the evidence weighs
     if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
         with searcher.lock:
-            return lexical.hits(lexical.top(searcher.index(), parsed, k, where, cover), parsed) if parsed else []
+            return lexical.hits(lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked), parsed,
+                                cover) if parsed else []
     sem = attach(md)
     settings = sem.settings
     sem.stats.queries[mode] += 1
     depth = max(settings.depth, k)
-    lexical_side: list[tuple[str, float]] = []
-    if parsed:  # semantic mode too: a file the words support is no semantic-only hit
-        lexical_side = _lexical(searcher, parsed, depth, where, cover)
+    lexical_side: list[lexical.Ranked] = []
+    if parsed and mode != "semantic":
+        lexical_side = _lexical(searcher, parsed, depth, where, past)
     if mode == "auto":
-        strong = len(lexical_side) >= k and lexical_side[0][1] >= settings.auto_min_score
-        if strong:
-            docs = _docs(searcher, [p for p, _ in lexical_side[:k]], where)
-            return lexical.hits([(docs[p], s) for p, s in lexical_side[:k] if p in docs], parsed)
+        if len(lexical_side) >= k and lexical_side[0].score >= settings.auto_min_score:  # strong: the words suffice
+            with searcher.lock:
+                return lexical.hits(lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked), parsed,
+                                    cover)
         sem.stats.fallbacks += 1
     if not where.prefixes or not query.strip():
         return []
     sync(md, sem)
-    titles = [d.name for d in _docs(searcher, [p for p, _ in lexical_side[:depth]], where).values()]
+    titles = [d.name for d in _docs(searcher, [r.path for r in lexical_side[:depth]], where).values()]
     ask = query if mode == "semantic" or not settings.people else without_people(query, titles)
     vector = sem.query_vector(ask)
     found = sem.index.scores(vector, where.prefixes, limit=depth, keep=_keep(md, sem, where))
     ranked = sorted(found, key=lambda p: -found[p][0])[:depth]
-    floor = settings.floor or sem.index.floor
-    sure = settings.floor or SURE * floor  # a topic file shown on its meaning alone needs more than a turn
-    likely = [p for p in ranked if found[p][0] >= floor]
-    with searcher.lock:
-        talk = lexical.turns(searcher.index(), likely, where) if likely else set()
-    close = {p for p in likely if p in talk or found[p][0] >= sure}
-    if close and not lexical_side and parsed and cover > 0:  # the meaning answered it: the words beside count too
-        lexical_side = _lexical(searcher, parsed, depth, where, cover, answered=True)
-    matched = {p for p, _ in lexical_side}
-    shown = matched | close  # no padding: evidence, or a close meaning
+    signals = {r.path: r.signals for r in lexical_side}
+    for path in ranked:
+        signals.setdefault(path, Signals()).cosine = round(found[path][0], 4)
     if mode == "semantic":
-        scores = {p: found[p][0] for p in ranked if p in shown}
+        scores = {p: found[p][0] for p in ranked}
     elif settings.fusion == "rrf":
-        scores = reciprocal_rank([p for p, _ in lexical_side], ranked, settings.weight, settings.rrf_k)
+        scores = reciprocal_rank([r.path for r in lexical_side], ranked, settings.weight, settings.rrf_k)
     else:
-        scores = weighted(lexical_side, {p: found[p][0] for p in ranked}, settings.weight)
-    scores = {p: v for p, v in scores.items() if p in shown}
+        scores = weighted([(r.path, r.score) for r in lexical_side], {p: found[p][0] for p in ranked}, settings.weight)
     if mode != "semantic":
-        apply_signals(scores, query, md.entries(scores), settings)
-        scores = spread(scores, sem.order(), settings.neighbours, settings.window, where.prefixes)
-    best = [p for p in sorted(scores, key=lambda p: -scores[p]) if mode == "semantic" or scores[p] > 0]
+        for path, value in scores.items():
+            signals[path].fused = value
+        for path in apply_signals(scores, query, md.entries(scores), settings):
+            signals[path].people = 1.0 + settings.people
+        spreaded = spread(scores, sem.order(), settings.neighbours, settings.window, where.prefixes)
+        for path, value in spreaded.items():
+            if value > scores.get(path, 0.0):
+                signals.setdefault(path, Signals()).neighbours = value - scores.get(path, 0.0)
+        scores = spreaded
+    if not past:
+        for path in scores:
+            if is_history(path):
+                scores[path] *= HISTORY_SHARE
+                signals[path].history = HISTORY_SHARE
+    best = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if mode == "semantic" or scores[p] > 0]
     docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
+    floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
+    with searcher.lock:
+        index = searcher.index()
+        held = lexical.covers(index, asked, [docs[p] for p in best], where)
+        talk = lexical.turns(index, best, where) if best else set()
+    matched = {r.path for r in lexical_side}
     out: list[SearchHit] = []
-    lexical_hits = {h.path: h for h in lexical.hits([(docs[p], scores[p]) for p in best if p in matched], parsed)} \
-        if parsed else {}
+    spots = {h.path: h for h in lexical.hits([(docs[p], lexical.Ranked(p, scores[p], signals[p])) for p in best
+                                               if p in matched], parsed, cover)} if parsed else {}
     for path in best:
-        hit = lexical_hits.get(path)
-        if hit is not None and (path not in found or hit.line):
-            out.append(hit)
-            continue
-        doc = docs[path]
-        _, start, stop = found.get(path, (0.0, 0, 0))
-        text = sem.index.text(path, start) if start else ""
-        snippet = clip(text.split("\n", 1)[0], 0) if text else doc.description
-        out.append(SearchHit(path, round(scores[path], 6), doc.name, doc.description or doc.body.strip()[:SNIPPET_CHARS],
-                             snippet, start, stop, doc.type, doc.updated))
+        sig = signals[path]
+        sig.cover = held.get(path, 0.0)
+        cosine = found[path][0] if path in found else None
+        sure_at = settings.floor or (floor if path in talk else SURE * floor)  # a topic file needs more than a turn
+        words = sig.cover >= cover
+        meaning = cosine is not None and cosine >= sure_at
+        sig.why = "" if words or meaning else confidence.reason(sig.cover, cosine, sure_at, cover)
+        sure = confidence.from_words(sig.cover)
+        if cosine is not None:
+            sure = max(sure, confidence.from_meaning(cosine, sure_at))
+        hit = spots.get(path)
+        if hit is None or (path in found and not hit.line):
+            doc = docs[path]
+            _, start, stop = found.get(path, (0.0, 0, 0))
+            text = sem.index.text(path, start) if start else ""
+            snippet = clip(text.split("\n", 1)[0], 0) if text else doc.description
+            hit = SearchHit(path, 0.0, doc.name, doc.description or doc.body.strip()[:SNIPPET_CHARS], snippet, start,
+                            stop, doc.type, doc.updated)
+        out.append(replace(hit, score=round(scores[path], 6), confidence=round(sure, 3), sure=words or meaning,
+                           signals=sig))
     return out

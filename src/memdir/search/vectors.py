@@ -225,6 +225,21 @@ class VectorIndex:
             self._set("floor_version", calibration.VERSION)
         return value
 
+    def floor_of(self, script: str) -> float:
+        """The floor for a query written in `script` (`calibration.script`): the model's own for Latin letters,
+        else measured on that script's pairs the first time a query in it comes, and stored as `floor` is."""
+        if script not in calibration.SCRIPT_PAIRS:
+            return self.floor
+        stored, version = self._meta(f"floor_{script}"), self._meta(f"floor_{script}_version")
+        if stored is not None and version == calibration.VERSION:
+            return float(stored)
+        value = calibration.script_floor(self.embedder.embed, script)
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._set(f"floor_{script}", value)
+            self._set(f"floor_{script}_version", calibration.VERSION)
+        return value
+
     @property
     def seq(self) -> int:
         """The catalog seq the index reflects (see `sync`)."""

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import paths
 from ..model import Entry, line_bytes
 from ..paths import ancestors, parent
 
@@ -66,7 +67,7 @@ def _counter(text: str) -> Counter[str | None]:
 
 def _key(path: str, folder: str) -> str:
     """The last component of a path or folder, case-folded (what a case clash compares)."""
-    return path[len(folder):].rstrip("/").casefold()
+    return paths.fold(path[len(folder):].rstrip("/"))
 
 
 def _chunks(items: builtins.list[str], size: int = 500) -> Iterable[builtins.list[str]]:
@@ -158,7 +159,7 @@ class Totals:
 
     def clash(self, folder: str, name: str) -> str | None:
         """A file or subfolder name in `folder` equal to `name` but for case (or `name` itself), if there is one."""
-        key = name.casefold()
+        key = paths.fold(name)
         row = self.db.execute("SELECT path FROM folder WHERE parent = ? AND key = ? AND path != ?",
                               (folder, key, f"{folder}{name}/")).fetchone()
         if row is not None:

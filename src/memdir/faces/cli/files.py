@@ -231,10 +231,17 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 @click.pass_obj
 def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tuple[str, ...], since: str | None,
            history: bool, as_json: bool) -> None:
-    """Rank topic files by the words of QUERY, best first; prints path:line:best matching line.
+    """Rank topic files by QUERY, best first; prints path:line:best matching line.
 
     The line and the paragraph after it are the part to read first (--json
-    gives line and end_line, name, type, updated and the score).
+    gives line and end_line, name, type, updated, the score and the
+    confidence). Every file the index matches is ranked; those search is not
+    sure answer the query (they hold little of it) come after a line that
+    says so. Records of past work (sessions/, diary/, archive/) rank below
+    topic files unless the query asks about the past ("last time").
+
+    Exit code 0 when a file answers the query (a sure hit), 1 when none does
+    (weaker matches may still be printed), 2 on a wrong option.
 
     \b
     memdir search "when does flock launch"
@@ -251,14 +258,21 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
             click.echo("no matches", err=True)
         sys.exit(0 if past else 1)
     hits = obj.current().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
+    answered = any(h.sure for h in hits)
     if as_json:
         emit([h.to_dict() for h in hits])
-        sys.exit(0 if hits else 1)
-    for h in hits:
+        sys.exit(0 if answered else 1)
+    for h in [h for h in hits if h.sure]:
+        click.echo(f"{h.path}:{h.line}:{h.snippet}")
+    weaker = [h for h in hits if not h.sure]
+    if weaker:
+        click.echo(f"-- {'weaker matches' if answered else 'no file answers this for sure; weaker matches'}, "
+                   "which may not answer it:")
+    for h in weaker:
         click.echo(f"{h.path}:{h.line}:{h.snippet}")
     if not hits:
         click.echo("no matches", err=True)
-        sys.exit(1)
+    sys.exit(0 if answered else 1)
 
 
 @click.command()

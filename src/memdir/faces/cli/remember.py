@@ -20,7 +20,7 @@ from ...core.opening import open as open_memdir
 from ...dates import parse_when
 from ...remember import capture as capture_mod
 from ...remember import consolidate as upkeep
-from ...remember import diary, timeline
+from ...remember import diary, gitsync, timeline
 from ...remember.capture import health
 from ...remember.capture import sessions as list_sessions
 from .base import Context, emit, fail, json_option
@@ -245,8 +245,9 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
     entries = md.list()
     files = len(entries)
     long = reconcile.long_files(entries, lambda path: md.read_text(path)[1], md.limits)
+    synced = gitsync.status(md)
     if as_json:
-        emit({"files": files, "long": [f.to_dict() for f in long], "capture": h.to_dict()})
+        emit({"files": files, "long": [f.to_dict() for f in long], "capture": h.to_dict(), "sync": synced})
     else:
         click.echo(f"files: {files}" + (f" ({len(long)} longer than an agent may write, kept whole)" if long else ""))
         for f in long:
@@ -258,6 +259,11 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
             click.echo(f"pending\t{s.path}\t{s.reason}")
         for s in h.skipped:
             click.echo(f"skipped\t{s.path}\t{s.reason}")
+        if synced is not None:
+            click.echo(f"last sync: {synced['synced'] or 'never'}; last push: {synced['pushed'] or 'never'}; commits "
+                       f"waiting to be pushed: {synced['waiting'] if synced['waiting'] is not None else 'unknown'}")
+            if synced["error"]:
+                click.echo(f"sync failed\t{synced['error']}")
     if not h.ok:
         sys.exit(1)
 

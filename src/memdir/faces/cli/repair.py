@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -15,6 +16,7 @@ from ...remember.copy import copy_tenant
 from ...remember.export import export_dir
 from ...stores.locations import migrate
 from .base import Context, Group, emit, fail, json_option
+from .forgetting import drop_tenant
 
 # ---------------------------------------------------------------- repair
 
@@ -106,8 +108,12 @@ def doctor(obj: Context, as_json: bool) -> None:
 def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool) -> None:
     """Bring in memories from another system; reports what it imported and what it could not.
 
-    Files land as written (frontmatter, dates, text); every file not brought
-    in is listed with the reason, and the lines in and out are counted.
+    Files land as written (frontmatter, dates, line endings, names), and the
+    report lists every change it had to make (a name renamed, a line quoted
+    or redacted), every file not brought in with the reason, and the lines in
+    and out (those not brought in too). Exit code 1 when a note (or record)
+    could not be brought in; a source that is not what --from says is refused
+    before anything is created.
 
     \b
     claude-code   a memory folder (e.g. ~/.claude/projects/<project>/memory);
@@ -121,13 +127,18 @@ def import_(obj: Context, source: str, kind: str, overwrite: bool, as_json: bool
     if is_file != (kind == "mcp-memory"):
         want = "a JSONL file" if kind == "mcp-memory" else "a folder"
         raise click.BadParameter(f"--from {kind} reads {want}; {source} is not one", param_hint="SOURCE")
-    run = {"claude-code": importer.import_dir, "obsidian": importer.import_dir,
-           "mcp-memory": mcp_memory.import_mcp_memory, "basic-memory": importer.import_basic_memory}[kind]
-    result = run(obj.memdir(create=True), source, overwrite=overwrite)
+    run: Any = {"claude-code": importer.import_dir, "obsidian": importer.import_dir,
+                "mcp-memory": mcp_memory.import_mcp_memory, "basic-memory": importer.import_basic_memory}[kind]
+    given: Any = mcp_memory.read_graph(source) if kind == "mcp-memory" else source  # a file that is no graph: nothing made
+    result = run(obj.memdir(create=True), given, overwrite=overwrite)
     if as_json:
         emit(result.to_dict())
-        return
-    click.echo(result.summary())
+    else:
+        click.echo(result.summary())
+    if result.skipped:
+        n = len(result.skipped)
+        fail(f"{n} {result.unit}{'' if n == 1 else 's'} of {source} not brought in (listed above as skipped); "
+             "fix them and import again: what is in already stays unchanged")
 
 
 @click.command("export")
@@ -213,6 +224,9 @@ def db_migrate(obj: Context, url: str | None, check: bool, grant: str | None, as
         click.echo(f"{report.location}: {done}" + (f"; granted to {report.granted}" if report.granted else ""))
     if check and report.pending:
         sys.exit(1)
+
+
+db.add_command(drop_tenant)
 
 
 def register(main: click.Group) -> None:

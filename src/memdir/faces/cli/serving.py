@@ -95,7 +95,7 @@ def serve(
     """
     obj: Context = ctx.obj
     scoped = bool(scope_read or scope_write)
-    default = Principal("default", serve_tenant or obj.tenant,
+    default = Principal("default", obj.tenant_name(serve_tenant),
                         scope_read if scoped else None, scope_write if scoped else None)
     principals = Principals(default)
     if bind is None:

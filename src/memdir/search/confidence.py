@@ -1,0 +1,108 @@
+"""How sure a hit is, and what scored it: ranking orders every candidate, confidence says which to trust.
+
+Search a person or an agent asks for shows every candidate the index finds,
+best first: a ranking that drops what it is unsure of loses answers worded
+unlike the question (on LoCoMo's held-out conversations a bar inside the
+ranking cost 0.09 of R@10 and fell below plain BM25). What is put in front of
+a model without being asked (a prompt's recall, the query layer of
+`memdir.context`) takes only the hits marked `sure`.
+
+A hit's confidence is the larger of two witnesses, each scaled so that its
+bar for "sure" is `COVER` (0.5):
+
+- the words: the share of the query's weight the file holds (`evidence`:
+  each word weighs its rarity among the files, words that name no topic
+  nothing);
+- the meaning: its cosine over the model's floor for a sure hit (`calibration`;
+  a conversation's turn needs the floor, a topic file `semantic.SURE` times it).
+
+Records of past work (session records, the diary, `archive/`) are history,
+not knowledge: they rank below topic files (`HISTORY_SHARE` of their score)
+unless the query asks about past work (`asks_about_past`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .evidence import COVER  # the confidence of a sure hit: half the query's weight held, or a cosine at the sure bar
+
+HISTORY = ("sessions/", "diary/", "archive/")  # what was done and said: records, roll-ups, what they folded
+HISTORY_SHARE = 0.5  # of its score, for a record of past work when the query does not ask about the past
+
+# "last time", "yesterday", "what did we do about ...": a question about past work, not about what is known.
+_PAST = re.compile(
+    r"\b(?:last\s+(?:time|session|week|month|year|night|sprint|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)|yesterday|earlier\s+today|the\s+other\s+day|(?:a\s+few\s+|two\s+|three\s+|\d+\s+)?(?:days?|weeks?|"
+    r"months?)\s+ago|previous(?:ly)?|before\s+(?:that|this)|in\s+the\s+past|history|diary|journal|recap|"
+    r"what\s+(?:did|have|had)\s+(?:we|i|you)|(?:did|have|had)\s+(?:we|i|you)\s+(?:ever\s+)?(?:do|did|done|try|tried|"
+    r"decide|decided|discuss|discussed|talk|talked|fix|fixed|say|said|change|changed|work|worked)|"
+    r"we\s+(?:did|tried|decided|discussed|talked|fixed|changed|worked)|remind\s+me\s+what|"
+    r"last\s+we|when\s+did\s+(?:we|i|you))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether a query asks about past work ("last time", "yesterday", "what did we do about ..."),
+    so that records of it are what it wants, not history below knowledge."""
+    return _PAST.search(query) is not None
+
+
+def without_past(query: str) -> str:
+    """The query less the words that ask about the past ("last time", "what did we"): they say when, not what,
+    so they weigh nothing in the evidence (no file holds "last time", and it would weigh most)."""
+    return " ".join(_PAST.sub(" ", query).split())
+
+
+def is_history(path: str, kind: str | None = None) -> bool:
+    """Whether a file records past work (a session record, the diary, what roll-ups archived)."""
+    return path.startswith(HISTORY) or kind in ("session", "diary")
+
+
+@dataclass
+class Signals:
+    """What scored one candidate, for `--explain`: every field is its contribution or its witness."""
+
+    bm25: float = 0.0  # the index's BM25 over the weighted fields (0: the words did not match it)
+    fields: dict[str, float] | None = None  # BM25 of each field alone (name, description, tags, body), when explained
+    feedback: float = 0.0  # added by the second query of the best files' words (`feedback`)
+    neighbours: float = 0.0  # lent by a neighbour in a numbered run (turns, days)
+    lender: str = ""  # that neighbour
+    cosine: float | None = None  # the meaning's similarity (semantic and hybrid)
+    people: float = 0.0  # the factor a title naming a person of the query gave (hybrid)
+    history: float = 1.0  # the factor a record of past work was given (1: none)
+    cover: float | None = None  # the share of the query's weight the file holds
+    fused: float | None = None  # hybrid: the fused score before the signals
+    why: str = ""  # why it is not sure, or why it was left out
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        extra = out.pop("extra")
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in {**out, **extra}.items()
+                if v not in (None, "", {}) and not (k == "history" and v == 1.0)}
+
+
+def from_words(cover: float) -> float:
+    """Confidence from the words alone: the share of the query's weight held."""
+    return max(0.0, min(1.0, cover))
+
+
+def from_meaning(cosine: float, sure_at: float) -> float:
+    """Confidence from the meaning alone: `COVER` at the cosine of a sure hit, in proportion below and above."""
+    if sure_at <= 0:
+        return 0.0
+    return max(0.0, min(1.0, COVER * cosine / sure_at))
+
+
+def reason(cover: float | None, cosine: float | None, sure_at: float | None, bar: float) -> str:
+    """Why a hit is not sure: how much of the query it holds and how close its meaning is, against the bars."""
+    parts = []
+    if cover is not None:
+        parts.append(f"holds {cover:.0%} of the query's weight (sure at {bar:.0%})")
+    if cosine is not None and sure_at:
+        parts.append(f"cosine {cosine:.2f} (sure at {sure_at:.2f})")
+    return "; ".join(parts) or "no evidence weighed"

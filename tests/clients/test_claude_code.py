@@ -1,0 +1,102 @@
+"""The real Claude Code CLI (tests/clients/clients.py's pinned version) with memdir's MCP server and hooks,
+headless against the scripted Anthropic API of standin.py (issue 35, items 3, 4 and 6)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from binaries import claude_bin  # noqa: F401 (a fixture; F811 is off here for its parameters)
+from drive import MEMDIR, claude, mcp_config
+from standin import Call, Request, StandIn, Text
+
+import memdir
+
+FEEDBACK = "Never propose dark themes."
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "project").mkdir()
+    return tmp_path / "project"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    with memdir.open(tmp_path / "memory", create=True) as md:
+        md.write("feedback/no-dark-themes.md", FEEDBACK + "\n", type="feedback", description="no dark UI")
+        md.write("project/flock.md", "# Flock\nRoute planner.\nLaunch date: 2026-12-15.\n", type="project",
+                 description="Flock: the route planner and its launch date")
+    return tmp_path / "memory"
+
+
+def read(result: str) -> str:
+    """A tool result as the model reads it: Claude Code passes structuredContent on as JSON text."""
+    data = json.loads(result) if result.startswith("{") else None
+    return str(data["text"]) if isinstance(data, dict) else result
+
+
+def hooks_installed(project: Path, root: Path) -> None:
+    done = subprocess.run([*MEMDIR, "--root", str(root), "hook", "install"], cwd=project, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_tool_result_reaches_the_model_with_its_text(claude_bin: Path, tmp_path: Path, project: Path,
+                                                           root: Path) -> None:
+    """Claude Code hands the model only structuredContent when a result has it: the undo hint, the warning and
+    the memory text must be in it."""
+    def script(r: Request) -> list[Text | Call]:
+        done = len(r.tool_results())
+        if done == 0:
+            return [Call("write_memory_file", {"path": "project/flock.md", "content": "Launch moved to 2027-01-10.\n"})]
+        if done == 1:
+            return [Call("get_memory_context", {})]
+        return [Text("done")]
+
+    with StandIn(script) as api:
+        run = claude(claude_bin, tmp_path / "home", api.url, project, "update the flock launch",
+                     "--mcp-config", str(mcp_config(tmp_path / "mcp.json", root)))
+        results = api.main()[-1].tool_results()
+    assert run.code == 0, run.stderr
+    wrote, context = (read(x) for x in results)
+    assert 'undo_memory_change(path="project/flock.md")' in wrote
+    assert "you replaced project/flock.md without reading it" in wrote
+    assert FEEDBACK in context and "[flock](project/flock.md)" in context  # the memory text, not its account
+    assert "mcp__memdir__write_memory_file" in api.main()[0].tools
+
+
+def test_the_hooks_give_context_capture_the_session_and_a_resume_adds_nothing_twice(
+        claude_bin: Path, tmp_path: Path, project: Path, root: Path) -> None:
+    hooks_installed(project, root)
+    with StandIn(lambda r: [Text("The launch is on 2026-12-15.")]) as api:
+        home = tmp_path / "home"
+        first = claude(claude_bin, home, api.url, project, "When is the flock launch date?")
+        assert first.code == 0, first.stderr
+        opening = api.main()[0].conversation()
+        assert opening.count(FEEDBACK) == 1  # SessionStart
+        assert "Launch date: 2026-12-15." in opening  # UserPromptSubmit recalled the file the prompt is about
+        session = first.session()
+        again = claude(claude_bin, home, api.url, project, "And the freeze?", "--resume", session)
+        assert again.code == 0, again.stderr
+        resumed = api.main()[-1].conversation()
+    assert resumed.count(FEEDBACK) == 1  # the first start's copy, not a second one
+    with memdir.open(root) as md:
+        records = [e.path for e in md.list("sessions")]
+    assert len(records) == 1  # SessionEnd captured the session (the resume is the same session: one record)
+    with memdir.open(root) as md:
+        text = md.read(records[0]).text
+    assert "flock launch date" in text.lower()
+
+
+def test_stop_reminds_once_when_a_request_to_remember_saved_nothing(claude_bin: Path, tmp_path: Path, project: Path,
+                                                                   root: Path) -> None:
+    hooks_installed(project, root)
+    with StandIn(lambda r: [Text("Noted.")]) as api:
+        run = claude(claude_bin, tmp_path / "home", api.url, project, "Remember that I use tabs, not spaces.")
+        turns = api.main()
+    assert run.code == 0, run.stderr
+    assert len(turns) == 2 and "remember" in turns[1].conversation().lower()  # the reminder, then the turn ends
+    assert "memdir" in turns[1].conversation()

@@ -1,0 +1,52 @@
+"""The semantic floor per script: a query in a script the model does not read is shown nothing on meaning alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import memdir
+from memdir.search import calibration, semantic
+from memdir.testing import FakeEmbedder, Vectors
+
+
+class ReadsNoChinese(FakeEmbedder):
+    """A model for which every Chinese text means the same (as an English model nearly has it)."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return super().embed(["中文" if calibration.script(t) == "han" else t for t in texts])
+
+
+class ReadsChinese(FakeEmbedder):
+    """A model that knows which Chinese note answers which Chinese question of the calibration pairs."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        topic = {t: f"topic{i}" for i, pair in enumerate(calibration.SCRIPT_PAIRS["han"]) for t in pair}
+        return super().embed([topic.get(t, t) for t in texts])
+
+
+def test_the_script_of_a_query_is_the_script_of_most_of_its_letters() -> None:
+    assert calibration.script("因子状态机的转移规则") == "han"
+    assert calibration.script("転入届はいつまでに出せばいい") == "kana"  # kanji beside kana is Japanese
+    assert calibration.script("줄바꿈은 어떻게 처리해?") == "hangul"
+    assert calibration.script("ค่าเช่าคอนโดเดือนละเท่าไหร่") == "thai"
+    assert calibration.script("Stripe Tax什么时候上线？") == "latin"  # more Latin letters than Chinese characters
+    assert calibration.script("Über die Brücke") == calibration.script("2026-05-04") == "latin"
+
+
+def test_a_model_that_does_not_read_a_script_gets_a_floor_no_cosine_reaches() -> None:
+    assert calibration.script_floor(ReadsNoChinese().embed, "han") == calibration.UNREAD > 1.0
+    assert calibration.script_floor(ReadsChinese().embed, "han") <= 1.0  # it reads it: a floor it can reach
+    assert calibration.script_floor(FakeEmbedder().embed, "hangul") == calibration.UNREAD
+
+
+def test_a_question_in_a_script_the_model_does_not_read_gets_no_hit_on_meaning_alone(root: Path) -> None:
+    with memdir.open(root) as md:
+        md.write("notes/factors.md", "# 因子状态机\n\n候选因子连续20个交易日IC大于0.03才能进入观察。\n")
+        md.write("notes/calendar.md", "# 交易日历\n\n春节休市从2月16日到2月24日。\n")
+        md.write("notes/kettle.md", "The kettle is descaled every month with citric acid.\n")
+        semantic.reindex(md, embedder=ReadsNoChinese())
+        for mode in ("semantic", "hybrid"):  # every Chinese note is at cosine 1 of the question, and none is sure
+            assert not [h for h in md.search("怎么做红烧肉", mode=mode) if h.sure], mode
+        assert [h.path for h in md.search("候选因子什么时候进入观察", mode="hybrid") if h.sure] == ["notes/factors.md"]
+        assert [h.path for h in md.search("kettle citric", mode="semantic") if h.sure] == ["notes/kettle.md"]
