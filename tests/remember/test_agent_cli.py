@@ -90,6 +90,7 @@ def test_the_cli_the_user_runs_summarises_a_session(md: memdir.Memdir, tmp_path:
     sent = call["stdin"]
     assert "the user's first real request" in sent and "User: Can you help me with error handling" in sent
     assert "eyJzdWIiOiJ0ZXJuLWJvdCIs" not in sent and "[line removed: it held what looks like a JSON Web Token]" in sent
+    assert "Wint3rGarden-2026" not in sent and "AccountKey=q8Xv2" not in sent  # redacted before it leaves
 
 
 @pytest.mark.parametrize(("answer", "why"), [

@@ -86,7 +86,7 @@ def test_secrets_never_reach_the_record(md: memdir.Memdir) -> None:
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     done = memdir.capture(md, "s-1", f"User: The deploy failed, key {key} was rejected.\n", at="2026-11-30T09:00:00Z")
     text = md.read(done.path).text
-    assert key not in text and "# [removed: it held what looks like an AWS access key id]" in text
+    assert key not in text and "# [line removed: it held what looks like an AWS access key id]" in text
 
 
 @pytest.mark.parametrize(("source", "reason"), [

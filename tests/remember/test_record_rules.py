@@ -29,9 +29,11 @@ PLACEHOLDERS = ("[image", "[tool ", "[file]", "[Image #")
 NARRATION = re.compile(r"^(?:I'll|I will|I've|I'm going to|Let me|Sure|Now I|Here's|Perfect!|Great!)\b")
 MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s|\||\*\*|[-*]\s)|\|\s*$")
 LEARNING = re.compile(r"^The user (?!asked\b)\S.*\(session [^()]+, (?:line|message) \d+\)$")
-# Credentials planted in the corpus, which the secret guard knows: none may reach a record, the diary or .memdir/.
+# Credentials planted in the corpus: none may reach a record, the diary or .memdir/. A Bearer JWT in a curl header
+# (the command longer than 100 characters), a password in an https URL, an Azure AccountKey.
 SECRETS = ("eyJzdWIiOiJ0ZXJuLWJvdCIsInNjb3BlIjoiZXNjYWxhdGUiLCJpYXQiOjE3NzM3NDA4MDB9",
-           "Qm9ndXMtc2lnbmF0dXJlLWZvci10aGUtdGVybi1ib3Q")
+           "Qm9ndXMtc2lnbmF0dXJlLWZvci10aGUtdGVybi1ib3Q", "Wint3rGarden-2026",
+           "q8Xv2LmN4pR7sT1uW3yZ5bC6dE9fG0hJ2kL4mN6pQ8rS0tU2vW4xY6zA8bC0dE2fG4hJ6kL8mN0pQ2rS4tU6v==")
 WORD = re.compile(r"[a-z0-9][a-z0-9'_-]{2,}")
 DATES = re.compile(r" \((?:\d{4}(?:-\d{2}(?:-\d{2})?)?|week of \d{4}-\d{2}-\d{2})\)")  # relative dates resolved
 

@@ -221,7 +221,9 @@ def shorten(text: str, limit: int = 80) -> str:
 
 def title_of(t: Transcript) -> str:
     """The record's title: the person's first real request (its first sentence), shortened; else what the harness
-    titled the session; else what was done. Never the assistant's words, never a placeholder."""
+    titled the session; else what was done; and for a conversation in which the person asked nothing at all, the
+    words it opened with, said to be no request. Never the assistant's words where the person asked something,
+    never a placeholder."""
     request = t.meta.get("request")
     text = notes.unfilled(request.split("\n\n", 1)[0]) if isinstance(request, str) else ""
     said = sentences(text)
@@ -235,7 +237,8 @@ def title_of(t: Transcript) -> str:
         return shorten("Changed " + ", ".join(a.files[:3]) + (f" and {len(a.files) - 3} more" if len(a.files) > 3 else ""))
     if a.commands:
         return shorten("Ran " + a.commands[0])
-    return "A session without a request"
+    opened = next((x.text for x in t.turns if x.role == "assistant" and not x.text.startswith("[tool ")), "")
+    return shorten("A session without a request: " + " ".join(opened.split())) if opened else "A session without a request"
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
