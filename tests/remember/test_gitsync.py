@@ -307,6 +307,31 @@ def test_a_file_memdir_refuses_still_lands(machine: Open, remote: Path, tmp_path
     assert gitsync.git_sync(b).pushed
 
 
+def test_a_crafted_tree_cannot_write_into_git_or_out_of_the_folder(machine: Open, remote: Path, tmp_path: Path) -> None:
+    """A remote holding a tree git itself would never check out (`.git/hooks/...`, `../`): the sync refuses it
+    and changes nothing."""
+    a, b = pair(machine, remote)
+    plain = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", str(remote), str(plain))
+    blob = subprocess.run(["git", "-C", str(plain), "hash-object", "-w", "--stdin"], input=b"#!/bin/sh\necho owned\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    hooks = subprocess.run(["git", "-C", str(plain), "mktree"], input=f"100755 blob {blob}\tpost-merge\n".encode(),
+                           capture_output=True, check=True).stdout.decode().strip()
+    dotgit = subprocess.run(["git", "-C", str(plain), "mktree"], input=f"040000 tree {hooks}\thooks\n".encode(),
+                            capture_output=True, check=True).stdout.decode().strip()
+    listing = git(plain, "ls-tree", "HEAD") + f"040000 tree {dotgit}\t.git\n100644 blob {blob}\tnotes-ok.md\n"
+    tree = subprocess.run(["git", "-C", str(plain), "mktree"], input=listing.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+    commit = git(plain, "commit-tree", tree, "-p", "HEAD", "-m", "crafted").strip()
+    git(plain, "push", "-q", "origin", f"{commit}:refs/heads/main")
+    head = git(tmp_path / "b", "rev-parse", "HEAD")
+    with pytest.raises(memdir.StoreError, match=r"holds the path '.git/hooks/post-merge'.*nothing was merged"):
+        gitsync.git_sync(b)
+    assert not (tmp_path / "b" / ".git" / "hooks" / "post-merge").exists()
+    assert not (tmp_path / "b" / "notes-ok.md").exists() and git(tmp_path / "b", "rev-parse", "HEAD") == head
+    assert git(tmp_path / "b", "status", "--porcelain") == ""
+
+
 def test_a_name_in_nfd_from_a_mac_lands_in_the_form_memdir_serves(machine: Open, remote: Path, tmp_path: Path) -> None:
     """A file committed on a macOS without precomposeUnicode has a decomposed name: memdir serves it under the
     composed one and keeps its name's bytes, so both machines end with the one file, nothing lost or doubled."""
@@ -434,6 +459,8 @@ def test_a_failed_push_is_reported_and_retried(machine: Open, remote: Path, tmp_
     stats = runner.invoke(main, ["--root", str(tmp_path / "a"), "stats", "--json"])
     assert '"waiting": 1' in stats.output and "could not fetch" in stats.output
     os.rename(moved, remote)
+    gitsync.git_sync(a, push=False)  # a session's pull: the push that failed is still reported
+    assert "could not fetch" in (gitsync.status(a) or {}).get("error", "")
     assert gitsync.git_sync(a).pushed
     state = gitsync.status(a)
     assert state is not None and state["error"] is None and state["waiting"] == 0
