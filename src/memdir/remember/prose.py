@@ -48,7 +48,7 @@ def area(files: Sequence[str]) -> str:
 def worked_on(title: str, files: Sequence[str]) -> str | None:
     """A session as a line of "worked on": its title and where it worked, or None when neither says anything."""
     where = area(files)
-    title = notes.reported(title)  # "split the bills between me and Haruto" -> "…between the user and Haruto"
+    title = notes.reported(notes.request(title))  # "can you split the bills between me and X" -> "split the bills between the user and X"
     if where and not set(notes.content(where)) <= set(notes.content(title)):
         title = f"{title} (in {where})"
     return title if substantial(title) else None

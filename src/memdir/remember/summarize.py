@@ -31,6 +31,7 @@ from .. import paths
 from ..errors import InvalidArgument, MemdirError
 from . import fence, notes, prompts, prose
 from .transcripts import Transcript, redact, redacted
+from .turns import first_request
 
 LISTS = ("asked", "corrections", "preferences", "decisions", "broke", "open")
 DIGEST_LISTS = ("learned", "decided", "worked_on", "broke", "open")
@@ -219,12 +220,18 @@ def shorten(text: str, limit: int = 80) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:-—") + "…"
 
 
+def request_of(t: Transcript) -> str | None:
+    """The person's first real request: as the reader found it, else found in the turns (a transcript built by hand)."""
+    got = t.meta.get("request") if "request" in t.meta else first_request(t.turns).get("request")
+    return got if isinstance(got, str) else None
+
+
 def title_of(t: Transcript) -> str:
     """The record's title: the person's first real request (its first sentence), shortened; else what the harness
     titled the session; else what was done; and for a conversation in which the person asked nothing at all, the
     words it opened with, said to be no request. Never the assistant's words where the person asked something,
     never a placeholder."""
-    request = t.meta.get("request")
+    request = request_of(t)
     text = notes.unfilled(request.split("\n\n", 1)[0]) if isinstance(request, str) else ""
     said = sentences(text)
     if said:  # its first sentence when that asks or says enough, else as much of the request as fits
@@ -273,7 +280,7 @@ class Extractive:
         t = transcript
         lists: dict[str, list[str]] = {k: [] for k in LISTS}
         title = title_of(t)
-        request = t.meta.get("request")
+        request = request_of(t)
         kept = [set(notes.content(title))]  # what asked, open and decisions hold (a request is said once)
         learned: list[set[str]] = []
         first = next((i for i, x in enumerate(t.turns) if x.role == "user" and not x.text.startswith("[tool ")
