@@ -31,8 +31,8 @@ them when it opens the folder. Tables:
 
 0. The labelled set per kind, per language and per memory (issue 30): for
    answerable queries the share whose answering file is in the top 5, for
-   no-answer queries the share with no *sure* hit (`sure`: every hit until
-   search says how sure each is), per mode and for plain BM25 (SQLite FTS5
+   no-answer queries the share with no *sure* hit (`sure`: the hit's own
+   `sure`), per mode and for plain BM25 (SQLite FTS5
    `porter unicode61` over the same files, the query's words ORed, as
    `bench/corpora.py`'s baseline); and the UserPromptSubmit handler's
    injection: the answering file added (answerable) or anything added (no-answer).
@@ -105,7 +105,8 @@ def search(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
 
 
 def sure(hit: Any) -> bool:
-    """Whether search is sure of a hit (issue 30, item 1: every candidate is ranked, each says how sure it is)."""
+    """Whether search is sure of a hit (issue 30, item 1: search ranks every candidate and says which it is
+    sure of). The one place that decides it for every table."""
     return bool(hit.sure)
 
 
@@ -799,8 +800,8 @@ def labelled_report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], h
     out.append(table(["queries", "n", *map(label, modes), "hook injects anything"],
                      [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects anything"])]
                       for r in scores["no_answer"]]))
-    out.append("\nA hit is sure as `sure()` at the top of this script says (every hit, until search reports a "
-               "confidence). Plain BM25 answers whatever shares a word with the query: all its hits count as sure.")
+    out.append("\nA hit is sure as `sure()` at the top of this script says (the hit's own `sure`). Plain BM25 "
+               "answers whatever shares a word with the query: all its hits count as sure.")
     return "\n".join(out)
 
 

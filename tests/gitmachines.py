@@ -26,12 +26,14 @@ def isolate(home: Path, setenv: object) -> None:
 
 
 def git(where: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(where), *args], check=True, capture_output=True, text=True,
-                          env=os.environ).stdout
+    done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, env=os.environ)
+    if done.returncode:
+        raise AssertionError(f"git {' '.join(args)}: {done.stderr}")
+    return done.stdout
 
 
 def bare(path: Path) -> Path:
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, env=os.environ)
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(path)], check=True, env=os.environ)
     return path
 
 

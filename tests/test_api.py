@@ -12,8 +12,9 @@ def test_public_names_are_pinned() -> None:
         "ANY", "Conflict", "Context", "Database", "Entry", "Finding", "Forbidden", "Hit", "InvalidArgument", "InvalidMemory",
         "InvalidPath", "LimitExceeded", "Limits", "Links", "Memdir", "MemdirError", "Memory", "NotFound", "Op",
         "RateLimited", "Record", "Report", "Scope", "SearchHit", "StoreError", "ToolResult", "ToolSession",
-        "anthropic_tools", "capture", "changes", "connect", "context", "git_sync", "handle_tool", "links", "open",
-        "openai_tools", "prompt", "read_as_of", "remember_feedback", "supersede",
+        "anthropic_tools", "capture", "changes", "connect", "context", "drop_tenant", "forget", "git_sync",
+        "handle_tool", "links", "open", "openai_tools", "prompt", "read_as_of", "redact", "remember_feedback",
+        "supersede",
     ]
     for name in memdir.__all__:
         assert getattr(memdir, name) is not None

@@ -34,6 +34,10 @@ class Stamp(str):
     """A date or time kept as text; rendered as a plain (unquoted) YAML scalar."""
 
 
+class Flow(dict):  # type: ignore[type-arg]
+    """A mapping rendered on one line (`{to: X, relationType: y}`): many small records stay short."""
+
+
 def _represent_list(dumper: Any, data: list[Any]) -> Any:
     """Short lists of plain scalars in flow style (`tags: [a, b]`), anything else as blocks."""
     flow = all(isinstance(x, (str, int, float, bool)) and not isinstance(x, Stamp) for x in data)
@@ -51,6 +55,7 @@ def _yaml() -> tuple[Any, Any, Any]:
 
     Dumper.add_representer(Stamp, lambda d, v: d.represent_scalar("tag:yaml.org,2002:timestamp", str(v)))
     Dumper.add_representer(list, _represent_list)
+    Dumper.add_representer(Flow, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
     return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), Dumper
 
 

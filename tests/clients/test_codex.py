@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from binaries import codex_bin  # noqa: F401 (a fixture; F811 is off here for its parameters)
 from drive import codex
 from standin import Call, Request, StandIn, Text
 

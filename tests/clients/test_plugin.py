@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from binaries import claude_bin  # noqa: F401 (a fixture; F811 is off here for its parameters)
 from drive import claude, claude_env
 from standin import Call, Request, StandIn, Text
 

@@ -138,7 +138,7 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
         code = ord(ch)
         if code in guard._INVISIBLE:
             continue
-        folded = unicodedata.normalize("NFKC", ch) if code > 127 else ch
+        folded = "\ufffd" if 0xD800 <= code < 0xE000 else unicodedata.normalize("NFKC", ch) if code > 127 else ch
         out.append(folded)
         where.extend([i] * len(folded))
     return "".join(out), where
@@ -321,3 +321,74 @@ def test_the_line_counts_the_characters_folding_dropped() -> None:
     assert find_secret("\u200b\u200b\u200b\n" + key) == ("an AWS access key id", 2)
     assert find_secret("\u2026\ufb01\n\u200b" + key[:8] + "\u00ad" + key[8:]) == ("an AWS access key id", 2)
     assert find_secret("x\u200b\n" + key[:8] + "\n  " + key[8:]) == ("an AWS access key id", 2)
+
+
+# ---------------------------------------------------------------- the third round: redaction in one pass, new shapes
+
+from memdir.remember import transcripts  # noqa: E402
+
+GITHUB = "ghp_" + "a1B2c3D4e5" * 3 + "abcdef"
+
+
+@pytest.mark.parametrize("n", [10, 1000])
+def test_redaction_reads_the_text_once_however_many_secrets_it_holds(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    folded: list[int] = []
+    fold = guard._fold
+    monkeypatch.setattr(guard, "_fold", lambda text: folded.append(len(text)) or fold(text))
+    text = "".join(f"line {i}: export GITHUB_TOKEN={GITHUB}\nan ordinary line {i}\n" for i in range(n))
+    out = transcripts.redact(text)
+    assert len(folded) == 2  # one pass finds them all, one more checks the result (the loop scanned n + 1 times)
+    assert sum(folded) <= 2 * len(text)
+    assert out.count("[line removed: it held what looks like a GitHub token]") == n
+    assert out.count("an ordinary line") == n and guard.find_secret(out) is None
+
+
+NEW = {
+    "a URL with a password": ["git clone https://deploy:" + "Zq8vN2kLp4rT@git.example.com/acme/app.git",
+                              "remote = ssh://ci:" + "w9Xr2Lm7Qp@host.example.org:2222/repo"],
+    "an Authorization header": ["curl -H 'Authorization: Bearer " + "Ab3dEf6hIj9kLm2nOp5qRs8t'",
+                                '{"authorization": "Basic ' + "YWxpY2U6c2VjcmV0cGFzcw==" + '"}',
+                                "Authorization: Basic " + "dXNlcjpwYXNz", "proxy-authorization: token " + "9f8e7d6c5b4a3f2e1d0c"],
+    "a bearer token": ["the header was: bearer " + "q1W2e3R4t5Y6u7I8o9P0a1S2d3"],
+    "an Azure account key": ["DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + "Xk2pQ9vL" * 11 + "==;",
+                             "account_key: " + "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA=="],
+    "a signed URL's signature": ["https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&sig=" + "a1B2c3D4e5F6g7H8i9J0" * 2 + "%3D",
+                                 "?X-Amz-Credential=x&X-Amz-Signature=" + "0123456789abcdef" * 4],
+    "a Google OAuth token or secret": ["ya29." + "a0AfB_byC" * 5, "GOCSPX-" + "abcDEF123_-" * 2 + "abcdef"],
+    "a Stripe live key": ["whsec_" + "a1B2c3D4" * 5],
+    "an AI provider's API key": ["sk-or-v1-" + "0123456789abcdef" * 4, "gsk_" + "a1B2c3D4" * 7],
+    "a PyPI token": ["pypi-AgEIcHlwaS5vcmc" + "CJDk3ZjE2YzE0LTk0" * 4],
+    "a Docker Hub token": ["dckr_pat_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N"],
+    "a service's access token": ["shpat_" + "0123456789abcdef" * 2, "dop_v1_" + "0123456789abcdef" * 4,
+                                 "hvs." + "CAESIJ1x2y3z4A5B6C7D8E9F0"],
+    "a Telegram bot token": ["123456789:AA" + "Fx2y3z4A5B6C7D8E9F0g1h2i3j4k5l6m7"],
+    "an age secret key": ["AGE-SECRET-KEY-1" + "QYPZ3ST7J4XHD0W9F6" * 3 + "QYPZ"],
+    "an Azure client secret": ["abc8Q~" + "Xy1_z2.w3-v4~u5" * 2 + "abc"],
+}
+
+
+@pytest.mark.parametrize("kind, text", [(k, t) for k, ts in NEW.items() for t in ts])
+def test_the_credentials_capture_kept_are_found(kind: str, text: str) -> None:
+    assert find_secret("an ordinary first line\n" + text) == (kind, 2)
+    assert guard.redact(f"keep me\n{text}\nkeep me too\n") == f"keep me\n[line removed: it held what looks like {kind}]\nkeep me too\n"
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: required for every endpoint", "Bearer authentication is what the API uses",
+    "Authorization: Basic <base64 of user:password>", "Authorization: Bearer $TOKEN", "Authorization: Bearer YOUR_TOKEN",
+    "the account key rotation is monthly", "AccountKey=<your key>", "https://user:password@example.com is the form",
+    "https://docs.example.com/a:b@c is not a login", "token_type: bearer", "see https://example.com/?sig=short",
+])
+def test_the_new_shapes_leave_ordinary_text_alone(text: str) -> None:
+    assert find_secret(text) is None
+
+
+def test_a_private_key_is_redacted_whole_and_the_text_after_it_kept() -> None:
+    key = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\n" + "MIIEowIBAAKCAQEAx1y2z3\n" * 5 + "-----END RSA PRIVATE KEY-----"
+    out = guard.redact(f"before\n{key}\nafter: the deploy works\n")
+    assert out == "before\n" + "[line removed: it held what looks like a private key block]\n" * 9 + "after: the deploy works\n"
+
+
+def test_a_key_split_over_lines_is_redacted_on_every_line_it_spans() -> None:
+    out = guard.redact("key " + AWS_ID[:9] + "\n" + AWS_ID[9:] + " rest\nok\n")
+    assert out == "[line removed: it held what looks like an AWS access key id]\n" * 2 + "ok\n"

@@ -57,7 +57,7 @@ def test_a_spaceless_run_is_indexed_as_its_pairs_and_asked_for_pair_by_pair() ->
     assert terms("由美さんの献立") == ["由美", "美さ", "の献", "献立"]  # pairs of kana alone (さん, んの) are grammar
     assert terms("配送センター routes") == ["配送", "送セ", "セン", "ンタ", "ター", "routes"]
     assert terms("ひらがな") == ["ひら", "らが", "がな"]  # a query of kana alone keeps them
-    assert match_expression(["走行距離", "鮭", "routes"]) == '"走行 行距 距離" OR "鮭" * OR "routes"'
+    assert match_expression(["走行距離", "鮭", "routes"]) == '"走行 行距 距離" OR "鮭" * OR "rout"'  # stems
 
 
 def test_a_query_typed_as_a_sentence_is_cut_at_its_function_words() -> None:
@@ -184,7 +184,9 @@ def test_a_postgres_index_of_the_older_form_is_rebuilt_after_migrate(postgres: P
         conn.execute("CREATE DATABASE spaceless")
     admin, app = postgres.url("memdir_admin", "spaceless"), postgres.url("memdir_app", "spaceless")
     with monkeypatch.context() as m:
-        m.setattr(pg_store, "MIGRATIONS", pg_store.MIGRATIONS[:6])  # the schema before 0007
+        # the search schema before 0007 (the journal's own migrations after it stay: today's writes need them)
+        m.setattr(pg_store, "MIGRATIONS", [x for x in pg_store.MIGRATIONS
+                                           if x[0] not in ("0007_search_spaceless", "0008_search_names")])
         m.setattr(PgIndex, "apply", _apply_before_0007)  # and the rows memdir wrote into it then
         migrate(admin, grant="memdir_app")
         with memdir.open(app, tenant="t") as md:

@@ -1,11 +1,15 @@
 """Where a folder memory's settings come from: one memdir.toml, its own or, for a tenant, its folder's."""
 
+import re
 from pathlib import Path
 
+import pytest
+
 import memdir
+from memdir import InvalidArgument
 from memdir.remember import capture
 from memdir.search import semantic
-from memdir.stores.locations import config_file
+from memdir.stores.locations import check_tenant, config_file
 
 SETTINGS = """max_lines = 300
 
@@ -50,3 +54,23 @@ def test_other_backends_have_no_settings_file(tmp_path: Path) -> None:
     (tmp_path / "memdir.toml").write_text(SETTINGS)
     with memdir.open(f"sqlite:///{tmp_path / 'm.db'}", tenant="acme") as md:
         assert config_file(md.store) is None and md.limits.max_lines != 300
+
+
+@pytest.mark.parametrize("tenant", ["default", "acme\n", "Acme", ""])
+def test_a_tenant_that_cannot_be_named_is_refused_in_one_line(tenant: str) -> None:
+    with pytest.raises(InvalidArgument, match=f"tenant {re.escape(repr(tenant))} is (not valid|reserved)"):
+        check_tenant(tenant)
+
+
+def test_a_folder_refuses_the_tenant_default_as_the_other_backends_do(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "m") as md:
+        md.write("mine.md", "the folder's own\n")
+    with pytest.raises(InvalidArgument, match="tenant 'default' is reserved"):
+        memdir.open(tmp_path / "m", tenant="default")
+    assert not (tmp_path / "m" / "tenants").exists()  # the refusal made nothing
+
+
+def test_a_folder_s_tenants_default_from_before_says_how_to_reach_it(tmp_path: Path) -> None:
+    (tmp_path / "m" / "tenants" / "default" / ".memdir").mkdir(parents=True)
+    with pytest.raises(InvalidArgument, match="tenants/default was written under that name before: move it to tenants/NAME"):
+        memdir.open(tmp_path / "m", tenant="default")

@@ -10,7 +10,7 @@ import pytest
 from services import Postgres
 
 import memdir
-from memdir import NotFound, StoreError
+from memdir import InvalidArgument, NotFound, StoreError
 from memdir.stores import postgres as pg_store
 from memdir.stores import sqlite as sqlite_store
 from memdir.stores.locations import migrate
@@ -20,7 +20,7 @@ from memdir.stores.locations import migrate
 
 def test_sqlite_migrate_is_named_recorded_idempotent_and_check_never_writes(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
-    names = ("0001_tables", "0002_search", "0003_rate")
+    names = ("0001_tables", "0002_search", "0003_rate", "0004_rewrite")
     report = migrate(url, check=True)
     assert report.pending == names and report.applied == ()
     assert not (tmp_path / "m.db").exists()
@@ -50,12 +50,17 @@ def test_sqlite_journal_is_append_only(tmp_path: Path) -> None:
         db.execute("UPDATE memdir_journal SET op = 'x'")
 
 
-def test_sqlite_default_tenant_is_named_default(tmp_path: Path) -> None:
+def test_sqlite_keeps_the_memory_without_a_tenant_as_before_and_no_one_may_name_it(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
     with memdir.open(url) as md:
         md.write("p.md", "mine\n")
-    with memdir.open(url, tenant="default") as md:
+    db = sqlite3.connect(tmp_path / "m.db")
+    assert {r[0] for r in db.execute("SELECT tenant_id FROM memdir_files")} == {"default"}  # as every memdir stored it
+    db.close()
+    with memdir.open(url) as md:  # what was written without a tenant opens the same way
         assert md.read("p.md").body == "mine\n"
+    with pytest.raises(InvalidArgument, match="tenant 'default' is reserved: it is the memory without a tenant"):
+        memdir.open(url, tenant="default")
     with memdir.open(url, tenant="other") as md:
         assert md.list() == []
 
@@ -130,7 +135,7 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
     url = postgres.url("memdir_admin", "migrations")
     names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate",
              "0006_tenants", "0007_search_spaceless",
-             "0008_search_names")
+             "0008_search_names", "0009_rewrite")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)
@@ -142,10 +147,12 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
     assert migrate(url, check=True).pending == ()
     with psycopg.connect(url) as conn:
         assert [r[0] for r in conn.execute("SELECT name FROM memdir_migrations ORDER BY name")] == list(names)
-    with memdir.open(postgres.url("memdir_app", "migrations")) as md:  # tenant None: the tenant 'default'
+    with memdir.open(postgres.url("memdir_app", "migrations")) as md:  # tenant None: stored as the tenant 'default'
         md.write("p.md", "x\n")
-    with memdir.open(postgres.url("memdir_app", "migrations"), tenant="default") as md:
+    with memdir.open(postgres.url("memdir_app", "migrations")) as md:
         assert md.read("p.md").body == "x\n"
+    with psycopg.connect(url) as conn:
+        assert [r[0] for r in conn.execute("SELECT DISTINCT tenant_id FROM memdir_files")] == ["default"]
 
 
 def test_postgres_connection_errors_say_what_to_check(postgres: Postgres) -> None:

@@ -215,7 +215,8 @@ def test_every_page_passes_axe_and_works_from_the_keyboard(browser: Any, root: P
     memdir.capture(md, "s1", [{"role": "user", "content": "Plan the importer"}, {"role": "assistant", "content": "Three steps."}])
     md.close()
     pages = ["/", "/ui/list", "/ui/file/project/flock.md", "/ui/edit/project/flock.md", "/ui/new",
-             "/ui/search?q=launch", "/ui/changes", "/ui/history/project/flock.md", "/ui/pictures", "/ui/nothing-here"]
+             "/ui/search?q=launch", "/ui/changes", "/ui/history/project/flock.md", "/ui/pictures", "/ui/conflicts",
+             "/ui/nothing-here"]
     with Running(root) as srv:
         page = page_of(browser, scheme, PHONE if scheme == "dark" else None)
         problems = {}

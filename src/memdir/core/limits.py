@@ -30,7 +30,7 @@ from ..stores.locations import CONFIG_FILE
 
 DEFAULT_TYPES = ("user", "feedback", "project", "reference", "session", "diary")
 AGENT_DEFAULTS: dict[str, Any] = {"writes_per_minute": 60}
-SECTIONS = ("diary", "summarizer", "semantic", "capture")  # memdir.toml tables other modules read (remember/diary, remember/summarize, search/semantic, remember/capture)
+SECTIONS = ("diary", "summarizer", "semantic", "capture", "sync", "history")  # memdir.toml tables other modules read (remember/diary, remember/summarize, search/semantic, remember/capture, remember/gitsync, core/history)
 CONTEXT_BUDGET = 2000  # tokens `memdir.context` fills by default (recall.context.DEFAULT_BUDGET)
 
 

@@ -16,7 +16,7 @@ import copy
 import datetime as dt
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,7 +28,7 @@ from ..search import grep as grepping
 from ..search import lexical
 from ..search.lexical import Explained, Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
-from . import guard, index, ops, reconcile
+from . import guard, history, index, ops, reconcile
 from . import limits as limits_mod
 from .catalog import Catalog
 from .derived import Derived
@@ -66,6 +66,7 @@ class _State:
         self.parsed: dict[str, Memory] = {}  # path -> the file as last parsed; valid while its version holds
         self.parsed_bytes = 0
         self.commits = 0  # changes committed through this memory
+        self.due: Sequence[Record] = ()  # records whose commit made a compaction due (`history.after`)
         self.generation = 0  # bumped when the caches above are dropped
 
     def keep(self, mem: Memory) -> None:
@@ -140,6 +141,17 @@ class Memdir:
         view._agent = True
         if rate and not view.limits.writes_per_minute:
             view.limits = replace(view.limits, writes_per_minute=limits_mod.AGENT_DEFAULTS["writes_per_minute"])
+        return view
+
+    def prepaid(self, what: str) -> Memdir:
+        """Take one write's token from the rate bucket now (`RateLimited`, naming `what`, when none is left) and
+        return a view whose writes take no more: work that costs far more than its write (a capture over HTTP
+        parses and redacts a whole transcript) pays before it starts, and all of its writes count as one."""
+        if not self.limits.writes_per_minute:
+            return self
+        ops.take(self._store, what, self.limits)
+        view = self._view()
+        view.limits = replace(view.limits, writes_per_minute=0)
         return view
 
     def as_person(self) -> Memdir:
@@ -522,6 +534,41 @@ class Memdir:
                 return self._memory(p, Blob(change.old, change.expect or ""), change=result)
             return self._memory(target, Blob(change.data, done.new_version or ""), change=result)
 
+    def rewrite(self, plan: Callable[[], tuple[Sequence[Change], Mapping[int, Record | None]]], *,
+                same: bool = False) -> builtins.list[Record]:
+        """Rewrite the past: commit the changes `plan()` returns (asked under the memory's locks) and replace or drop
+        the journal records it names (`Store.rewrite`): what forgetting, redaction and compaction do. Every path
+        they touch must be writable by this view. Unless `same` (the records keep their content: compaction),
+        every cache of the memory is dropped after, so no copy of what was rewritten stays in this process."""
+        with self._writing():
+            changes, edits = plan()
+            if self._scope is not None:
+                dropped = [r for r in self._store.journal() if r.seq in edits] if None in edits.values() else []
+                for rec in [*(r for r in edits.values() if r is not None), *dropped]:
+                    for path in (rec.path, rec.dest):
+                        if path is not None:
+                            self._scope.check_write(path)
+                for change in changes:
+                    self._scope.check_write(change.path)
+                    self._scope.check_write(change.target)
+            self._state.commits += 1
+            records = self._store.rewrite(edits, changes)
+            self._state.derived.committed(len(records))
+            self._state.search.committed(changes, records)
+            if not same:
+                self._state.forget()
+                search.close_layers(self)
+            return records
+
+    def scrub(self) -> builtins.list[str]:
+        """Leave no byte of deleted content readable: the search index caught up and merged, the vectors of text
+        that is gone dropped, the store's files vacuumed; one line for each place that could not be emptied now."""
+        with self._lock:
+            with self._store.lock():
+                current = {e.path: e.version for e in self._state.derived.loaded().walk("")}
+                notes = self._state.search.scrub()
+            return notes + search.scrub_vectors(self._store, current) + self._store.scrub()  # VACUUM: outside a transaction
+
     # ------------------------------------------------------------ hand edits
 
     def sync(self, changed: Iterable[str] | None = None, *, with_index: bool = False) -> builtins.list[str]:
@@ -581,6 +628,9 @@ class Memdir:
         """A stale MEMORY.md, or (a notice) one memdir has never written: a folder kept by hand or by another
         tool, whose index memdir adds at its first write (a read writes nothing), the notes kept as they are."""
         if self._store.derived() == 0 and (text is None or index.BEGIN not in text):
+            if text is None:
+                return Finding("unindexed", paths.INDEX_NAME, "there is no MEMORY.md yet: the first write adds it, or "
+                               "run `memdir reconcile --fix`")
             return Finding("unindexed", paths.INDEX_NAME, "memdir has not written its index here yet: the first "
                            "write adds it (beside the notes MEMORY.md holds), or run `memdir reconcile --fix`")
         return Finding("index", paths.INDEX_NAME, "MEMORY.md does not match the catalog")
@@ -667,6 +717,8 @@ class Memdir:
                 if self._state.commits != commits:
                     self._state.forget()
                 raise
+            due, self._state.due = self._state.due, ()
+            history.after(self._store, due)  # in a transaction of its own: it can never undo the write
 
     def _land(self, batch: Sequence[Op], *, take: bool = True) -> builtins.list[Memory]:
         """Plan and commit a batch (both locks held): one store commit, one token from the rate bucket."""
@@ -702,6 +754,7 @@ class Memdir:
         records = self._store.commit(changes)
         self._state.derived.committed(len(records), derive=derive)
         self._state.search.committed(changes, records)
+        self._state.due = records if history.due(records) else ()
         return records
 
 

@@ -36,8 +36,10 @@ from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
 from ..remember import capture as capture_mod
+from ..stores.base import redact
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
+from .mcp import Sessions as mcp_sessions
 from .openapi import document
 from .tools import not_text
 
@@ -50,6 +52,10 @@ MAX_ANSWER = 1024 * 1024  # bytes of files or lines one answer carries at most (
 # Seconds a client has to send a request's headers (slow-header clients are cut off); env MEMDIR_HEADER_TIMEOUT.
 HEADER_TIMEOUT = float(os.environ.get("MEMDIR_HEADER_TIMEOUT") or 10.0)
 LIST_PAGE = 1000  # files per GET /v1/files page at most
+# A transcript POST /v1/sessions takes at most, counted before it is parsed: lines of a text (a long session's
+# JSONL has a few thousand) and messages of a list. A longer one is captured from its file (`memdir capture`).
+CAPTURE_LINES = 20_000
+CAPTURE_TURNS = 5_000
 MARKDOWN = "text/markdown; charset=utf-8"
 
 
@@ -374,6 +380,7 @@ class Api:
         still an answer (status skipped), never an error: capture leaves a trace of every attempt."""
         md = self.memdir(request)
         args = await _capture_arguments(request)
+        md = await run_in_threadpool(md.prepaid, "sessions/")  # the rate token before the work, not after it
         done = await run_in_threadpool(lambda: capture_mod.capture(md, args["session_id"], args["transcript"],
                                                                    at=args.get("at"), event="http"))
         return JSONResponse(done.to_dict(), status_code=201 if done.change == "created" else 200)
@@ -401,6 +408,12 @@ async def _capture_arguments(request: Request) -> dict[str, Any]:
     missing = [k for k in ("session_id", "transcript") if k not in args]
     if missing:
         raise ApiError(400, "BadRequest", f"the body needs {' and '.join(missing)}: the conversation's id and its text or messages")
+    transcript = args["transcript"]
+    count, most, what = ((transcript.count("\n") + (not transcript.endswith("\n")), CAPTURE_LINES, "lines") if isinstance(transcript, str)
+                         else (len(transcript), CAPTURE_TURNS, "messages"))
+    if count > most:
+        raise ApiError(413, "LimitExceeded", f"the transcript has {count:,} {what}; a capture over HTTP takes at most "
+                       f"{most:,}: capture a longer session from its file (memdir capture SESSION_ID FILE)")
     return args
 
 
@@ -549,8 +562,9 @@ def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = N
     else:
         app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
     app.add_exception_handler(HTTPException, _not_found)
+    inner: ASGIApp = app if mcp is None else mcp_sessions(app, mcp.session_manager)  # each MCP session its principal's
     throttle = Throttle()  # one count of wrong tokens for the API, MCP and the page
-    return Guard(app, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
+    return Guard(inner, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
                  proxies=proxies, throttle=throttle)
 
 
@@ -647,6 +661,6 @@ def banner(url: str, root: str, token: bool) -> str:
     """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
     header = " --header 'Authorization: Bearer <token>'" if token else ""
     return (
-        f"memdir: serving {root} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"memdir: serving {redact(root)} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
         f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
     )

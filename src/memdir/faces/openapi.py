@@ -321,7 +321,8 @@ def document() -> dict[str, Any]:
                     "properties": {
                         "session_id": {"type": "string"},
                         "transcript": {"type": ["string", "array"], "description": "Text (plain, JSON messages, JSONL) "
-                                       "or a list of {role, content} messages"},
+                                       "or a list of {role, content} messages; at most 20,000 lines or 5,000 "
+                                       "messages"},
                         "at": {"type": "string", "description": "When the session happened (ISO 8601); default its "
                                "last timestamp, else now"},
                     }}}}},

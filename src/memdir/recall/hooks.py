@@ -8,9 +8,8 @@ user their session: memdir errors go to stderr with exit code 1 (Claude Code
 shows it and carries on), never 2 (which would block a prompt or a compaction).
 
 - SessionStart: pinned and feedback memories and the index (`startup.py`);
-  a resume or a compaction of a session adds only what changed since its
-  last start (its conversation holds the rest). A fork (a new session id)
-  and /clear get the whole of it.
+  a resume adds only what its conversation (its transcript) does not hold;
+  a compaction, a fork (a new session id) and /clear get the whole of it.
 - UserPromptSubmit: lines of memory matching the prompt, when any match well
   (`recall.user_prompt_submit`).
 - SessionEnd: capture the session from its `transcript_path`.
@@ -41,8 +40,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument, MemdirError
+from ..remember import gitsync
 from ..remember.capture import capture
-from . import recall, remind
+from . import recall, remind, team
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
@@ -63,8 +63,11 @@ def _capture(md: Memdir, payload: dict[str, Any], event: str) -> dict[str, Any] 
 
 
 def session_end(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The session is over (exit, /clear, logout): capture it. SessionEnd cannot block, and has no output fields."""
-    return _capture(md, payload, "SessionEnd")
+    """The session is over (exit, /clear, logout): capture it. SessionEnd cannot block, and has no output fields.
+    With `[sync] auto`, the memory is then committed and pushed in the background (`gitsync.after_session`)."""
+    out = _capture(md, payload, "SessionEnd")
+    gitsync.after_session(md)
+    return out
 
 
 def pre_compact(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -73,13 +76,15 @@ def pre_compact(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def session_start(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """A session starts: give it the always-layer of context (pinned, feedback, the index)."""
-    return recall.session_start(md, payload)
+    """A session starts: give it the always-layer of context (pinned, feedback, the index), the project's team
+    memory's beside it (`team.joined`); with `[sync] auto`, after a pull of at most a few seconds."""
+    gitsync.before_session(md)
+    return team.joined(recall.session_start, md, payload)
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """A prompt arrives: add the lines of memory that match it well (most prompts get nothing)."""
-    return recall.user_prompt_submit(md, payload)
+    """A prompt arrives: add the lines of memory, the team's included, that match it well (most prompts get nothing)."""
+    return team.joined(recall.user_prompt_submit, md, payload)
 
 
 CLAUDE_CODE: dict[str, Handler] = {

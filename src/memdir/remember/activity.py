@@ -79,12 +79,23 @@ def redact(text: str) -> str:
 
     Called on whole texts (a command, a tool's output, a turn) before anything is clipped: a clipped token
     no longer has the shape the guard knows."""
-    while (found := guard.find_secret(text)) is not None:
-        kind, number = found
-        lines = text.split("\n")
-        lines[number - 1] = f"[line removed: it held what looks like {kind}]"
-        text = "\n".join(lines)
-    return text
+    return guard.redact(text)
+
+
+_KIND = re.compile(r"looks like ([^\]]+)\]")
+
+
+def _shown(command: str) -> str:
+    """A command as a record shows it: itself, or, when it holds a credential, its program and a note of what was
+    removed ("curl … [removed: it held what looks like a JSON Web Token]"), redacted whole first."""
+    red = redact(command)
+    if red == command:
+        return command
+    head = command.split(maxsplit=1)[0] if command.strip() else ""
+    kind = _KIND.search(red)
+    if not head or "=" in head or guard.find_secret(head) is not None or kind is None or "\n" in command.strip():
+        return red
+    return f"{head} … [removed: it held what looks like {kind.group(1)}]"
 
 
 def redact_value(value: str) -> str:
@@ -297,7 +308,7 @@ class Log:
             self.calls[call_id] = (name, what or name)
 
     def command(self, command: str, call_id: str | None = None) -> None:
-        command = redact(self._clean(command))
+        command = _shown(self._clean(command))
         if call_id:
             self.ran[call_id] = len(self.commands)
         self.commands.append(clip(command, 160))

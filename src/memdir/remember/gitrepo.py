@@ -8,14 +8,17 @@ and git's own last line; a command past its timeout is stopped and said so.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import StoreError
 
+_BYTES = ("-c", "core.autocrlf=false", "-c", "core.safecrlf=false")  # a memory's bytes go as they are: CRLF stays CRLF
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's tree of nothing (a first commit's parent side)
 
 
@@ -45,14 +48,22 @@ class Repo:
 
     def run(self, *args: str, input: bytes | None = None, timeout: float | None = 120, check: bool = True,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-        cmd = [self.git, "-C", str(self.top), *args]
+        cmd = [self.git, "-C", str(self.top), *_BYTES, *args]
         try:
-            done = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout, env=quiet_env(env), check=False)
-        except subprocess.TimeoutExpired:
-            raise StoreError(f"git {args[0]} did not finish within {timeout:g} s (a slow or unreachable remote?); "
-                             "nothing was lost: run `memdir sync` again later") from None
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=quiet_env(env),
+                                    start_new_session=True)  # its own group: a timeout stops ssh and helpers too
         except OSError as e:
             raise StoreError(f"git could not be run ({e.strerror or e}); check that git is installed") from None
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise StoreError(f"git {args[0]} did not finish within {timeout:g} s (a slow or unreachable remote?); "
+                             "nothing was lost: run `memdir sync` again later") from None
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         if check and done.returncode != 0:
             raise StoreError(f"git {args[0]} failed: {last_line(done.stderr or done.stdout)}")
         return done

@@ -36,6 +36,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +46,10 @@ from typing import Any
 from .. import paths
 from ..core import guard
 from ..core.memdir import Memdir
+from ..core.opening import open as open_memdir
 from ..errors import Forbidden, InvalidArgument, InvalidMemory, MemdirError, StoreError
 from ..stores.base import Record
+from .capture import settings as capture_settings
 from .gitrepo import Repo, last_line, quoted, top_of
 from .landing import Memories, Synced, is_index, land, resolve
 
@@ -55,6 +59,7 @@ GITIGNORE = ("# memdir: derived data and raw session transcripts never enter git
 _PRIVATE = re.compile(r"(?:^|/)\.memdir/|^sessions/raw/|^tenants/[^/]+/sessions/raw/")
 ACTOR = "sync"  # what comes in is journaled as sync:<remote>
 _SCRATCH = "refs/memdir/replay"  # where the journal's commits are built before HEAD moves to them
+_FEW = 200  # files git sees changed that are looked at one by one; past this, every file's stat at once
 ATTEMPTS = 3  # pushes rejected because the remote moved meanwhile, before giving up until the next sync
 
 
@@ -94,8 +99,9 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
         with mems.locked():
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
-            theirs = _fetch(place, timeout, state) if (pull or push) else None
-            if pull and theirs is not None:
+            theirs = _fetch(place, timeout) if (pull or push) else None
+            head = place.repo.rev("HEAD")
+            if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
                     done.committed += _commit_local(place, mems, state)
                     _merge(place, mems, theirs, state, done)
@@ -103,22 +109,25 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
                 break
             outcome = _push(place, md, theirs, timeout)
             if outcome != "rejected" or not pull:
-                if outcome != "pushed":
+                if outcome not in ("pushed", "same"):
                     done.error = ("the remote has changes this machine has not merged; sync without --no-pull"
                                   if outcome == "rejected" else outcome)
-                done.pushed = outcome == "pushed"
+                done.pushed, done.sent = outcome in ("pushed", "same"), outcome == "pushed"
                 break
         else:
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
     except MemdirError as e:
         state["error"] = e.message
+        if push:
+            state["push_error"] = e.message  # what was to go did not: said until a push goes
         _save(place.root, state)
         raise
     finally:
         mems.close()
     now = _now()
-    state["error"] = done.error
-    state["synced"] = now
+    state["error"], state["synced"] = None, now
+    if push:  # a pull alone (a session's start) leaves a failed push reported until a push goes
+        state["push_error"] = done.error
     if done.pushed:
         state["pushed"] = now
     _save(place.root, state)
@@ -221,8 +230,12 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
     marks: dict[str, int] = state.setdefault("seq", {})
     runs: list[tuple[str, list[Record]]] = []  # (prefix, records of one actor in a row)
     latest: dict[str, int] = {}
+    _ignore(place.root)
+    dirty = _dirty(repo)
     for prefix, m in sorted(mems.open.items()):
-        m.sync(with_index=True)  # hand edits journaled, and the index files brought along: they are committed
+        mine = [p[len(prefix):] for p in dirty if Memories.prefix_of(p) == prefix]
+        if mine:  # hand edits journaled, and the index files brought along: they are committed
+            m.sync(mine if len(mine) <= _FEW else None, with_index=True)  # many: one stat walk beats reading each
         last = m.history(limit=1)
         latest[prefix] = last[0].seq if last else 0
         since = marks.get(prefix)
@@ -244,9 +257,18 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
                 repo.run("update-ref", "-m", "memdir sync: the journal's changes", "HEAD", tip, head)
                 repo.run("reset", "-q")
                 made, replayed = len(runs), True
-    made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
+    if dirty or replayed:
+        made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
     marks.update(latest)
     return made
+
+
+def _dirty(repo: Repo) -> list[str]:
+    """The files git sees differ from the last commit (changed, gone, new): where an edit by hand can be, found
+    from git's index instead of a stat of every file against memdir's catalog (which a hook would pay for)."""
+    out = repo.run("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames").stdout.decode(
+        "utf-8", "surrogateescape")
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
 
 def _since(m: Memdir, seq: int) -> list[Record]:
@@ -379,7 +401,7 @@ def _epoch(stamp: str, default: int) -> int:
 # ---------------------------------------------------------------- 2. fetch
 
 
-def _fetch(place: _Place, timeout: float, state: dict[str, Any]) -> str | None:
+def _fetch(place: _Place, timeout: float) -> str | None:
     """Fetch the remote's branch; its commit, or None when the remote does not have it yet (an empty remote)."""
     done = place.repo.run("fetch", "--quiet", "--no-tags", place.remote,
                           f"+refs/heads/{place.upstream}:{place.tracking}", check=False, timeout=timeout)
@@ -412,6 +434,7 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
     else:
         assert ours is not None
         target, indexes = resolve(place.repo, ours, theirs, done)
+    _refuse_crafted(repo, target, theirs)
     land(place.repo, place.root, mems, ours, theirs, base, target, indexes, done, f"{ACTOR}:{place.remote}")
     if forward:
         repo.run("update-ref", "-m", f"memdir sync: fast-forward to {place.remote}", "HEAD", theirs, *([ours] if ours else []))
@@ -433,17 +456,25 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
         marks[prefix] = last[0].seq if last else 0
 
 
+def _refuse_crafted(repo: Repo, tree: str, theirs: str) -> None:
+    """Refuse a merge whose tree holds a path git would never check out (`.git/`, `..`): a crafted remote."""
+    names = repo.run("ls-tree", "-r", "-z", "--name-only", tree).stdout.decode("utf-8", "surrogateescape").split("\0")
+    for name in names:
+        if any(part in ("", ".", "..") or part.casefold() == ".git" for part in name.split("/")) and name:
+            raise StoreError(f"the remote's commit {theirs[:12]} holds the path {name!r}, which git never writes "
+                             "into a folder (a crafted repository?); nothing was merged: remove it from the remote")
+
+
 # ---------------------------------------------------------------- 4. push
 
 
 def _push(place: _Place, md: Memdir, theirs: str | None, timeout: float) -> str:
-    """Push HEAD after the guard read what goes; "pushed", "rejected" (the remote moved) or why it failed."""
+    """Push HEAD after the guard read what goes; "pushed", "same" (nothing to send), "rejected" (the remote moved)
+    or why it failed."""
     repo = place.repo
     head = repo.rev("HEAD")
-    if head is None:
-        return "pushed"  # nothing was ever committed: nothing to send
-    if head == theirs:
-        return "pushed"
+    if head is None or head == theirs:
+        return "same"  # nothing was ever committed, or the remote has it all
     check_outgoing(repo, head, theirs, place.remote, secrets=md.limits.secret_guard)
     done = repo.run("push", "--porcelain", "-u", place.remote, f"HEAD:refs/heads/{place.upstream}", check=False,
                     timeout=timeout)
@@ -521,7 +552,8 @@ def status(md: Memdir) -> dict[str, Any] | None:
     if not isinstance(root, Path) or not (root / paths.INTERNAL_DIR / STATE).is_file():
         return None
     state = _load(root)
-    out = {"synced": state.get("synced"), "pushed": state.get("pushed"), "error": state.get("error"), "waiting": None}
+    out = {"synced": state.get("synced"), "pushed": state.get("pushed"),
+           "error": state.get("error") or state.get("push_error"), "waiting": None}
     top = top_of(root) if shutil.which("git") else None
     if top is not None:
         repo = Repo(root)
@@ -534,3 +566,74 @@ def status(md: Memdir) -> dict[str, Any] | None:
                 since = [f"^{tracking}"] if repo.rev(tracking) else []
                 out["waiting"] = int(repo.out("rev-list", "--count", "HEAD", *since))
     return out
+
+
+# ---------------------------------------------------------------- automatic, where it is safe
+
+SETTINGS = {"auto": False, "pull_timeout": 2.0, "push_timeout": 60.0}  # memdir.toml [sync]
+
+
+def settings(md: Memdir) -> dict[str, Any]:
+    """`[sync]` of the memory's memdir.toml: `auto` (pull when a session starts, push when it ends), the seconds a
+    session's pull may wait (`pull_timeout`) and the background push (`push_timeout`)."""
+    got = dict(SETTINGS)
+    for key, value in capture_settings(md, "sync").items():
+        if key not in SETTINGS:
+            raise InvalidArgument(f"memdir.toml [sync]: unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+        if key == "auto" and not isinstance(value, bool):
+            raise InvalidArgument(f"memdir.toml [sync] auto must be true or false, got {value!r}")
+        if key != "auto" and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise InvalidArgument(f"memdir.toml [sync] {key} must be a number of seconds above 0, got {value!r}")
+        got[key] = value
+    return got
+
+
+def sync_root(md: Memdir) -> Path | None:
+    """The folder a sync of this memory runs on: its own, or for a tenant the memory that holds it; None when
+    neither is its own git repository."""
+    root = getattr(md.store, "root", None)
+    if not isinstance(root, Path) or shutil.which("git") is None:
+        return None
+    top = top_of(root)
+    if top is None:
+        return None
+    for candidate in (root, root.parent.parent if root.parent.name == paths.TENANTS_DIR else None):
+        if candidate is not None and os.path.realpath(candidate) == os.path.realpath(top):
+            return candidate
+    return None
+
+
+def before_session(md: Memdir) -> str | None:
+    """SessionStart, with `[sync] auto`: bring in what other machines pushed, waiting at most `pull_timeout` for
+    the network (a slow or absent one costs the session that much, never more); nothing is pushed. Returns why
+    it did not, if it did not; the error stays for `memdir stats`."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    own = os.path.realpath(root) == os.path.realpath(getattr(md.store, "root", ""))
+    holder = md if own else open_memdir(root, actor=md.actor)
+    try:
+        git_sync(holder, push=False, timeout=float(cfg["pull_timeout"]))
+        return None
+    except MemdirError as e:
+        return e.message
+    finally:
+        if not own:
+            holder.close()
+
+
+def after_session(md: Memdir) -> subprocess.Popen[bytes] | None:
+    """SessionEnd, with `[sync] auto`: commit and push in a process of its own, so the session ends now; its
+    output goes to .memdir/sync.log, a failure to `memdir stats`, and the next sync retries it."""
+    cfg = settings(md)
+    root = sync_root(md) if cfg["auto"] else None
+    if root is None:
+        return None
+    log = open(root / paths.INTERNAL_DIR / "sync.log", "ab")  # noqa: SIM115 - the child keeps it open
+    try:
+        return subprocess.Popen([sys.executable, "-m", "memdir", "--root", str(root), "sync", "--timeout",
+                                 str(cfg["push_timeout"])], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, env={**os.environ, "MEMDIR_ACTOR": md.actor})
+    finally:
+        log.close()

@@ -130,10 +130,10 @@ class ImportResult:
         self.skipped.append((source, why))
         self.lines_skipped += lines
 
-    def landed(self, path: str, change: str, lines_out: int) -> None:
-        """Count one source item whose text is now in the destination."""
+    def landed(self, path: str, change: str, lines_out: int, items: int = 1) -> None:
+        """Count the source items (one note; a file's records) whose text is now at `path` in the destination."""
         {"unchanged": self.unchanged, "merged": self.merged}.get(change, self.imported).append(path)
-        self.files_in += 1
+        self.files_in += items
         self.lines_out += lines_out
 
 

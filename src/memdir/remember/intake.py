@@ -11,7 +11,7 @@ without a word.
   `Projects/` beside `projects/`, `Zoë.md` composed beside decomposed) or that memdir's paths refuse (a
   leading space) is renamed, `name (2).md`, and the reason is given.
 - `redacted`: a note with a line holding what the secret guard refuses keeps every other byte: only the
-  secret's value is replaced (`token=[redacted]`), or the line when the value cannot be singled out.
+  secret's value is replaced (`token=REDACTED`), or the line when the value cannot be singled out.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import stat
 import unicodedata
 from collections.abc import Iterable
 
-from .. import paths
+from .. import model, paths
 from ..core import guard
 from ..errors import InvalidArgument
 
-REDACTED = "[redacted]"
+REDACTED = "REDACTED"  # a plain word: it stays valid YAML in frontmatter, and the guard knows it for a placeholder
 _ATOM = re.compile(r"[^\s\"'`<>=&?:,;()\[\]{}]+")  # a value between the separators of URLs, YAML and code
 _LEAD = re.compile(r"[^\s\"'`<>=/]*\Z")
 _MAX_LINE = 10_000  # a longer line holding a secret is replaced whole (each value tried costs a scan of the line)
@@ -170,6 +170,7 @@ def redacted(text: str) -> tuple[str, list[tuple[int, str]]]:
     if guard.find_secret(text) is None:
         return text, []
     lines = text.split("\n")
+    head = model.head_lines(text)  # a line of the frontmatter goes as a YAML comment
     found: list[tuple[int, str]] = []
     block = False  # inside a private key block: every line of it goes
     for i, line in enumerate(lines):
@@ -179,9 +180,9 @@ def redacted(text: str) -> tuple[str, list[tuple[int, str]]]:
             if begins:
                 found.append((i + 1, "a private key block"))
             block = "-----END" not in line
-            lines[i] = _line_note("a private key block") + ("\r" if line.endswith("\r") else "")
+            lines[i] = _line_note("a private key block", i < head) + ("\r" if line.endswith("\r") else "")
         elif hit is not None:
-            lines[i] = _redact_line(line)
+            lines[i] = _redact_line(line, i < head)
             found.append((i + 1, hit[0]))
     text = "\n".join(lines)
     for _ in range(len(lines)):  # a secret only the lines together hold (split across two): its line goes whole
@@ -189,17 +190,17 @@ def redacted(text: str) -> tuple[str, list[tuple[int, str]]]:
         if hit is None:
             break
         kind, number = hit
-        lines[number - 1] = _line_note(kind)
+        lines[number - 1] = _line_note(kind, number <= head)
         found.append((number, kind))
         text = "\n".join(lines)
     return text, sorted(set(found))
 
 
-def _line_note(kind: str) -> str:
-    return f"[line redacted by memdir import: it held what looks like {kind}]"
+def _line_note(kind: str, frontmatter: bool = False) -> str:
+    return f"{'# ' if frontmatter else ''}[line redacted by memdir import: it held what looks like {kind}]"
 
 
-def _redact_line(line: str) -> str:
+def _redact_line(line: str, frontmatter: bool = False) -> str:
     """The line with each value that completes a secret replaced by REDACTED; the whole line if that fails."""
     if len(line) <= _MAX_LINE:
         out, shift = line, 0
@@ -213,4 +214,4 @@ def _redact_line(line: str) -> str:
                 if guard.find_secret(out) is None:
                     return out
     hit = guard.find_secret(line)
-    return _line_note(hit[0] if hit else "a credential") + ("\r" if line.endswith("\r") else "")
+    return _line_note(hit[0] if hit else "a credential", frontmatter) + ("\r" if line.endswith("\r") else "")

@@ -58,6 +58,11 @@ def plan(md: Memdir, records: list[Record]) -> list[Op]:
     Refuses (`Conflict`) when a change that is not among `records` touched one
     of those files after the first selected change to it.
     """
+    gone = [r for r in records if r.op in ("thinned", "forget")]
+    if gone:
+        raise Conflict(f"change #{gone[0].seq} to {gone[0].path} cannot be undone: its content is gone "
+                       f"({'forgotten' if gone[0].op == 'forget' else 'thinned by the [history] retention setting'})",
+                       path=gone[0].path)
     chosen = {r.seq for r in records}
     first: dict[str, Record] = {}
     for rec in sorted(records, key=lambda r: r.seq):

@@ -32,6 +32,9 @@ def read_as_of(md: Memdir, path: str, as_of: When) -> model.Memory:
     p = paths.topic_path(path)
     when = stamp(parse_when(as_of, end=True) - dt.timedelta(seconds=1)) if _is_day(as_of) else stamp(parse_when(as_of))
     for rec in md.history(p):
+        if rec.op in ("thinned", "forget"):  # nothing older is left
+            why = "was forgotten" if rec.op == "forget" else "was thinned by the [history] retention setting"
+            raise NotFound(f"{p} as of {when} is gone: its history before {rec.time} {why}", path=p)
         if rec.time > when:
             continue
         if rec.dest == p or (rec.path == p and rec.dest is None and rec.new is not None):

@@ -20,16 +20,17 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import re
+import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from .. import paths
 from ..errors import InvalidArgument
-from ..stores.base import Change, Record, Store, in_store_transaction
+from ..stores.base import Change, Record, Store, in_store_transaction, scrub_sqlite
 from . import embed
 from .confidence import asks_about_past, without_past
 from .evidence import COVER
@@ -131,6 +132,16 @@ class Searcher:
         catch_up(idx, self.store, seq, self.types, progress)
         return idx.count()
 
+    def scrub(self) -> list[str]:
+        """After the past was rewritten: the index caught up and merged, so no word of deleted text stays in it,
+        and an index in a file of its own (S3's local copy) vacuumed; the store's own files are the store's."""
+        with self.lock:
+            idx = self.index()
+            idx.optimize()
+            if type(self.store).__name__ == "S3Store" and isinstance(idx, FtsIndex):
+                return scrub_sqlite(idx.db, "the local copy of the search index")
+        return []
+
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
@@ -192,6 +203,26 @@ def vector_location(store: Any) -> Path | None:
     cache = paths.user_cache()
     name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
     return cache / "vectors" / f"{name}.sqlite3"
+
+
+def scrub_vectors(store: Store, current: Mapping[str, str]) -> list[str]:
+    """Drop the chunks (their text) of files that are gone or changed since, and the vectors no chunk uses, then
+    vacuum the file, so a forgotten paragraph leaves nothing there; the next sync embeds what changed again."""
+    where = vector_location(store)
+    if where is None or not where.is_file():
+        return []
+    db = sqlite3.connect(where, isolation_level=None, timeout=30)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        stale = [(p, v) for p, v in db.execute("SELECT DISTINCT path, version FROM chunk") if current.get(p) != v]
+        db.executemany("DELETE FROM chunk WHERE path = ? AND version = ?", stale)
+        db.execute("DELETE FROM vector WHERE hash NOT IN (SELECT hash FROM chunk)")
+        db.execute("COMMIT")
+        return scrub_sqlite(db, str(where))
+    except sqlite3.Error as e:
+        return [f"{where}: {e}; delete the file (the vectors are rebuilt from the files)"]
+    finally:
+        db.close()
 
 
 def close_layers(md: Any) -> None:

@@ -3,12 +3,12 @@ in a local cache folder for S3, or in memory for any other store.
 
 Two tables per tenant: `docs` (path, version, the fields and the whole text,
 which grep reads instead of the store) and a contentless FTS5 table over
-name, description, tags and body (`porter unicode61`), one per tenant so
+name, description, tags and body (`unicode61`), one per tenant so
 that BM25's statistics are the tenant's own. The FTS table is given the
-fields with spaceless scripts as character pairs (`text.grams`), so Chinese,
-Japanese or Thai words are found; its name carries the version of that form
-(`_fts2_`), and an index of an older form is dropped and rebuilt from the
-files on open. The seq the index reflects is stored with it, in the same
+fields as memdir reads them (`text.indexed`): words as their stems, spaceless
+scripts as character pairs, the name with the words of the file's name; its
+name carries the version of that form (`_fts4_`), and an index of an older
+form is dropped and rebuilt from the files on open. The seq the index reflects is stored with it, in the same
 transaction as the rows it describes.
 """
 
@@ -28,12 +28,12 @@ from .. import paths
 from ..errors import StoreError
 from ..stores.base import prefix_bounds
 from .lexical import WEIGHTS, Doc, Filter
-from .text import grams, match_expression, name_words
+from .text import indexed, match_expression, name_words
 
 _COLUMNS = "path, version, name, description, tags, type, updated, head, body_at, text"
-TOKENIZE = "porter unicode61"
-FORM = "fts3"  # the form the FTS table is given its text in (2: spaceless scripts as pairs; 3: file-name words)
-OLDER = ("fts", "fts2")  # the forms before, dropped when an index of this form is made
+TOKENIZE = "unicode61"  # the text comes stemmed (`text.indexed`): FTS5's own porter merged different words
+FORM = "fts4"  # the form the FTS table is given its text in (2: spaceless pairs; 3: file-name words; 4: Porter2 stems)
+OLDER = ("fts", "fts2", "fts3")  # the forms before, dropped when an index of this form is made
 
 
 def docs_table(name: str) -> str:
@@ -254,8 +254,8 @@ class FtsIndex:
                      d.body_at, d.text),
                 )
                 self.db.execute(f"INSERT INTO {self._fts}(rowid, name, description, tags, body) VALUES (?,?,?,?,?)",
-                                (cur.lastrowid, _title(d.path, d.name), grams(d.description), grams(d.tags),
-                                 grams(d.body)))
+                                (cur.lastrowid, _title(d.path, d.name), indexed(d.description), indexed(d.tags),
+                                 indexed(d.body)))
             if seq != since:
                 self.db.execute(f"INSERT INTO {self._seqs}(tenant_id, seq) VALUES (?, ?) "
                                 "ON CONFLICT(tenant_id) DO UPDATE SET seq = excluded.seq", (self.tenant, seq))
@@ -269,7 +269,7 @@ class FtsIndex:
         if row is not None:  # a contentless table forgets a row by being given the text it indexed
             self.db.execute(f"INSERT INTO {self._fts}({self._fts}, rowid, name, description, tags, body) "
                             "VALUES ('delete', ?, ?, ?, ?, ?)",
-                            (row[0], _title(path, str(row[1])), *(grams(str(v)) for v in row[2:])))
+                            (row[0], _title(path, str(row[1])), *(indexed(str(v)) for v in row[2:])))
             self.db.execute(f"DELETE FROM {self._docs} WHERE id = ?", (row[0],))
 
     def clear(self) -> None:
@@ -370,6 +370,11 @@ class FtsIndex:
         yield from ((str(p), str(t)) for p, t in self._rows(
             f"SELECT path, text FROM {self._docs} d WHERE 1{cond} ORDER BY path", *args))
 
+    def drop(self) -> None:
+        """Delete this tenant's index, its FTS table with it (a tenant dropped: `remember.forget.drop_tenant`)."""
+        self._script(f"DROP TABLE IF EXISTS {self._fts}", f"DELETE FROM {self._docs} WHERE tenant_id = ?",
+                     f"DELETE FROM {self._seqs} WHERE tenant_id = ?")
+
     def optimize(self) -> None:
         self._script(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
 
@@ -380,7 +385,7 @@ class FtsIndex:
 
 def _title(path: str, name: str) -> str:
     """The name field as indexed: the name, and the words of the file's name it lacks (`text.name_words`)."""
-    return grams(f"{name}\n{words}" if (words := name_words(path, name)) else name)
+    return indexed(f"{name}\n{words}" if (words := name_words(path, name)) else name)
 
 
 def cache_folder(key: str) -> Path:

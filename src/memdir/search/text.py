@@ -20,10 +20,15 @@ character of it stands in a pair some file holds, or in a Japanese particle
 (hiragana), and weighs nothing; only a stretch of two or more characters no
 file holds is a word the memory lacks, and weighs as such.
 
-Lines are found the way the index matches: words folded to lower case
-without diacritics and reduced by the Porter stemmer (PyStemmer's; FTS5's
-`porter` tokenizer differs on a few suffixes such as -logy), in one pass over
-the text, so the work is linear in the size of the file; words of the
+Words are folded to lower case without diacritics and reduced by the
+Snowball English stemmer (Porter2, PyStemmer's; PostgreSQL's `english`
+configuration is the same): the FTS5 index is given the stems (`indexed`), so
+both backends stem alike. `bench/stemmer.py` measured it on a word list: FTS5's
+own `porter` merged 17 of 26 pairs of different words (production/product,
+university/universe, general/generous, news/new, organ/organization) and missed
+deploy/deployment; Porter2 merges 8 of them and every inflection and
+derivation of the list. Lines are found the way the index matches, in one pass
+over the text, so the work is linear in the size of the file; words of the
 spaceless scripts are found as they are written.
 """
 
@@ -76,7 +81,7 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_stemmer = Stemmer.Stemmer("porter")
+_stemmer = Stemmer.Stemmer("english")
 
 # Function words cut out of a spaceless query run before it is paired: Chinese question words and particles,
 # Thai question words and polite endings. Written from general knowledge of the languages, kept small: a word
@@ -106,7 +111,7 @@ _THAI = re.compile("[\u0E00-\u0E7F]+")
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A folded word as the index stores it: lower case, no diacritics, Porter stem (FTS5 keeps words of 1-2 letters)."""
+    """A folded word as the index stores it: lower case, no diacritics, its Porter2 stem (words of 1-2 letters kept)."""
     folded = fold(word)
     return folded if len(folded) < 3 else str(_stemmer.stemWord(folded))
 
@@ -156,6 +161,14 @@ def grams(text: str) -> str:
         return text
     return _RUN.sub(lambda m: " " + " ".join(pairs(m.group()) + ([m.group()[-1]] if len(m.group()) > 1 else [])) + " ",
                     text)
+
+
+_LETTERS = re.compile(f"[^\\W_{SPACELESS}]+")
+
+
+def indexed(text: str) -> str:
+    """A field as the FTS5 index is given it: each word as its stem, each spaceless run as its pairs (`grams`)."""
+    return grams(_LETTERS.sub(lambda m: stem(m.group()), text))
 
 
 @dataclass(frozen=True)
@@ -273,11 +286,11 @@ def spaceless_weights(query: Query, df: Mapping[str, int], weight: Callable[[int
 
 
 def match_expression(words: Iterable[str]) -> str:
-    """An FTS5 MATCH expression: every word as a quoted string, joined with OR; a spaceless word as the
-    phrase of its pairs, a single spaceless character as a prefix."""
+    """An FTS5 MATCH expression: every word as its quoted stem (the index holds stems: `indexed`), joined with OR;
+    a spaceless word as the phrase of its pairs, a single spaceless character as a prefix."""
     out = []
     for w in words:
-        quoted = '"' + " ".join(pairs(w)).replace('"', '""') + '"' if spaceless(w) else '"' + w.replace('"', '""') + '"'
+        quoted = '"' + (" ".join(pairs(w)) if spaceless(w) else stem(w)).replace('"', '""') + '"'
         out.append(quoted + " *" if spaceless(w) and len(w) == 1 else quoted)
     return " OR ".join(out)
 

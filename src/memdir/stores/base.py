@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import re
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 from ..errors import Conflict, NotFound
 from ..model import Entry
 
+REWRITES = ("forget", "redact")  # journal ops that rewrote the past: a process holding the journal loads it again
 DEFAULT_TENANT = "default"
 """The tenant of `memdir.open(url)` without `tenant=` on the SQLite, PostgreSQL and S3 backends."""
 
@@ -146,6 +149,21 @@ class Store(Protocol):
         """The path `path` really names (a folder store follows symlinks inside the root)."""
         ...
 
+    def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
+        """Commit `changes`, then replace journal records (by seq: a Record, stored packed) or drop them (None),
+        all at once under the lock: how memdir forgets, redacts and compacts its past (`packing`). Never drops
+        the newest record, so a seq is never given twice. Returns the records of `changes`."""
+        ...
+
+    def scrub(self) -> builtins.list[str]:
+        """Make what was deleted unreadable in the store's own files (SQLite: VACUUM, the WAL truncated);
+        one line for each place that could not be scrubbed now."""
+        ...
+
+    def drop(self) -> None:
+        """Delete every byte of this tenant: its files, rows or objects (then close the store)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -228,14 +246,51 @@ def take_token(state: tuple[float, float] | None, rate: int, now: float) -> tupl
     return (tokens, stamp), max((1.0 - tokens) * 60.0 / rate, 0.001)
 
 
+_SECRET_PARAM = re.compile(r"(?i)pass|pwd|secret|token|key|sig|auth|credential")
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where a URL holds a secret: its user's password, and the value of each query parameter that may hold
+    one (`password`, `sslpassword`, a token, a key, a signature). A password holding an unescaped `@`, `?`
+    or `/` is taken whole (all of what a reader could take for it)."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return []
+    base = len(head) + len(sep)
+    spans = []
+    slash = rest.find("/")
+    at = rest.rfind("@", 0, len(rest) if slash < 0 else slash)  # the user's part ends at the last @ before the path
+    if at < 0:  # or, a / unescaped in the password, at the last @ before the query
+        at = rest.rfind("@", 0, len(rest) if "?" not in rest else rest.index("?"))
+    if at >= 0 and ":" in rest[:at]:
+        spans.append((base + rest.index(":") + 1, base + at))
+    start = rest.find("?", max(at, 0))
+    if start >= 0:
+        query = rest[start + 1:].partition("#")[0]
+        offset = base + start + 1
+        for pair in query.split("&"):
+            name, eq, value = pair.partition("=")
+            if eq and value and _SECRET_PARAM.search(unquote(name)):
+                spans.append((offset + len(name) + 1, offset + len(pair)))
+            offset += len(pair) + 1
+    return spans
+
+
 def redact(url: str) -> str:
-    """A URL fit for an error message: the password replaced by ***."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}{':***' if ':' in creds else ''}@{host}"
+    """A URL fit for an error message, a log, a metric label or a probe: every secret it holds (`_secret_spans`)
+    replaced by *** (`postgresql://app:***@db/memdir?password=***`)."""
+    for start, end in reversed(_secret_spans(url)):
+        url = url[:start] + "***" + url[end:]
+    return url
+
+
+def scrub(text: str, url: str) -> str:
+    """`text` (a driver's error about `url`, say) without the secrets `url` holds, as written or unescaped."""
+    for start, end in _secret_spans(url):
+        for secret in {url[start:end], unquote(url[start:end])}:
+            if len(secret) >= 3:  # shorter ones are words of the text as often as they are the secret
+                text = text.replace(secret, "***")
+    return text
 
 
 def use_wal(db: sqlite3.Connection) -> None:
@@ -254,3 +309,16 @@ def use_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def scrub_sqlite(db: sqlite3.Connection, where: str) -> builtins.list[str]:
+    """VACUUM a SQLite database and empty its write-ahead log, so deleted rows leave no byte in either file;
+    one line if another process's open read keeps old pages in the log."""
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    for _ in range(20):
+        if not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            return []
+        time.sleep(0.05)
+    return [f"{where}: another process is reading it, so its write-ahead log still holds old pages; "
+            "run `memdir forget --scrub` again when it is idle"]

@@ -17,37 +17,46 @@ Every `OSError` and SQLite error becomes a one-line `StoreError`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import errno
 import fcntl
-import functools
-import hashlib
 import json
 import logging
 import os
-import re
+import shutil
 import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from .. import paths
 from ..errors import InvalidPath, MemdirError, NotFound, StoreError
 from ..model import Entry
 from ..paths import INTERNAL_DIR, TENANTS_DIR
 from ..util import login_name
-from . import totals
-from .base import Blob, Change, Record, check_change, prefix_sql, take_token, use_wal
+from . import packing, totals
+from .base import Blob, Change, Record, check_change, prefix_sql, scrub_sqlite, take_token, use_wal
+from .fsio import READ_FLAGS as _READ
+from .fsio import boot_id as _boot_id
+from .fsio import mkdirs as _mkdirs
+from .fsio import open_private as _open_private
+from .fsio import plain as _plain
+from .fsio import quarantined as _quarantined
+from .fsio import read_fd as _read
+from .fsio import servable as _servable
+from .fsio import storage_error
+from .fsio import translated as _translated
+from .fsio import version as _version
+from .fsio import write_private as _write_private
 from .totals import Totals
 
 log = logging.getLogger(__name__)
-P = ParamSpec("P")
-R = TypeVar("R")
-SCHEMA_VERSION = 3  # 3: the catalog's listing columns and folder totals (`totals`)
+SCHEMA_VERSION = 4  # 3: the catalog's listing columns and folder totals (`totals`); 4: packed journal records
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal(
     seq INTEGER PRIMARY KEY,
@@ -64,10 +73,6 @@ CREATE TABLE IF NOT EXISTS journal(
 );
 CREATE INDEX IF NOT EXISTS journal_path ON journal(path, seq);
 CREATE INDEX IF NOT EXISTS journal_dest ON journal(dest, seq) WHERE dest IS NOT NULL;
-CREATE TRIGGER IF NOT EXISTS journal_no_update BEFORE UPDATE ON journal
-    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS journal_no_delete BEFORE DELETE ON journal
-    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 CREATE TABLE IF NOT EXISTS catalog(
     path TEXT PRIMARY KEY,
     entry TEXT,
@@ -77,144 +82,19 @@ CREATE INDEX IF NOT EXISTS catalog_seq ON catalog(seq);
 CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rate(id INTEGER PRIMARY KEY CHECK (id = 1), tokens REAL NOT NULL, stamp REAL NOT NULL);
 """
+_COLUMNS = "seq, time, actor, op, path, dest, old_version, new_version, old, new, undoes"
+# The journal is append-only, except inside a rewrite (forgetting, compaction), which marks itself in `state`.
+_GUARD = "WHEN NOT EXISTS (SELECT 1 FROM state WHERE key = 'rewriting') BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END"
+_PACKED_COLUMNS = ("form TEXT", "base INTEGER")  # how old and new are stored (`packing`), the record `old` refers to
+_PACKED = [
+    "CREATE INDEX IF NOT EXISTS journal_base ON journal(base) WHERE base IS NOT NULL",
+    "DROP TRIGGER IF EXISTS journal_no_update",
+    "DROP TRIGGER IF EXISTS journal_no_delete",
+    f"CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal {_GUARD}",
+    f"CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal {_GUARD}",
+]
 # Errors that will not go away by retrying: a staged change failing this way is quarantined.
 _PERMANENT = {errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENOTEMPTY, errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL}
-_HINTS = {
-    errno.ENOSPC: "free some disk space and retry",
-    errno.EDQUOT: "free some disk space (quota) and retry",
-    errno.EACCES: "check the folder's permissions",
-    errno.EPERM: "check the folder's permissions",
-    errno.EROFS: "the file system is read-only; remount it or use another folder",
-    errno.EIO: "the disk reported an I/O error; check it, then retry",
-}
-
-
-def storage_error(where: object, doing: str, e: BaseException) -> StoreError:
-    """One line for an OS or SQLite failure: where, what memdir was doing, why, what to do."""
-    if isinstance(e, OSError):
-        why = e.strerror or str(e) or type(e).__name__
-        hint = _HINTS.get(e.errno or 0, "retry; if it persists, run `memdir doctor`")
-    else:
-        why = " ".join(str(e).split()) or type(e).__name__
-        hint = "free some disk space and retry" if "full" in why else "retry; if it persists, run `memdir doctor`"
-    return StoreError(f"{where}: cannot {doing}: {why}; {hint}")
-
-
-def _translated(doing: str) -> Callable[[Callable[Concatenate[FileStore, P], R]], Callable[Concatenate[FileStore, P], R]]:
-    """Turn OSError and sqlite3.Error raised by a store method into a one-line StoreError."""
-
-    def wrap(fn: Callable[Concatenate[FileStore, P], R]) -> Callable[Concatenate[FileStore, P], R]:
-        @functools.wraps(fn)
-        def inner(self: FileStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(self, *args, **kwargs)
-            except (OSError, sqlite3.Error) as e:
-                raise storage_error(self.root, doing, e) from None
-
-        return inner
-
-    return wrap
-
-
-DIR_MODE, FILE_MODE = 0o700, 0o600  # what memdir creates is private, whatever the umask
-_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO named *.md must not block the open (and the lock)
-
-
-def _mkdirs(path: Path) -> None:
-    """Create `path` and its missing parents, each one private (the umask cannot loosen it)."""
-    missing = []
-    while not path.exists() and path.parent != path:
-        missing.append(path)
-        path = path.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(folder, DIR_MODE)
-
-
-def _open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
-    fd = os.open(path, flags, FILE_MODE)
-    os.fchmod(fd, FILE_MODE)
-    return fd
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    fd = _open_private(path)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-
-
-def _read(fd: int, path: str) -> Blob | None:
-    """A topic file's bytes from an fd opened with `_READ`, closing it; None when it is not a regular file
-    (a FIFO, a socket or a device named `*.md` is not a memory, and reading one could block or never end)."""
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise InvalidPath(f"path {path!r} is a folder, not a topic file", path=path)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        data = os.read(fd, st.st_size + 1)  # one byte more than the size: a read of exactly the size is all
-        if len(data) != st.st_size:  # it changed meanwhile (or a short read): read on to the end
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    return Blob(data, _version(st))
-
-
-def _version(st: os.stat_result) -> str:
-    raw = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}".encode()
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
-
-
-@functools.cache
-def _plain() -> re.Pattern[str]:
-    """The common case of `_servable`, decided without topic_path (compiled by the first listing, not by every open)."""
-    return re.compile(r"[A-Za-z0-9_+,=@~-][A-Za-z0-9_.+,=@~/-]*\Z")
-
-
-def _servable(path: str, plain: re.Pattern[str]) -> bool:
-    """A file placed by hand is a memory only if its path is one memdir accepts (no MEMORY.md, no forged lines).
-
-    `list` has already skipped hidden names and the top `tenants/`; a plain
-    ASCII path then only needs the length and index-name checks.
-    """
-    if plain.match(path) and len(path) <= paths.MAX_PATH_BYTES and "memory.md" not in path.lower():
-        return True
-    try:
-        return paths.topic_path(path) == path
-    except InvalidPath:
-        return False
-
-
-def _boot_id() -> str:
-    """This boot's id (read at every open: os.read, not a text file object, which costs ten times more)."""
-    try:
-        fd = os.open("/proc/sys/kernel/random/boot_id", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return ""
-    try:
-        return os.read(fd, 128).decode("ascii", "replace").strip()
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-
-
-def _quarantined(note: dict[str, object]) -> str:
-    return (f"journal change #{note['seq']} to {note['path']} could not be applied ({note['why']}); "
-            f"its content is kept in .memdir/quarantine/{note['file']}: restore it under another name, "
-            f"then delete .memdir/quarantine/{note['seq']}.*")
-
-
 class FileStore:
     """A memory folder on the local filesystem (the embedded default)."""
 
@@ -265,13 +145,20 @@ class FileStore:
         self.db.executescript(_SCHEMA)
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            have = {row[1] for row in self.db.execute("PRAGMA table_info(catalog)")}
-            for column in totals.COLUMNS:
+            if version < 3:
+                have = {row[1] for row in self.db.execute("PRAGMA table_info(catalog)")}
+                for column in totals.COLUMNS:
+                    if column.split()[0] not in have:
+                        self.db.execute(f"ALTER TABLE catalog ADD COLUMN {column}")
+                for statement in totals.SCHEMA.split(";"):
+                    self.db.execute(statement)
+                self.totals.rebuild()
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(journal)")}
+            for column in _PACKED_COLUMNS:  # version 4
                 if column.split()[0] not in have:
-                    self.db.execute(f"ALTER TABLE catalog ADD COLUMN {column}")
-            for statement in totals.SCHEMA.split(";"):
+                    self.db.execute(f"ALTER TABLE journal ADD COLUMN {column}")
+            for statement in _PACKED:
                 self.db.execute(statement)
-            self.totals.rebuild()
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self.db.execute("COMMIT")
         except BaseException:
@@ -498,7 +385,22 @@ class FileStore:
 
     @_translated("write the change")
     def commit(self, changes: Sequence[Change]) -> builtins.list[Record]:
-        if not changes:
+        return self._commit(changes, {})
+
+    @_translated("rewrite the journal")
+    def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
+        with self.lock():
+            records = self._commit(changes, edits)
+            for seq, rec in edits.items():  # a change the journal holds no more is not kept aside either
+                if rec is None or rec.new is None:
+                    for name in (f"{seq}.md", f"{seq}.json"):
+                        (self.quarantine / name).unlink(missing_ok=True)
+                elif (self.quarantine / f"{seq}.md").exists():
+                    _write_private(self.quarantine / f"{seq}.md", rec.new)
+            return records
+
+    def _commit(self, changes: Sequence[Change], edits: Mapping[int, Record | None]) -> builtins.list[Record]:
+        if not changes and not edits:
             return []
         with self.lock():
             for change in changes:
@@ -508,7 +410,7 @@ class FileStore:
             try:
                 for i, change in enumerate(changes):
                     staged.append((first + i, change, self._prepare(first + i, change)))
-                records = self._record(staged)  # the commit point
+                records = self._record(staged, edits)  # the commit point
             except BaseException:
                 for seq in range(first, first + len(changes)):
                     for suffix in (".md", ".del"):
@@ -523,7 +425,8 @@ class FileStore:
                         self._unapplied = True
             return records
 
-    def _record(self, staged: builtins.list[tuple[int, Change, str | None]]) -> builtins.list[Record]:
+    def _record(self, staged: builtins.list[tuple[int, Change, str | None]],
+                edits: Mapping[int, Record | None] | None = None) -> builtins.list[Record]:
         records = []
         listed: builtins.list[tuple[str, Entry | None, int]] = []
         try:
@@ -542,10 +445,12 @@ class FileStore:
                     new=change.data,
                     undoes=change.undoes,
                 )
+                writer = None if edits else self._writer(rec.path, rec.old_version)  # a rewrite's old may differ
+                packed = packing.committed(rec.old, rec.new, writer)
                 self.db.execute(
-                    "INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO journal({_COLUMNS}, form, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (seq, rec.time, rec.actor, rec.op, rec.path, rec.dest, rec.old_version,
-                     rec.new_version, rec.old, rec.new, rec.undoes),
+                     rec.new_version, packed.old, packed.new, rec.undoes, packed.form, packed.base),
                 )
                 if change.dest is not None:
                     listed.append((change.path, None, seq))
@@ -553,6 +458,8 @@ class FileStore:
                 listed.append((change.target, entry, seq))
                 records.append(rec)
             self.totals.apply(listed)
+            if edits:
+                self._edit(edits)
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
             if self.db.in_transaction:
@@ -563,6 +470,61 @@ class FileStore:
                 self.db.execute("ROLLBACK")
             raise
         return records
+
+    def _writer(self, path: str, version: str | None) -> tuple[int, str | None] | None:
+        """(seq, form) of the record that wrote `path`'s content at `version`, if it is the latest to write there."""
+        if version is None:
+            return None
+        rows = self.db.execute(
+            "SELECT * FROM (SELECT seq, form, new_version FROM journal WHERE path = ? AND dest IS NULL "
+            "ORDER BY seq DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT seq, form, new_version FROM journal "
+            "WHERE dest = ? ORDER BY seq DESC LIMIT 1)", (path, path)).fetchall()
+        last = max(rows, default=None)
+        return (last[0], last[1]) if last is not None and last[2] == version else None
+
+    def _edit(self, edits: Mapping[int, Record | None]) -> None:
+        """Replace or drop journal records (inside the commit's transaction), the ones referring to them repacked."""
+        self.db.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('rewriting', '1')")
+        seqs = sorted(edits)
+        dependents = []
+        for start in range(0, len(seqs), 500):
+            part = seqs[start : start + 500]
+            dependents += self._decoded(self.db.execute(
+                f"SELECT {_COLUMNS}, form, base FROM journal WHERE base IN ({','.join('?' * len(part))})", part).fetchall())
+        newest = self.db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
+        for seq, packed in packing.plan(edits, dependents, newest).items():
+            if packed is None:
+                self.db.execute("DELETE FROM journal WHERE seq = ?", (seq,))
+                continue
+            rec = edits.get(seq) or next(d for d in dependents if d.seq == seq)
+            self.db.execute(
+                "UPDATE journal SET time=?, actor=?, op=?, path=?, dest=?, old_version=?, new_version=?, old=?, new=?, "
+                "undoes=?, form=?, base=? WHERE seq=?",
+                (rec.time, rec.actor, rec.op, rec.path, rec.dest, rec.old_version, rec.new_version, packed.old,
+                 packed.new, rec.undoes, packed.form, packed.base, seq))
+        self.db.execute("DELETE FROM state WHERE key = 'rewriting'")
+
+    @_translated("scrub the database")
+    def scrub(self) -> builtins.list[str]:
+        with self.lock():
+            return scrub_sqlite(self.db, str(self.internal / "memdir.db"))
+
+    @_translated("delete the memory")
+    def drop(self) -> None:
+        """Delete the folder's memory: everything in it but the other tenants (a top `tenants/`), then the folder
+        if that leaves it empty."""
+        self.close()
+        for item in os.scandir(self.root):
+            if item.name.casefold() == TENANTS_DIR and item.is_dir(follow_symlinks=False):
+                continue
+            if item.is_dir(follow_symlinks=False):
+                shutil.rmtree(item.path)
+            else:
+                os.unlink(item.path)
+        with contextlib.suppress(OSError):  # the folder, and a `tenants/` folder this leaves empty
+            self.root.rmdir()
+            if self.root.parent.name == TENANTS_DIR:
+                self.root.parent.rmdir()
 
     # ------------------------------------------------------------ catalog and journal
 
@@ -598,7 +560,7 @@ class FileStore:
     def journal(
         self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
     ) -> builtins.list[Record]:
-        sql = "SELECT seq,time,actor,op,path,dest,old_version,new_version,old,new,undoes FROM journal"
+        sql = f"SELECT {_COLUMNS}, form, base FROM journal"
         args: list[object] = []
         where: list[str] = []
         if prefixes is not None:
@@ -614,7 +576,16 @@ class FileStore:
         sql += " ORDER BY seq DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [Record(*row) for row in self.db.execute(sql, args)]
+        return self._decoded(self.db.execute(sql, args).fetchall())
+
+    def _decoded(self, rows: builtins.list[Any]) -> builtins.list[Record]:
+        """Journal rows (`_COLUMNS`, form, base) as records, packed content decoded."""
+        return packing.decoded([(Record(*row[:11]), row[11], row[12]) for row in rows], self._by_seq)
+
+    def _by_seq(self, seqs: set[int]) -> dict[int, packing.Row]:
+        marks = ",".join("?" * len(seqs))
+        rows = self.db.execute(f"SELECT {_COLUMNS}, form, base FROM journal WHERE seq IN ({marks})", sorted(seqs))
+        return {row[0]: (Record(*row[:11]), row[11], row[12]) for row in rows}
 
     # ------------------------------------------------------------ derived files
 
@@ -702,7 +673,8 @@ class FileStore:
             staged.unlink(missing_ok=True)
             return [f"removed leftover temporary file .memdir/tmp/{name}"]
         seq = int(stem)
-        row = self.db.execute("SELECT path, dest, new, new_version FROM journal WHERE seq = ?", (seq,)).fetchone()
+        found = self._decoded(self.db.execute(f"SELECT {_COLUMNS}, form, base FROM journal WHERE seq = ?", (seq,)).fetchall())
+        row = (found[0].path, found[0].dest, found[0].new, found[0].new_version) if found else None
         if row is None:
             staged.unlink(missing_ok=True)
             return [f"rolled back an interrupted write that never reached the journal (.memdir/tmp/{name})"]
@@ -750,12 +722,15 @@ class FileStore:
         the change replaced; anything else is an edit made since, and is kept.
         """
         notes = []
-        rows = self.db.execute(  # the newest change touching each path, as its source or its target
-            "SELECT t.p, j.seq, j.path, j.dest, j.old, j.new FROM journal j JOIN "
+        found = self.db.execute(  # the newest change touching each path, as its source or its target
+            "SELECT t.p, j.seq, j.time, j.actor, j.op, j.path, j.dest, j.old_version, j.new_version, j.old, j.new, "
+            "j.undoes, j.form, j.base FROM journal j JOIN "
             "(SELECT p, max(s) AS s FROM (SELECT path AS p, seq AS s FROM journal WHERE seq > ? "
             "UNION ALL SELECT dest, seq FROM journal WHERE seq > ? AND dest IS NOT NULL) GROUP BY p) t ON j.seq = t.s",
             (seq, seq),
         ).fetchall()
+        records = self._decoded([row[1:] for row in found])
+        rows = [(row[0], r.seq, r.path, r.dest, r.old, r.new) for row, r in zip(found, records, strict=True)]
         for p, seq_, path, dest, old, new in rows:
             if dest is not None and p == path:
                 continue  # renamed away: never bring the old name back (the new name's row restores it)

@@ -5,7 +5,8 @@ S3 (boto3) are imported only when such a URL is opened.
 
 Tenants: in a folder, tenant None is the folder itself and tenant T lives in
 `tenants/T/` under it. On the other backends every memory belongs to a
-tenant; tenant None means the tenant named `default`.
+tenant; tenant None is stored as the tenant named `default`, which is why no
+caller may name `default` itself (`check_tenant`), on any backend.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument, StoreError
-from .base import DEFAULT_TENANT, Store
+from .base import DEFAULT_TENANT, Store, redact
 from .fs import FileStore
 from .sqlite import SQLiteStore, database_path
 from .sqlite import migrate as run
@@ -25,14 +26,22 @@ from .sqlite import migrate as run
 if TYPE_CHECKING:  # opening a folder never loads the SQL stores' module
     from .sql import MigrationReport
 
-TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+TENANT = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}\Z")  # \Z: `$` would let a trailing newline in
 SCHEMES = ("file", "sqlite", "postgresql", "postgres", "s3")
 
 
 def check_tenant(tenant: str) -> str:
+    """A tenant id as given, or one line saying why not. `default` is reserved on every backend: it is where
+    SQLite, PostgreSQL and S3 keep the memory without a tenant (the operator's, the CLI's, the hooks'), so no
+    token, claim or auth file may name it."""
     if not isinstance(tenant, str) or not TENANT.match(tenant):
         raise InvalidArgument(
             f"tenant {tenant!r} is not valid; use 1-63 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+        )
+    if tenant == DEFAULT_TENANT:
+        raise InvalidArgument(
+            f"tenant {tenant!r} is reserved: it is the memory without a tenant; leave the tenant out for that one "
+            "(no --tenant, tenant=None), or name another"
         )
     return tenant
 
@@ -43,7 +52,7 @@ def scheme_of(location: str) -> str:
     scheme = location.split("://", 1)[0].lower()
     if scheme not in SCHEMES:
         raise InvalidArgument(
-            f"location {location!r}: unknown scheme {scheme!r}; give a folder path or a file://, sqlite://, "
+            f"location {redact(location)!r}: unknown scheme {scheme!r}; give a folder path or a file://, sqlite://, "
             "postgresql:// or s3:// URL"
         )
     return "postgresql" if scheme == "postgres" else scheme
@@ -76,7 +85,7 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     text = os.fspath(location)
     scheme = scheme_of(text)
     if tenant is not None:
-        check_tenant(tenant)
+        _check_named(tenant, text, scheme)
     if scheme == "file":
         root = folder_of(text)
         folder = root if tenant is None else root / "tenants" / tenant
@@ -91,6 +100,16 @@ def open_store(location: str | os.PathLike[str], tenant: str | None, *, create: 
     from .s3 import S3Store
 
     return S3Store(text, name, create=create)
+
+
+def _check_named(tenant: str, location: str, scheme: str) -> None:
+    """`check_tenant`, saying where a folder's `tenants/default/` from before the name was reserved went."""
+    if tenant == DEFAULT_TENANT and scheme == "file" and (folder_of(location) / "tenants" / tenant / ".memdir").is_dir():
+        raise InvalidArgument(
+            f"tenant {tenant!r} is reserved (the memory without a tenant); {folder_of(location) / 'tenants' / tenant} "
+            "was written under that name before: move it to tenants/NAME and open it with --tenant NAME"
+        )
+    check_tenant(tenant)
 
 
 def open_shared(location: str | os.PathLike[str], tenant: str | None, *, pool_size: int | None = None) -> Store:
@@ -161,7 +180,7 @@ def migrate(location: str, *, check: bool = False, grant: str | None = None) -> 
     """Create or upgrade the schema at a sqlite:// or postgresql:// location."""
     scheme = scheme_of(location)
     if grant is not None and scheme != "postgresql":
-        raise InvalidArgument(f"--grant is for PostgreSQL roles; {location!r} is a {scheme} location")
+        raise InvalidArgument(f"--grant is for PostgreSQL roles; {redact(location)!r} is a {scheme} location")
     if scheme == "sqlite":
         return run(location, check=check)
     if scheme == "postgresql":

@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidArgument, StoreError
-from .base import redact
+from .base import redact, scrub
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
-TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")
+TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")  # of 0003
 _RATE_POLICY = """CREATE POLICY memdir_tenant ON memdir_rate
     USING (tenant_id = current_setting('memdir.tenant', true))
     WITH CHECK (tenant_id = current_setting('memdir.tenant', true))"""
@@ -211,9 +211,35 @@ MIGRATIONS: list[Migration] = [
             "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
         ],
     ),
+    (
+        "0009_rewrite",
+        [
+            # Packed journal records (memdir.stores.packing); the journal stays append-only except inside a
+            # rewrite (forgetting, redaction, compaction, dropping a tenant), which sets memdir.rewrite for its
+            # transaction; TRUNCATE, which would reach every tenant, stays refused.
+            "ALTER TABLE memdir_journal ADD COLUMN form text, ADD COLUMN base bigint",
+            "CREATE INDEX memdir_journal_base ON memdir_journal(tenant_id, base) WHERE base IS NOT NULL",
+            """CREATE OR REPLACE FUNCTION memdir_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP <> 'TRUNCATE' AND current_setting('memdir.rewrite', true) = 'on' THEN
+                        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+                        RETURN NEW;
+                    END IF;
+                    RAISE EXCEPTION 'the journal is append-only';
+                END $$""",
+            """DO $$ DECLARE r record; BEGIN
+                FOR r IN SELECT DISTINCT grantee FROM information_schema.table_privileges
+                         WHERE table_name = 'memdir_files' AND privilege_type = 'INSERT' AND grantee <> current_user
+                LOOP
+                    EXECUTE format('GRANT UPDATE, DELETE ON memdir_journal TO %I', r.grantee);
+                    EXECUTE format('GRANT DELETE ON memdir_rate, memdir_tenants TO %I', r.grantee);
+                END LOOP;
+            END $$""",
+        ],
+    ),
 ]
 
-_ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$")
+_ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_$-]{0,62}\Z")
 
 
 def _psycopg() -> Any:
@@ -229,7 +255,7 @@ def _connect(url: str) -> Any:
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as e:
-        reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        reason = scrub(str(e).strip().splitlines()[-1], url) if str(e).strip() else type(e).__name__
         raise StoreError(
             f"cannot connect to {redact(url)}: {reason}; is the server running? check the URL"
         ) from None
@@ -298,7 +324,7 @@ def ping(url: str) -> None:
         with pool.connection(timeout=POOL_WAIT) as conn:
             conn.execute("SELECT 1")
     except (psycopg.Error, OSError) as e:
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        reason = scrub(str(e).strip().splitlines()[0], url) if str(e).strip() else type(e).__name__
         raise StoreError(f"{redact(url)}: {reason}") from None
 
 
@@ -361,9 +387,9 @@ def migrate(url: str, *, check: bool = False, grant: str | None = None) -> Migra
             statements = [
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_files, memdir_catalog, memdir_derived, memdir_state, "
                 "memdir_search TO {}",
-                "GRANT SELECT, INSERT, UPDATE ON memdir_rate TO {}",
-                "GRANT SELECT, INSERT ON memdir_tenants TO {}",
-                "GRANT SELECT, INSERT ON memdir_journal TO {}",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_rate TO {}",
+                "GRANT SELECT, INSERT, DELETE ON memdir_tenants TO {}",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON memdir_journal TO {}",  # updates only in a rewrite (trigger)
                 "GRANT SELECT ON memdir_migrations TO {}",
             ]
             try:
@@ -492,6 +518,19 @@ class PostgresStore(SqlStore):
 
     def _now(self) -> float:
         return float(self._run("SELECT extract(epoch FROM clock_timestamp())")[0][0])
+
+    def _rewriting(self, on: bool) -> None:
+        self._run("SELECT set_config('memdir.rewrite', ?, true)", ("on" if on else "off",))
+
+    def _tables(self) -> builtins.list[str]:
+        return [str(r[0]) for r in self._run(
+            "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'tenant_id' "
+            "AND table_schema = current_schema()")]
+
+    def scrub(self) -> builtins.list[str]:
+        """Nothing memdir's role may do: the deleted rows are gone from every query at once, and their dead row
+        versions from the files when autovacuum (or the tables' owner running VACUUM) gets to them."""
+        return []
 
     def close(self) -> None:
         """Close the own connection; a pooled store leaves the pool to the process (`close_pools`)."""

@@ -53,7 +53,6 @@ S3-compatible servers); memdir has no S3 options of its own.
 
 from __future__ import annotations
 
-import base64
 import bisect
 import builtins
 import hashlib
@@ -73,8 +72,8 @@ from .. import paths
 from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from . import s3shared
-from .base import Blob, Change, Record, check_change, in_prefixes, take_token, version_of
+from . import s3rewrite, s3shared
+from .base import REWRITES, Blob, Change, Record, check_change, in_prefixes, take_token, version_of
 from .s3shared import parse_url as parse_url  # re-exported: `remember.diary`
 from .s3shared import ping as ping  # re-exported: `locations.ping_location`
 from .s3shared import shared_client
@@ -84,14 +83,6 @@ VERSION_KEY = "memdir-version"
 SNAPSHOT_EVERY = 500  # journal records between catalog snapshots
 _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
 _MISSING = {"NoSuchKey", "404", "NotFound"}
-
-
-def _b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode()
-
-
-def _unb64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text)
 
 
 def _md5(data: bytes) -> str:
@@ -156,6 +147,7 @@ class S3Store:
         self._seen: dict[str, tuple[str, str] | None] = {}  # (version, ETag) read under the lease
         self._dirty = False  # a commit of ours is journaled but not fully applied
         self._looked = 0.0  # when we last read another writer's lease
+        self._stale = False  # a journal record folded says another process rewrote the past we hold
         self._memo = f"{self.endpoint} {self.where}"  # what the process knows of this tenant (`s3shared`)
         self.lazy = shared  # an open asks S3 nothing: recover() and the journal wait for their first use
         if shared and s3shared.bucket_known(self.endpoint, self.bucket):
@@ -305,16 +297,34 @@ class S3Store:
             if hint is not None and int(json.loads(hint[0])["seq"]) <= self._head:
                 return
         keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
-        bodies = self._fetch(keys) if keys else []
+        try:
+            if keys and self._head and s3rewrite.first_seq(keys[0]) > self._head + 1:
+                raise _Vanished(keys[0])  # the objects after ours were merged by a rewrite: load from its snapshot
+            bodies = self._fetch(keys) if keys else []
+        except _Vanished:
+            self._reset()
+            self._load()
+            return
         for key, body in zip(keys, bodies, strict=True):
             self._fold(key, body)
         self._fresh = bool(self._depth)
+        if self._stale:  # another process rewrote the past this process holds: read it again when asked
+            self._drop_history()
+
+    def _drop_history(self) -> None:
+        self._records, self._complete_from, self._stale = {}, self._head + 1, False
+
+    def _reset(self) -> None:
+        """Forget what was loaded of the journal and the catalog (the next use loads them again)."""
+        self._loaded, self._head, self._head_key, self._settled, self._stale = False, 0, "", "", False
+        self._known, self._log, self._records, self._record_only = {}, [], {}, set()
+        self._complete_from, self._snapshot_seq, self._fresh = 1, 0, False
 
     def _fetch(self, keys: Sequence[str]) -> builtins.list[builtins.list[dict[str, Any]]]:
         def one(key: str) -> builtins.list[dict[str, Any]]:
             got = self._read(key)
             if got is None:
-                raise StoreError(f"{self.where}: journal object {key} vanished; the journal must never be deleted")
+                raise _Vanished(key)  # merged into an older one by a rewrite
             records: builtins.list[dict[str, Any]] = json.loads(got[0])["records"]
             return records
 
@@ -324,11 +334,11 @@ class S3Store:
             return builtins.list(pool.map(one, keys))
 
     def _fold(self, key: str, body: builtins.list[dict[str, Any]]) -> None:
-        for raw in body:
-            rec = _record(raw)
+        for raw, rec in zip(body, s3rewrite.decoded(body), strict=True):
             seq = rec.seq
             if seq <= self._head:
                 continue
+            self._stale |= rec.op in REWRITES
             self._records[seq] = rec
             if raw.get("record_only"):
                 self._record_only.add(seq)
@@ -395,13 +405,20 @@ class S3Store:
         """Read the journal objects older than the snapshot (history reaches back before it)."""
         if self._complete_from <= 1:
             return
-        keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/")]
-        older = [k for k in keys if int(k.split("/")[1].split(".")[0]) < self._complete_from]
-        for body in self._fetch(older):
-            for raw in body:
-                rec = _record(raw)
-                self._records.setdefault(rec.seq, rec)
-        self._complete_from = 1
+        for attempt in (1, 2):
+            keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/")]
+            older = [k for k in keys if s3rewrite.first_seq(k) < self._complete_from]
+            try:
+                bodies = self._fetch(older)
+            except _Vanished:  # merged by a rewrite meanwhile: list again
+                if attempt == 2:
+                    raise StoreError(f"{self.where}: the journal keeps changing under this read; retry") from None
+                continue
+            for body in bodies:
+                for rec in s3rewrite.decoded(body):
+                    self._records.setdefault(rec.seq, rec)
+            self._complete_from = 1
+            return
 
     # ------------------------------------------------------------ locking
 
@@ -567,7 +584,7 @@ class S3Store:
                 raws.append({
                     "seq": seq, "time": change.time, "actor": change.actor, "op": change.op, "path": change.path,
                     "dest": change.dest, "old_version": change.expect, "new_version": version,
-                    "old": _b64(change.old), "new": _b64(change.data), "undoes": change.undoes, "entry": entry,
+                    "old": s3rewrite.b64(change.old), "new": s3rewrite.b64(change.data), "undoes": change.undoes, "entry": entry,
                     "record_only": change.record_only,
                 })
             key = f"journal/{first:012d}.json"
@@ -595,7 +612,7 @@ class S3Store:
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
         """Make the content objects what journal record `raw` says (conditional on what was checked)."""
-        path, dest, data = raw["path"], raw["dest"], _unb64(raw["new"])
+        path, dest, data = raw["path"], raw["dest"], s3rewrite.unb64(raw["new"])
         target = dest or path
         if data is not None:
             was = current.get(target)
@@ -673,8 +690,8 @@ class S3Store:
         latest: dict[str, tuple[int, str, Entry | None]] = {}
         for seq, path, entry in self._log:
             latest[path] = (seq, path, entry)
-            if entry is None:
-                entries.pop(path, None)
+            if entry is None:  # kept: a process loading this snapshot must still tell a catalog behind it what went
+                entries[path] = [seq, None, None, None]
             else:
                 known = self._known.get(path)
                 entries[path] = [seq, entry.to_dict(), *(known if known else (None, None))]
@@ -735,6 +752,30 @@ class S3Store:
                 self._depth -= 1
                 self._release()
 
+    def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
+        """The journal objects rewritten first (`s3rewrite`), then `changes` committed, then a fresh snapshot."""
+        with self.lock():
+            self._pull()
+            if not changes and edits.get(self._head, True) is None:
+                raise StoreError(f"cannot drop journal record #{self._head}: it is the newest, and a seq must never "
+                                 "be given twice")
+            if edits:
+                s3rewrite.rewrite(self, edits)
+            records = self.commit(changes)
+            self._snapshot()
+            self._drop_history()
+            return records
+
+    def scrub(self) -> builtins.list[str]:
+        return []  # a rewritten or deleted object is gone from the bucket (older versions: `drop`, docs/forgetting.md)
+
+    def drop(self) -> None:
+        with self._mutex:
+            self._release()
+            s3rewrite.drop(self)
+            self._reset()
+        self.close()
+
     def close(self) -> None:
         with self._mutex:
             self._release()
@@ -750,9 +791,6 @@ class _Missing(Exception):
     """The object does not exist."""
 
 
-def _record(raw: dict[str, Any]) -> Record:
-    return Record(
-        seq=int(raw["seq"]), time=raw["time"], actor=raw["actor"], op=raw["op"], path=raw["path"],
-        dest=raw.get("dest"), old_version=raw.get("old_version"), new_version=raw.get("new_version"),
-        old=_unb64(raw.get("old")), new=_unb64(raw.get("new")), undoes=raw.get("undoes"),
-    )
+class _Vanished(Exception):
+    """A journal object listed a moment ago is gone (a rewrite merged it)."""
+

@@ -100,6 +100,14 @@ def saw_journal(key: str) -> None:
         _JOURNALED.add(key)
 
 
+def forget_tenant(where: str) -> None:
+    """Forget what the process knew of a tenant that was dropped (a new one of that name starts afresh)."""
+    with _LOCK:
+        for key in [k for k in _CLEAR if k.endswith(" " + where)]:
+            del _CLEAR[key]
+        _JOURNALED.difference_update({k for k in _JOURNALED if k.endswith(" " + where)})
+
+
 def ping(url: str) -> None:
     """HEAD the bucket of `url` with the shared client; StoreError (or NotFound) if S3 does not answer."""
     import botocore.exceptions

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
+from . import packing
 from .base import Blob, Change, Record, check_change, prefix_bounds, prefix_sql, take_token, version_of
 
 Migration = tuple[str, Sequence[str]]
@@ -46,6 +47,13 @@ class MigrationReport:
                 "current": list(self.current), "granted": self.granted}
 
 
+def _stored(r: Sequence[Any]) -> packing.Row:
+    """A journal row selected as `form, base, <_RECORD>` as (record, form, base)."""
+    rec = Record(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                 None if r[10] is None else bytes(r[10]), None if r[11] is None else bytes(r[11]), r[12])
+    return rec, r[0], None if r[1] is None else int(r[1])
+
+
 def _is_index(path: str) -> bool:
     return path == INDEX_NAME or path.endswith("/" + INDEX_NAME)
 
@@ -61,6 +69,7 @@ class SqlStore:
         self.tenant = tenant
         self._mutex = threading.RLock()
         self._depth = 0
+        self._rewriting_now = False  # committing a rewrite's changes: their old content is stored whole
 
     # ------------------------------------------------------------ hooks
 
@@ -76,6 +85,9 @@ class SqlStore:
 
     def _now(self) -> float:
         """Seconds since the epoch by the database's clock (the rate bucket's time)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
         raise NotImplementedError
 
     # ------------------------------------------------------------ helpers
@@ -157,10 +169,12 @@ class SqlStore:
         rec = Record(seq=seq, time=change.time, actor=change.actor, op=change.op, path=change.path,
                      dest=change.dest, old_version=change.expect, new_version=version, old=change.old,
                      new=change.data, undoes=change.undoes)
+        writer = None if self._rewriting_now else self._writer(rec.path, rec.old_version)  # a rewrite's old may differ
+        packed = packing.committed(rec.old, rec.new, writer)
         self._rows(
-            f"INSERT INTO memdir_journal(tenant_id, {_RECORD}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO memdir_journal(tenant_id, {_RECORD}, form, base) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rec.seq, rec.time, rec.actor, rec.op, rec.path, rec.dest, rec.old_version, rec.new_version,
-            rec.old, rec.new, rec.undoes,
+            packed.old, packed.new, rec.undoes, packed.form, packed.base,
         )
         if not change.record_only:
             if change.dest is not None or change.data is None:
@@ -176,6 +190,18 @@ class SqlStore:
         entry = None if change.entry is None else replace(change.entry, version=version or "")
         self._catalog(change.target, entry, seq)
         return rec
+
+    def _writer(self, path: str, version: str | None) -> tuple[int, str | None] | None:
+        """(seq, form) of the record that wrote `path`'s content at `version`, if it is the latest to write there."""
+        if version is None:
+            return None
+        rows = [r for r in (
+            self._one("SELECT seq, form, new_version FROM memdir_journal WHERE tenant_id = ? AND path = ? AND dest IS NULL "
+                      "ORDER BY seq DESC LIMIT 1", path),
+            self._one("SELECT seq, form, new_version FROM memdir_journal WHERE tenant_id = ? AND dest = ? "
+                      "ORDER BY seq DESC LIMIT 1", path)) if r is not None]
+        last = max(rows, key=lambda r: int(r[0]), default=None)
+        return (int(last[0]), last[1]) if last is not None and last[2] == version else None
 
     def _catalog(self, path: str, entry: Entry | None, seq: int) -> None:
         text = None if entry is None else json.dumps(entry.to_dict(), ensure_ascii=False)
@@ -199,7 +225,7 @@ class SqlStore:
     def journal(
         self, path: str | None = None, *, limit: int | None = None, prefixes: Sequence[str] | None = None
     ) -> builtins.list[Record]:
-        sql = f"SELECT {_RECORD} FROM memdir_journal WHERE tenant_id = ?"
+        sql = f"SELECT form, base, {_RECORD} FROM memdir_journal WHERE tenant_id = ?"
         args: list[object] = []
         if path is not None:
             sql += " AND (path = ? OR dest = ?)"
@@ -211,11 +237,65 @@ class SqlStore:
         sql += " ORDER BY seq DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [
-            Record(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7],
-                   None if r[8] is None else bytes(r[8]), None if r[9] is None else bytes(r[9]), r[10])
-            for r in self._rows(sql, *args)
-        ]
+        return packing.decoded([_stored(r) for r in self._rows(sql, *args)],
+                               self._by_seq)
+
+    def _by_seq(self, seqs: set[int]) -> dict[int, packing.Row]:
+        marks = ",".join("?" * len(seqs))
+        rows = self._rows(f"SELECT form, base, {_RECORD} FROM memdir_journal WHERE tenant_id = ? AND seq IN ({marks})",
+                          *sorted(seqs))
+        return {int(r[2]): _stored(r) for r in rows}
+
+    # ------------------------------------------------------------ rewriting the past
+
+    def _rewriting(self, on: bool) -> None:
+        """Let the journal's append-only trigger pass this transaction's updates and deletes (or no more)."""
+        raise NotImplementedError
+
+    def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
+        with self.lock():
+            self._rewriting_now = True
+            try:
+                records = self.commit(changes)  # first: a seq the rewrite drops is never given again
+            finally:
+                self._rewriting_now = False
+            if not edits:
+                return records
+            self._rewriting(True)
+            seqs = sorted(edits)
+            dependents: builtins.list[Record] = []
+            for start in range(0, len(seqs), 500):
+                part = seqs[start : start + 500]
+                dependents += packing.decoded([_stored(r) for r in self._rows(
+                    f"SELECT form, base, {_RECORD} FROM memdir_journal WHERE tenant_id = ? AND base IN "
+                    f"({','.join('?' * len(part))})", *part)], self._by_seq)
+            row = self._one("SELECT coalesce(max(seq), 0) FROM memdir_journal WHERE tenant_id = ?")
+            by_seq = {d.seq: d for d in dependents}
+            for seq, packed in packing.plan(edits, dependents, int(row[0] if row else 0)).items():
+                if packed is None:
+                    self._rows("DELETE FROM memdir_journal WHERE tenant_id = ? AND seq = ?", seq)
+                    continue
+                rec = edits.get(seq) or by_seq[seq]
+                self._run(
+                    "UPDATE memdir_journal SET time = ?, actor = ?, op = ?, path = ?, dest = ?, old_version = ?, "
+                    "new_version = ?, old = ?, new = ?, undoes = ?, form = ?, base = ? WHERE tenant_id = ? AND seq = ?",
+                    (rec.time, rec.actor, rec.op, rec.path, rec.dest, rec.old_version, rec.new_version, packed.old,
+                     packed.new, rec.undoes, packed.form, packed.base, self.tenant, seq))
+            self._rewriting(False)
+            return records
+
+    def _tables(self) -> builtins.list[str]:
+        """Every table of the database with a `tenant_id` column, from the database's own catalog."""
+        raise NotImplementedError
+
+    def drop(self) -> None:
+        """Delete the tenant's rows from every table that has a `tenant_id` column (the catalog lists them)."""
+        with self.lock():
+            self._rewriting(True)
+            tables = sorted(self._tables(), key=lambda name: name == "memdir_state")  # the rewrite mark goes last
+            for table in tables:
+                self._rows(f'DELETE FROM "{table}" WHERE tenant_id = ?')
+        self.close()
 
     # ------------------------------------------------------------ derived files
 

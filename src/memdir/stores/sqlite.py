@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFound, StoreError
-from .base import use_wal
+from .base import scrub_sqlite, use_wal
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
+_GUARD = ("WHEN NOT EXISTS (SELECT 1 FROM memdir_state WHERE tenant_id = OLD.tenant_id AND key = 'rewriting') "
+          "BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END")
 MIGRATIONS: list[Migration] = [
     (
         "0001_tables",
@@ -64,6 +66,20 @@ MIGRATIONS: list[Migration] = [
     (
         "0003_rate",
         ["CREATE TABLE memdir_rate(tenant_id TEXT PRIMARY KEY, tokens REAL NOT NULL, stamp REAL NOT NULL)"],
+    ),
+    (
+        "0004_rewrite",
+        [
+            # Packed journal records (memdir.stores.packing), and a journal that is append-only except inside a
+            # rewrite (forgetting, redaction, compaction), which marks its tenant in memdir_state while it runs.
+            "ALTER TABLE memdir_journal ADD COLUMN form TEXT",
+            "ALTER TABLE memdir_journal ADD COLUMN base INTEGER",
+            "CREATE INDEX memdir_journal_base ON memdir_journal(tenant_id, base) WHERE base IS NOT NULL",
+            "DROP TRIGGER memdir_journal_no_update",
+            "DROP TRIGGER memdir_journal_no_delete",
+            f"CREATE TRIGGER memdir_journal_no_update BEFORE UPDATE ON memdir_journal {_GUARD}",
+            f"CREATE TRIGGER memdir_journal_no_delete BEFORE DELETE ON memdir_journal {_GUARD}",
+        ],
     ),
 ]
 
@@ -185,6 +201,23 @@ class SQLiteStore(SqlStore):
 
     def _now(self) -> float:
         return time.time()
+
+    def _rewriting(self, on: bool) -> None:
+        if on:
+            self._rows("INSERT OR REPLACE INTO memdir_state(tenant_id, key, value) VALUES (?, 'rewriting', '1')")
+        else:
+            self._rows("DELETE FROM memdir_state WHERE tenant_id = ? AND key = 'rewriting'")
+
+    def _tables(self) -> builtins.list[str]:
+        names = [str(r[0]) for r in self._run("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return [n for n in names if any(c[1] == "tenant_id" for c in self._run(f'PRAGMA table_info("{n}")'))]
+
+    def scrub(self) -> builtins.list[str]:
+        with self._mutex:
+            try:
+                return scrub_sqlite(self.db, self.where)
+            except sqlite3.Error as e:
+                raise _error(self.where, e) from None
 
     def close(self) -> None:
         self.db.close()

@@ -48,7 +48,7 @@ from ..core.opening import default_actor
 from ..recall import links as links_mod
 from ..remember import rollback
 from ..stores.base import Record
-from . import pictures
+from . import conflicts, pictures
 from . import text as webtext
 from .sessions import Session, Sessions
 
@@ -201,6 +201,8 @@ class Page:
             self._route("/ui/undo", undo, post),
             self._route("/ui/restore/{path:path}", restore, post),
             self._route("/ui/pictures", pictures_view, get),
+            self._route("/ui/conflicts", conflicts.listed, get),
+            self._route("/ui/conflicts", conflicts.settle, post),
             Route("/ui/login", self._login, methods=["GET", "HEAD", "POST"]),
             Route("/ui/logout", self._logout, methods=["POST"]),
             Route("/ui/static/{name}", self._static, methods=["GET", "HEAD"]),

@@ -15,7 +15,8 @@ COMMANDS = {  # the group module of each command; tests/faces/test_cli.py checks
     "serving": ("demo", "serve", "ui", "watch"),
     "remember": ("capture", "sessions", "rollup", "consolidate", "check", "stats", "feedback", "supersede"),
     "hooks": ("hook",),
-    "sync": ("sync", "conflicts"),
+    "sync": ("sync", "conflicts", "project"),
+    "forgetting": ("forget",),
 }
 main.lazy.update({name: f"{__name__}.{group}" for group, names in COMMANDS.items() for name in names})
 

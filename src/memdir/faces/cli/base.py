@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -19,6 +20,7 @@ from ...core.memdir import Memdir
 from ...core.opening import default_actor as base
 from ...core.opening import open as open_memdir
 from ...errors import MemdirError
+from ...remember import projects
 from ...stores.locations import folder_of, scheme_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,12 +38,19 @@ class Context:
 
     def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
+            if self.root == projects.TEAM:  # the team's memory of the project this runs in
+                self.root = str(projects.team_root(Path.cwd()))
             if create:
                 self.prepare_root()
             options.setdefault("actor", _actor())
             options.setdefault("agent", self.agent)
-            self._md = open_memdir(self.root, tenant=self.tenant, create=create, **options)
+            self._md = open_memdir(self.root, tenant=self.tenant_name(), create=create, **options)
         return self._md
+
+    def tenant_name(self, given: str | None = None) -> str | None:
+        """The tenant `given` (else --tenant) names: @project is the tenant of the project this runs in."""
+        tenant = given or self.tenant
+        return projects.tenant_for(Path.cwd()) if tenant == projects.BY_PROJECT else tenant
 
     def current(self) -> Memdir:
         """The memory with edits made by hand since the last command caught up (a stat check per file)."""
@@ -194,10 +203,13 @@ class Group(click.Group):
     default=DEFAULT_ROOT,
     show_default=True,
     metavar="LOCATION",
-    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL. "
-    "Env: MEMDIR_URL (or MEMDIR_ROOT).",
+    help="The memory: a folder, or a sqlite:///file.db, postgresql://user@host/db or s3://bucket/prefix URL; @team is "
+    "the team's memory of the project this runs in (team-memory/ in its repository). Env: MEMDIR_URL (or MEMDIR_ROOT).",
 )
-@click.option("--tenant", envvar="MEMDIR_TENANT", default=None, help="Tenant id inside the memory. Env: MEMDIR_TENANT.")
+@click.option("--tenant", envvar="MEMDIR_TENANT", default=None,
+              help="Tenant id inside the memory; @project is the tenant of the project this runs in, known by its "
+                   "repository (its remote, else its first commit), the same at any path and on any machine. "
+                   "Env: MEMDIR_TENANT.")
 @click.option("--agent", is_flag=True, envvar="MEMDIR_AGENT",
               help="A model runs this command: use the agent limits (files of max_lines and max_bytes, 60 "
                    "writes a minute per tenant unless writes_per_minute is set; a person's files are kept whole up "

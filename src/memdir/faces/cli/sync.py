@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
-from ...remember import gitsync, merging
+from ...remember import gitsync, merging, projects
 from .base import Context, emit, json_option
 
 
@@ -17,7 +18,8 @@ from .base import Context, emit, json_option
                    "memory another machine pushed.")
 @click.option("--remote", default=None, help="The git remote to sync with (default: the branch's, else origin).")
 @click.option("--no-push", is_flag=True, help="Commit, fetch and merge; push nothing.")
-@click.option("--no-pull", is_flag=True, help="Commit and push; fetch nothing (a push the remote refuses waits).")
+@click.option("--no-pull", is_flag=True, help="Commit and push; merge nothing (a push the remote refuses because it "
+              "moved waits for a sync that merges).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds a fetch or a push may take before the sync gives up (nothing is lost).")
 @json_option
@@ -94,6 +96,36 @@ def conflicts_resolve(obj: Context, path: str, keep: str) -> None:
     click.echo(f"kept {'this machine' if keep == 'mine' else 'the other'}'s version of {pair.path}; {pair.other} is gone")
 
 
+@click.command("project")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@json_option
+@click.pass_obj
+def project(obj: Context, folder: Path | None, as_json: bool) -> None:
+    """Show how memdir knows the project FOLDER (default: this folder) is in: its identity and its tenant.
+
+    A project is known by its repository, not its path: its remote's URL (spelled one
+    way however it was cloned), else its first commit. So every clone, worktree and
+    machine reaches the same memory with `--tenant @project`, e.g. in the hooks:
+
+    \b
+    memdir --root ~/memory --tenant @project hook install --user
+    memdir --root ~/memory --tenant @project search "release day"
+
+    The team's memory, if the project keeps one, is team-memory/ in its repository
+    (`memdir --root @team ...`); the hooks recall from it beside yours.
+    """
+    where = folder or Path.cwd()
+    ident = projects.identity(where)
+    team = projects.team_folder(where)
+    if as_json:
+        emit({**ident.to_dict(), "team": None if team is None else str(team)})
+        return
+    click.echo(f"project: {ident.value} (by its {ident.kind})")
+    click.echo(f"tenant: {ident.tenant} (memdir --root {obj.root} --tenant @project)")
+    click.echo(f"team memory: {team if team is not None else f'none ({projects.TEAM_FOLDER}/ in the repository)'}")
+
+
 def register(main: click.Group) -> None:
     main.add_command(sync)
     main.add_command(conflicts)
+    main.add_command(project)

@@ -1,5 +1,7 @@
-"""The real Claude Code and Codex CLIs, headless, against the scripted APIs of standin.py on loopback.
+"""The real Claude Code, Codex and Gemini CLIs, headless, against the scripted APIs of standin.py on loopback.
 
+Not a conftest.py: the suite's other modules import the root one as `conftest`, and a second
+file of that name would take its place. Test modules import the fixtures they use from here.
 Run alone with `pytest tests/clients` (what anyone who touched faces/ or recall/ runs before landing).
 Without npm the tests skip with the reason; `make test` (MEMDIR_TEST_SERVICES=require) fails instead.
 """
@@ -23,6 +25,11 @@ def claude_bin() -> Path:
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     return _installed("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return _installed("gemini")
 
 
 def _installed(name: str) -> Path:
