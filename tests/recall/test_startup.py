@@ -10,7 +10,7 @@ import pytest
 
 import memdir
 from memdir.core.index import BEGIN, END
-from memdir.recall import startup
+from memdir.recall import recall, startup
 
 
 def cc_file(root: Path, name: str, kind: str, body: str, modified: str | None = None, *, pinned: bool = False,
@@ -142,3 +142,21 @@ def test_a_resume_reads_what_the_transcript_holds_since_its_last_compaction(fold
 def test_an_empty_memory_adds_nothing(tmp_path: Path) -> None:
     with memdir.open(tmp_path / "m", create=True) as md:
         assert startup.context(md, "s") == ""
+
+
+def test_feedback_a_prompt_recalled_lately_comes_before_feedback_written_lately(tmp_path: Path) -> None:
+    """"By how recently written or used": a use is a prompt's recall bringing the file in (UserPromptSubmit), kept
+    in the user's cache folder; the memory's own bytes do not change."""
+    root = tmp_path / "memory"
+    root.mkdir()
+    cc_file(root, "friday freeze", "feedback", "No deploys on Fridays: the freeze starts at noon. 금요일 배포 금지.",
+            "2026-01-05T09:00:00.000Z")
+    cc_file(root, "tabs", "feedback", "Indent with tabs.", "2026-03-01T09:00:00.000Z")
+    with memdir.open(root) as md:
+        assert blocks(startup.context(md, "s-1"))[:2] == ["feedback_tabs.md", "feedback_friday_freeze.md"]
+        before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memdir" not in p.parts}
+        added = recall.user_prompt_submit(md, {"prompt": "can we deploy on a Friday after the freeze?",
+                                               "session_id": "s-1"})
+        assert added and "No deploys on Fridays" in added["hookSpecificOutput"]["additionalContext"]
+        assert blocks(startup.context(md, "s-2"))[:2] == ["feedback_friday_freeze.md", "feedback_tabs.md"]
+        assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memdir" not in p.parts} == before

@@ -459,6 +459,8 @@ def test_a_failed_push_is_reported_and_retried(machine: Open, remote: Path, tmp_
     stats = runner.invoke(main, ["--root", str(tmp_path / "a"), "stats", "--json"])
     assert '"waiting": 1' in stats.output and "could not fetch" in stats.output
     os.rename(moved, remote)
+    gitsync.git_sync(a, push=False)  # a session's pull: the push that failed is still reported
+    assert "could not fetch" in (gitsync.status(a) or {}).get("error", "")
     assert gitsync.git_sync(a).pushed
     state = gitsync.status(a)
     assert state is not None and state["error"] is None and state["waiting"] == 0

@@ -5,8 +5,9 @@ a hook's `additionalContext`; a longer one reaches the model as a preview):
 
 1. pinned memories: frontmatter `pinned: true`, or Claude Code's
    `metadata: {pinned: true}` (its memories that apply to every session);
-2. feedback memories, the most recently written first (memdir's `updated`,
-   Claude Code's `metadata.modified`; undated ones after, by path);
+2. feedback memories, the most recently written or used first (memdir's
+   `updated`, Claude Code's `metadata.modified`, or the last time a prompt's
+   recall brought it in: `used`; undated ones after, by path);
 3. the index as Claude Code reads MEMORY.md: its first 200 lines, whole lines
    only, then `team/MEMORY.md` (Claude Code's shared team memory) the same way.
    The generated part drops a line for a file the hand-kept part already links,
@@ -56,7 +57,8 @@ TEAM = "team/"  # Claude Code's team memory: its own MEMORY.md beside the privat
 SESSIONS = "sessions/"
 KEPT_STARTS = 20  # starts of one session remembered
 COMPACTED = b'"compact_boundary"'  # the line Claude Code's transcript gets where a compaction replaced the conversation
-KEPT_FOR = dt.timedelta(days=30)  # records of what a session was shown, kept this long after its last start
+KEPT_FOR = dt.timedelta(days=30)
+USES = 2000  # files whose last use by a prompt's recall is kept  # records of what a session was shown, kept this long after its last start
 CLOSING = 160  # room for the line that counts what was left out
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 
@@ -68,9 +70,10 @@ class _Plan:
     blocks: list[tuple[dict[str, str], str]] = field(default_factory=list)
     seen: dict[str, str] = field(default_factory=dict)  # path -> version of every file weighed, shown or left out
     left: dict[str, int] = field(default_factory=dict)  # what did not fit, by kind
+    tried: dict[str, tuple[dict[str, str], str, int]] = field(default_factory=dict)  # a file that did not fit yet
 
-    def take(self, attrs: dict[str, str], content: str, limit: int | None = None) -> bool:
-        cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1
+    def take(self, attrs: dict[str, str], content: str, limit: int | None = None, cost: int | None = None) -> bool:
+        cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1 if cost is None else cost
         if self.used + cost > (self.budget if limit is None else limit):
             return False
         self.blocks.append((attrs, content))
@@ -111,17 +114,23 @@ def context(md: Memdir, session: str | None, *, source: str = "startup", index: 
 
 
 def _newest(md: Memdir, graph: links.Graph, found: set[str]) -> list[str]:
-    """Dated first, the most recent first; undated after, by path; only what the principal may read."""
-    nodes = graph.nodes
-    dated = sorted((p for p in found if nodes[p].updated), key=lambda p: nodes[p].updated, reverse=True)
-    ordered = dated + sorted(p for p in found if not nodes[p].updated)
+    """Dated first, the most recently written or used first; undated after, by path; only what the principal may
+    read. Dates compare as ISO text (a day before its own times)."""
+    nodes, uses = graph.nodes, _uses(md)
+    when = {p: max(nodes[p].updated or "", uses.get(p, "")) for p in found}
+    dated = sorted((p for p in found if when[p]), key=lambda p: when[p], reverse=True)
+    ordered = dated + sorted(p for p in found if not when[p])
     scope = md.principal
     return ordered if scope is None else [p for p in ordered if scope.can_read(p)]
 
 
 def _file(md: Memdir, graph: links.Graph, plan: _Plan, path: str, why: str, before: dict[str, Any] | None,
           limit: int | None) -> bool:
-    """Show a whole file if it fits (True), or say it did not (False); one already shown unchanged is done."""
+    """Show a whole file if it fits (True), or say it did not (False); one already shown unchanged is done.
+    A file that did not fit is kept as read, for the room the index leaves."""
+    if path in plan.tried:
+        attrs, content, cost = plan.tried[path]
+        return plan.take(attrs, content, limit, cost)
     node = graph.nodes.get(path)
     try:
         path, text, version = md.read_text(path)  # the graph's name, type and date: no frontmatter parsed
@@ -136,8 +145,11 @@ def _file(md: Memdir, graph: links.Graph, plan: _Plan, path: str, why: str, befo
         body = text
     m = Shown(path, node.name if node else path, node.type if node else None, (node.updated if node else None) or None,
               body, text)
-    if plan.take({**_attrs(m), **({"pinned": "true"} if why == "pinned" else {})}, m.body.strip("\n"), limit):
+    attrs, content = {**_attrs(m), **({"pinned": "true"} if why == "pinned" else {})}, m.body.strip("\n")
+    cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1
+    if plan.take(attrs, content, limit, cost):
         return True
+    plan.tried[path] = (attrs, content, cost)
     return False
 
 
@@ -226,10 +238,33 @@ def _assemble(plan: _Plan, now: dt.datetime | None) -> tuple[str, str]:
 # ---------------------------------------------------------------- what a session was shown
 
 
+def _folder(md: Memdir) -> Path:
+    """This memory's (and principal's) records in the user's cache folder: never in the memory, as a read
+    changes nothing there."""
+    return paths.user_cache() / "startup" / hashlib.sha256(f"{md.store.key}\0{md.principal!r}".encode()).hexdigest()[:16]
+
+
 def _record(md: Memdir, session: str) -> Path:
-    where = hashlib.sha256(f"{md.store.key}\0{md.principal!r}".encode()).hexdigest()[:16]
-    name = hashlib.sha256(session.encode()).hexdigest()[:24]
-    return paths.user_cache() / "startup" / where / f"{name}.json"
+    return _folder(md) / f"{hashlib.sha256(session.encode()).hexdigest()[:24]}.json"
+
+
+def used(md: Memdir, found: list[str], now: dt.datetime | None = None) -> None:
+    """Note that a prompt's recall brought these files in (best effort, last use kept per file, USES at most):
+    what orders feedback "by how recently written or used"."""
+    if not found:
+        return
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    uses = {**_uses(md), **dict.fromkeys(found, stamp)}
+    kept = dict(sorted(uses.items(), key=lambda x: x[1], reverse=True)[:USES])
+    _write(_folder(md) / "uses.json", kept)
+
+
+def _uses(md: Memdir) -> dict[str, str]:
+    try:
+        data = json.loads((_folder(md) / "uses.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
 def _recall(md: Memdir, session: str | None) -> list[dict[str, Any]]:
@@ -267,14 +302,24 @@ def _held(starts: list[dict[str, Any]], transcript: Path | None) -> dict[str, An
 def _remember(md: Memdir, session: str, starts: list[dict[str, Any]], now: dt.datetime | None) -> None:
     """Keep what the session was shown (best effort: a read-only cache costs a resume its repeat, nothing else)."""
     path = _record(md, session)
+    if not _write(path, {"starts": starts}):
+        return
+    cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
+    for old in path.parent.glob("*.json"):
+        try:
+            if old.name != "uses.json" and old.stat().st_mtime < cutoff:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _write(path: Path, data: dict[str, Any]) -> bool:
+    """Replace a cache file in one rename (a reader sees the old or the new); False if the cache is not writable."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps({"starts": starts}, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
-        cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
-        for old in path.parent.glob("*.json"):
-            if old.stat().st_mtime < cutoff:
-                old.unlink(missing_ok=True)
     except OSError:
-        pass
+        return False
+    return True

@@ -99,7 +99,7 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
         with mems.locked():
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
-            theirs = _fetch(place, timeout, state) if (pull or push) else None
+            theirs = _fetch(place, timeout) if (pull or push) else None
             head = place.repo.rev("HEAD")
             if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
@@ -118,13 +118,16 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
     except MemdirError as e:
         state["error"] = e.message
+        if push:
+            state["push_error"] = e.message  # what was to go did not: said until a push goes
         _save(place.root, state)
         raise
     finally:
         mems.close()
     now = _now()
-    state["error"] = done.error
-    state["synced"] = now
+    state["error"], state["synced"] = None, now
+    if push:  # a pull alone (a session's start) leaves a failed push reported until a push goes
+        state["push_error"] = done.error
     if done.pushed:
         state["pushed"] = now
     _save(place.root, state)
@@ -398,7 +401,7 @@ def _epoch(stamp: str, default: int) -> int:
 # ---------------------------------------------------------------- 2. fetch
 
 
-def _fetch(place: _Place, timeout: float, state: dict[str, Any]) -> str | None:
+def _fetch(place: _Place, timeout: float) -> str | None:
     """Fetch the remote's branch; its commit, or None when the remote does not have it yet (an empty remote)."""
     done = place.repo.run("fetch", "--quiet", "--no-tags", place.remote,
                           f"+refs/heads/{place.upstream}:{place.tracking}", check=False, timeout=timeout)
@@ -549,7 +552,8 @@ def status(md: Memdir) -> dict[str, Any] | None:
     if not isinstance(root, Path) or not (root / paths.INTERNAL_DIR / STATE).is_file():
         return None
     state = _load(root)
-    out = {"synced": state.get("synced"), "pushed": state.get("pushed"), "error": state.get("error"), "waiting": None}
+    out = {"synced": state.get("synced"), "pushed": state.get("pushed"),
+           "error": state.get("error") or state.get("push_error"), "waiting": None}
     top = top_of(root) if shutil.which("git") else None
     if top is not None:
         repo = Repo(root)

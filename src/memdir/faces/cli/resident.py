@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import io
 import logging
 import marshal
@@ -28,6 +29,7 @@ from .. import resident
 from . import base, hooks, serving
 
 MAX_REQUEST = 4 << 20  # bytes: arguments and environment
+WARM = ("yaml",)  # what memdir imports on first use that a child would otherwise import each time (a write's YAML)
 
 
 class Resident:
@@ -41,6 +43,9 @@ class Resident:
             from .. import mcp  # noqa: F401 - the MCP SDK, when installed: what `serve` spends its start on
         except ImportError:
             pass
+        for name in WARM:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
         self.stamp = resident.stamp()
         staged = f"{where}.{os.getpid()}"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
