@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -127,8 +126,9 @@ def test_capture_health_is_in_the_metrics_without_a_tenant_label(tmp_path: Path)
 
 def test_metrics_of_any_worker_report_the_whole_server(tmp_path: Path) -> None:
     """`serve --workers 2`: every scrape, whichever worker answers it, counts the requests both served."""
-    folders = set(Path(tempfile.gettempdir()).glob("memdir-metrics-*"))
-    with Served(tmp_path / "memory", "--workers", "2") as s:
+    private = tmp_path / "tmp"  # the server's own temporary folder: another suite running beside this one has its own
+    private.mkdir()
+    with Served(tmp_path / "memory", "--workers", "2", env={"TMPDIR": str(private)}) as s:
         assert len(workers(s.url)) == 2
         for i in range(12):
             assert call("PUT", f"{s.url}/v1/files/n{i}.md", {"body": f"note {i}"}).status == 201
@@ -140,7 +140,7 @@ def test_metrics_of_any_worker_report_the_whole_server(tmp_path: Path) -> None:
             text = call("GET", f"{s.url}/metrics").text
             assert metric(text, "memdir_writes_total", route="/v1/files") == 12
             assert metric(text, "memdir_open_memories") == 2  # each live worker holds the memory: summed
-    assert set(Path(tempfile.gettempdir()).glob("memdir-metrics-*")) <= folders  # serve removed its samples' folder
+    assert list(private.iterdir()) == []  # serve removed its samples' folder and its workers' shared one
 
 
 def test_readiness_fails_when_the_store_is_gone(tmp_path: Path) -> None:
