@@ -10,7 +10,8 @@ b syncs them in, and b syncs again with nothing new. The hook rows run `memdir h
 process, as Claude Code does, on b with `[sync] auto` off and on: SessionStart (with nothing to pull, and with
 10 changes to pull) and SessionEnd (which starts the push in the background and returns). Medians of --runs, in
 ms of wall time and of CPU time (this process's and its children's, git's included): on a shared machine the
-CPU column is the one to compare. Git reads an empty HOME and no system config. Not a test: run it, read the
+CPU column is the one to compare. The hooks run with MEMDIR_RESIDENT=off, each in a process of its own, so the
+CPU they cost is counted here (a resident process saves the import, with auto sync on or off alike). Git reads an empty HOME and no system config. Not a test: run it, read the
 table, paste it.
 """
 
@@ -40,7 +41,7 @@ BODY = "A fact worth keeping, written as a person would write it down for later.
 
 def isolate(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
+    os.environ.update({"HOME": str(home), "MEMDIR_RESIDENT": "off", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
                        "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
                        "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.org"})
 

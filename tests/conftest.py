@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +25,33 @@ def md(root: Path) -> Iterator[memdir.Memdir]:
         yield m
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Resident processes (faces/resident.py) live in a folder of this run and end with it. Tests run commands in
+    their own process (MEMDIR_RESIDENT=off); one that builds its environment without MEMDIR_* variables gets the
+    resident, as a user does."""
+    runtime = tmp_path_factory.mktemp("run")
+    runtime.chmod(0o700)
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    yield
+    for pid_file in runtime.glob("memdir/*.pid"):
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+    if before is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = before
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for key in list(os.environ):
         if key.startswith("MEMDIR_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("MEMDIR_RESIDENT", "off")  # a command a test starts runs in its own process, and leaves none
     monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))  # S3's local index copies
     # and what servers started without MEMDIR_* variables keep (kept MCP answers): never the real home
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))

@@ -9,6 +9,7 @@ from pathlib import Path
 import memdir
 
 SRC = Path(memdir.__file__).parent
+TESTS = Path(__file__).resolve().parent
 RANKS = {  # a folder may import the folders of lower rank, and modules of its own folder
     "": 9,  # the package's face: __init__, __main__, testing
     "faces": 8, "web": 7, "adapters": 6, "recall": 5, "remember": 4, "core": 3, "search": 2, "stores": 1,
@@ -94,6 +95,7 @@ def test_no_module_is_over_800_lines() -> None:
 LAZY = {  # what brings in a heavy optional dependency loads on first use
     ("faces.cli.serving", "faces.mcp"), ("faces.cli.serving", "faces.http"),  # the MCP SDK, starlette: `serve` only
     ("faces.cli.serving", "faces.asgi"),  # starlette, prometheus_client: `serve --http` only
+    ("faces.cli.resident", "faces.mcp"),  # the MCP SDK, where it is installed: the resident process loads it once
     ("stores.locations", "stores.postgres"), ("stores.locations", "stores.s3"),  # psycopg, boto3: with their URLs
     ("remember.diary", "stores.postgres"), ("remember.diary", "stores.s3"),
 }
@@ -113,3 +115,12 @@ def test_the_package_own_imports_sit_at_the_top() -> None:
                             target = ".".join(p for p in (base, node.module or "", alias.name) if p)
                             inside.add((module(path), target if target in MODULES else target.rsplit(".", 1)[0]))
     assert inside - LAZY == set()
+
+
+def test_no_two_test_modules_share_a_name() -> None:
+    """pytest imports test modules and conftest files by their base name (rootdir mode): two of one name stop a
+    whole run, or (a second conftest.py) take the place of the module others import as `conftest`."""
+    names: dict[str, list[str]] = {}
+    for path in [*TESTS.rglob("test_*.py"), *TESTS.rglob("conftest.py")]:
+        names.setdefault(path.name, []).append(str(path.relative_to(TESTS)))
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}

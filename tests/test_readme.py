@@ -56,7 +56,10 @@ def test_first_screen_gives_the_two_commands() -> None:
 
 
 def test_tour_runs_as_written(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "MEMDIR_ACTOR": "cli:alice"}
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "MEMDIR_ACTOR": "cli:alice",
+           "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",  # `memdir sync`: no machine config
+           "GIT_AUTHOR_NAME": "Alice", "GIT_AUTHOR_EMAIL": "alice@example.org",
+           "GIT_COMMITTER_NAME": "Alice", "GIT_COMMITTER_EMAIL": "alice@example.org"}
     env.pop("MEMDIR_ROOT", None)
     steps = console_steps()
     assert len(steps) >= 8

@@ -285,3 +285,174 @@ def test_every_mcp_fixture_round_trips_record_for_record_and_byte_for_byte(tmp_p
     assert result.skipped == [] and result.lines_in == result.lines_out
     assert records(tmp_path / "out.jsonl") == records(source)
     assert (tmp_path / "out.jsonl").read_bytes() == source.read_bytes()
+
+
+# ---------------------------------------------------------------- tolerated frontmatter, secrets, line numbers
+
+
+def test_frontmatter_its_writer_tolerated_is_repaired_or_kept_as_text_never_dropped(tmp_path: Path) -> None:  # item 4
+    source = tmp_path / "source"
+    shutil.copytree(CADERNO, source)
+    shutil.copy(KO / "feedback_short_verdicts.md", source / "feedback_short_verdicts.md")
+    (source / "Roam" / "Daily Notes.md").write_text("---\n- [[January 5th, 2026]]\n- #daily\n---\n- wrote the export notes\n")
+    with memdir.open(tmp_path / "m") as md:
+        result = import_dir(md, source)
+        assert result.skipped == []
+        repaired = dict(result.repaired)
+        assert repaired["feedback_short_verdicts.md"] == [2]  # name: "승인" 한 단어 = …
+        assert md.read("feedback_short_verdicts.md").name == '"승인" 한 단어 = 리뷰 결론 먼저'
+        assert repaired["Roam/Thinking in Systems.md"] == [3, 4, 5]  # type:[[Book]], author: @meadows, tags: [[a]], [[b]]
+        book = md.read("Roam/Thinking in Systems.md")
+        assert (book.meta["type"], book.meta["author"]) == ("[[Book]]", "@meadows")
+        assert repaired["Modelos/Diário.md"] == [5, 6]  # week: {{DATE: "…"}} and the key {{DATE: "YYYY"}}-review
+        assert md.read("Modelos/Diário.md").meta['{{DATE: "YYYY"}}-review'] == "pending"
+        assert repaired["Modelos/Pessoa.md"] == [2, 4]
+        assert [p for p, _ in result.as_text] == ["Roam/Daily Notes.md"]  # a list, not a mapping: kept as text
+        daily = md.read("Roam/Daily Notes.md")
+        assert daily.text == (source / "Roam" / "Daily Notes.md").read_text() and daily.meta == {}
+        assert "kept the frontmatter of Roam/Daily Notes.md as text" in result.summary()
+        origin = {b: a for a, b, _ in result.renamed}
+        for path, lines in repaired.items():  # only those lines changed, and only by quotes
+            before = (source / origin.get(path, path.replace("projetos (2)/", "projetos/"))).read_text().split("\n")
+            after = md.read(path).text.split("\n")
+            redacted = {n for p, n, _ in result.redacted if p == path}
+            assert [i + 1 for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b and i + 1 not in redacted] \
+                == lines
+
+
+def test_a_secret_on_one_line_is_redacted_and_the_note_kept(tmp_path: Path) -> None:  # item 5
+    with memdir.open(tmp_path / "m") as md:
+        result = import_dir(md, CADERNO)
+        ko = import_dir(md, KO)
+        assert ko.skipped == result.skipped == []
+        assert ko.redacted == [("user_seoyeon.md", 27, "a password or key assigned to a name")]
+        want = (KO / "user_seoyeon.md").read_text().split("\n")
+        got = md.read("user_seoyeon.md").text.split("\n")
+        assert got[26] == "client_secret: REDACTED" and got[:26] + got[27:] == want[:26] + want[27:]
+        assert sorted(p for p, _, _ in result.redacted) == ["Roam/Roam Import Notes.md", "Roam/Thinking in Systems.md"]
+        image = [line for line in md.read("Roam/Thinking in Systems.md").text.split("\n") if "firebasestorage" in line][0]
+        assert image.endswith("?alt=media&token=REDACTED)") and "imgs%2Fapp%2Fines-caderno%2F7sKq2Lm0pA.png" in image
+        assert "redacted user_seoyeon.md line 27: it held what looks like a password or key assigned to a name" \
+            in ko.summary()
+        assert md.grep("Hq7vR2mK9xLw4TzB8nYc3PdF") == [] and md.grep("4c1e8f2a-93b7") == []
+
+
+def test_the_secret_guard_names_the_file_line_and_the_body_line(tmp_path: Path) -> None:  # item 15
+    text = (KO / "user_seoyeon.md").read_text()
+    with memdir.open(tmp_path / "m") as md:
+        with pytest.raises(memdir.InvalidMemory, match=r"user\.md: line 22 of the body \(file line 27\) contains what "
+                                                        r"looks like a password or key assigned to a name"):
+            md.write("user.md", text)
+        with pytest.raises(memdir.InvalidMemory, match=r"line 3 \(in the frontmatter\) contains what looks like a GitHub"):
+            md.write("b.md", "---\nname: b\ntoken: ghp_" + "c" * 36 + "\n---\nbody\n")
+        (tmp_path / "m" / "pasted.md").write_text(text)  # a file dropped in: doctor counts as an editor does
+    out = CliRunner().invoke(main, ["--root", str(tmp_path / "m"), "doctor", "--json"])
+    problems = json.loads(out.stdout)["problems"]
+    assert any("line 22 of the body (file line 27) holds what looks like" in p["detail"] for p in problems)
+
+
+# ---------------------------------------------------------------- doctor and links
+
+
+def doctor(root: Path) -> tuple[int, dict, str]:
+    runner = CliRunner()
+    data = runner.invoke(main, ["--root", str(root), "doctor", "--json"])
+    text = runner.invoke(main, ["--root", str(root), "doctor"])
+    assert data.exit_code == text.exit_code
+    return data.exit_code, json.loads(data.stdout), text.stdout
+
+
+def test_links_to_claude_code_type_topic_files_resolve(tmp_path: Path) -> None:  # item 10
+    with memdir.open(tmp_path / "m") as md:
+        import_dir(md, KO)
+        found = {link.text: link.target for link in memdir.links(md, "project_kakao_channel.md").links}
+        assert found["[[oncall]]"] == "reference_oncall.md" and found["[[windows_build]]"] == "project_windows_build.md"
+        assert found["[[short-verdicts]]"] == "feedback_short_verdicts.md" and found["[[team_ko]]"] == "user_team_ko.md"
+        assert found["[[존댓말]]"] == NFD("feedback_존댓말.md")  # typed composed, named decomposed by macOS
+        assert memdir.links(md, "user_team_ko.md").links[0].target == "user_seoyeon.md"  # [[seoyeon]]
+    code, data, _ = doctor(tmp_path / "m")
+    assert [(p["kind"], p["path"]) for p in data["problems"]] == [("link", "reference_oncall.md")]  # [[runbooks]]: broken
+    assert code == 1
+
+
+def test_doctor_says_other_tools_values_are_theirs(tmp_path: Path) -> None:  # item 11
+    with memdir.open(tmp_path / "m") as md:
+        import_dir(md, CADERNO)
+    code, data, text = doctor(tmp_path / "m")
+    assert code == 0 and data["healthy"] and data["problems"] == []
+    theirs = {n["path"]: n["detail"] for n in data["notices"] if n["kind"] == "theirs"}
+    assert theirs["Diário/2026-03-02.md"].startswith("type: 'daily': another tool's values")
+    assert theirs["Projetos/Orchard.md"].startswith("tags: '#qpsi/project'")
+    assert theirs["projetos (2)/Decisão Postgres.md"] == ("type: 'decision'; tags: 'A, B': another tool's values, which "
+                                                           "memdir reads as meant (its own writes would not set them); "
+                                                           "not a problem")
+    assert "tags" not in theirs["Diário/2026-03-03.md"]  # tags: ["#type/note/daily", horta] is a list of words
+    lines = text.splitlines()
+    assert sum(line.startswith("theirs\t") for line in lines) == 1 and lines[-1] == "healthy: no problems found"
+    with memdir.open(tmp_path / "m") as md:
+        assert md.read("Projetos/Orchard.md").tags == ("qpsi/project",)  # read as Obsidian means it
+        assert md.read("projetos (2)/Decisão Postgres.md").tags == ("A", "B")
+
+
+def test_a_link_to_a_file_that_is_not_markdown_is_not_broken(tmp_path: Path) -> None:  # item 12
+    vault = tmp_path / "vault"
+    shutil.copytree(CADERNO, vault)
+    _, data, _ = doctor(vault)  # the vault itself, its .mdenc and PDF beside the notes
+    broken = [p["detail"] for p in data["problems"] if p["kind"] == "link"]
+    assert broken == []  # not [[Contrato horta.mdenc]], ![[Orçamento 2026.pdf]], ![[fuga.heic]], nor a template's
+    with memdir.open(vault) as md:
+        daily = {link.text: link.target for link in memdir.links(md, "Diário/2026-03-02.md").links}
+        assert daily["[[Conceição]]"] == "Pessoas/Conceição.md" and daily["[[Tomás]]"] == NFD("Pessoas/Tomás Reyes.md")
+
+
+def test_doctor_names_the_topic_files_a_long_hand_kept_index_leaves_out(tmp_path: Path) -> None:  # item 13
+    with memdir.open(tmp_path / "m") as md:
+        import_dir(md, KO)
+        top = md.index()
+    assert len(top.splitlines()) > 200
+    _, data, text = doctor(tmp_path / "m")
+    (notice,) = [n for n in data["notices"] if n["kind"] == "unlisted"]
+    assert notice["path"] == "MEMORY.md" and top.index("<!-- memdir:index") > top.index("## Parking lot")  # below line 200
+    assert notice["detail"] == (
+        "its hand-kept notes take 236 lines, so the 200 lines an agent reads of it link 6 topic files neither in the "
+        "notes nor in memdir's index region: found only by search or `memdir ls` (project_hangul_search.md, "
+        "project_holiday_schedule.md, project_ko_release_2026_05.md, reference_glossary.md, reference_style_guide.md, …); "
+        "move notes into a topic file to give the index room")
+    assert "unlisted\tMEMORY.md\t" in text
+    with memdir.open(tmp_path / "small") as md:
+        import_dir(md, REAL / "claude-code" / "memory" / "tern")  # 150 lines of notes: room for every file
+    assert not [n for n in doctor(tmp_path / "small")[1]["notices"] if n["kind"] == "unlisted"]
+
+
+def test_doctor_speaks_of_what_is_there_and_reports_a_credential(tmp_path: Path) -> None:  # item 18
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plain.md").write_text("# Plain\n\nNothing here.\n")
+    code, data, _ = doctor(folder)
+    assert code == 0
+    assert [n["detail"] for n in data["notices"] if n["kind"] == "unindexed"] == [
+        "there is no MEMORY.md yet: the first write adds it, or run `memdir reconcile --fix`"]
+    shutil.copy(KO / "user_seoyeon.md", folder / "pasted.md")
+    code, data, text = doctor(folder)
+    assert code == 1 and "healthy" not in text
+    assert [(p["kind"], p["path"]) for p in data["problems"]] == [("new", "pasted.md"), ("invalid", "pasted.md")]
+    assert data["problems"][1]["detail"].startswith("pasted.md: line 22 of the body (file line 27) holds what looks "
+                                                     "like a password or key assigned to a name")
+
+
+# ---------------------------------------------------------------- unclear messages
+
+
+def test_capturing_a_subagent_transcript_alone_says_what_to_do(tmp_path: Path) -> None:  # item 17
+    sub = next((REAL / "claude-code" / "transcripts").rglob("agent-*.jsonl"))
+    out = CliRunner().invoke(main, ["--root", str(tmp_path / "m"), "capture", sub.stem, str(sub)])
+    assert "None" not in out.stdout
+    assert out.stdout.startswith(f"skipped: {sub.stem} is a subagent's transcript, which capture folds into its parent "
+                                 "session's record; capture the parent session's transcript instead")
+
+
+def test_context_attributes_are_not_html_escaped(tmp_path: Path) -> None:  # item 19
+    with memdir.open(tmp_path / "m") as md:
+        md.write("feedback/claude.md", "Keep answers short.\n", name="My (Claude's) rules & habits", type="feedback")
+        text = memdir.context(md).text
+    assert 'name="My (Claude\'s) rules &amp; habits"' in text and "&#x27;" not in text  # only what XML needs

@@ -17,15 +17,6 @@ folder memory on every machine, through a git remote), and forgetting for good:
 `memdir.forget(md, path)`, `memdir.redact(md, text)`, `memdir.drop_tenant(location, tenant)`.
 """
 
-import importlib
-import typing
-
-from .core.limits import Limits
-from .core.memdir import Hit, Memdir
-from .core.opening import Database, connect, open
-from .core.ops import ANY, Op
-from .core.reconcile import Finding, Report
-from .core.scope import Scope
 from .errors import (
     Conflict,
     Forbidden,
@@ -38,15 +29,21 @@ from .errors import (
     RateLimited,
     StoreError,
 )
-from .model import Entry, Memory
-from .stores.base import Record
 from .version import __version__ as __version__
 
-if typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not typing's: importing typing costs a served hook a third of its time
+if TYPE_CHECKING:
+    from .core.limits import Limits
+    from .core.memdir import Hit, Memdir
+    from .core.opening import Database, connect, open
+    from .core.ops import ANY, Op
+    from .core.reconcile import Finding, Report
+    from .core.scope import Scope
     from .faces.tools import Result as ToolResult
     from .faces.tools import Session as ToolSession
     from .faces.tools import anthropic_tools, openai_tools, prompt
     from .faces.tools import handle as handle_tool
+    from .model import Entry, Memory
     from .recall.context import Context
     from .recall.context import build as context
     from .recall.links import Links
@@ -57,9 +54,16 @@ if typing.TYPE_CHECKING:
     from .remember.gitsync import git_sync
     from .remember.timeline import changes, read_as_of, supersede
     from .search import SearchHit
+    from .stores.base import Record
 
-# Loaded on first use, so that a CLI call or a hook that does not need them does not import them.
+# Loaded on first use, so that a hook or a server handing its work to the resident process (faces/resident.py)
+# imports none of them, and a CLI call only what it runs.
 _LAZY = {
+    "Limits": ("core.limits", "Limits"), "Hit": ("core.memdir", "Hit"), "Memdir": ("core.memdir", "Memdir"),
+    "Database": ("core.opening", "Database"), "connect": ("core.opening", "connect"), "open": ("core.opening", "open"),
+    "ANY": ("core.ops", "ANY"), "Op": ("core.ops", "Op"), "Finding": ("core.reconcile", "Finding"),
+    "Report": ("core.reconcile", "Report"), "Scope": ("core.scope", "Scope"), "Entry": ("model", "Entry"),
+    "Memory": ("model", "Memory"), "Record": ("stores.base", "Record"),
     "Context": ("recall.context", "Context"), "Links": ("recall.links", "Links"), "SearchHit": ("search", "SearchHit"),
     "context": ("recall.context", "build"), "links": ("recall.links", "of"), "prompt": ("faces.tools", "prompt"),
     "capture": ("remember.capture", "capture"), "remember_feedback": ("remember.capture", "remember_feedback"),
@@ -74,8 +78,10 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
+        import importlib
+
         module, attribute = _LAZY[name]
         value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
         globals()[name] = value

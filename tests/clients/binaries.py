@@ -1,4 +1,4 @@
-"""The real Claude Code and Codex CLIs, headless, against the scripted APIs of standin.py on loopback.
+"""The real Claude Code, Codex and Gemini CLIs, headless, against the scripted APIs of standin.py on loopback.
 
 Not a conftest.py: the suite's other modules import the root one as `conftest`, and a second
 file of that name would take its place. Test modules import the fixtures they use from here.
@@ -25,6 +25,11 @@ def claude_bin() -> Path:
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     return _installed("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return _installed("gemini")
 
 
 def _installed(name: str) -> Path:

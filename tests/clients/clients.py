@@ -16,6 +16,7 @@ from pathlib import Path
 PINNED = {  # the npm package and version of each client, and its command
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ("@openai/codex", "0.171.0", "codex"),
+    "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
 }
 
 

@@ -46,6 +46,15 @@ def claude(binary: Path, home: Path, api: str, cwd: Path, prompt: str, *args: st
     return Run(done.returncode, done.stdout, done.stderr)
 
 
+def stream(binary: Path, home: Path, api: str, cwd: Path, prompts: list[str], *args: str, timeout: float = 300) -> Run:
+    """Several prompts in one headless process (`--input-format stream-json`), slash commands among them."""
+    lines = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": p}}) + "\n" for p in prompts)
+    done = subprocess.run([str(binary), "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+                           "--verbose", "--allowedTools", "mcp__memdir", *args], input=lines, cwd=cwd,
+                          env=claude_env(home, api), capture_output=True, text=True, timeout=timeout)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
 def mcp_config(path: Path, root: Path) -> Path:
     path.write_text(json.dumps({"mcpServers": {"memdir": {"command": MEMDIR[0], "args": [*MEMDIR[1:], "--root",
                                                                                        str(root), "serve"]}}}))
@@ -53,7 +62,8 @@ def mcp_config(path: Path, root: Path) -> Path:
 
 
 def codex(binary: Path, home: Path, api: str, cwd: Path, root: Path, prompt: str, timeout: float = 180) -> Run:
-    """`codex exec` with the stand-in as its model provider and memdir as an MCP server (docs/clients.md's config)."""
+    """`codex exec` with the stand-in as its model provider and memdir as an MCP server (docs/clients.md's config).
+    Codex starts a server with a few variables of its own only: the run's resident folder is passed on."""
     home.mkdir(parents=True, exist_ok=True)
     args = ", ".join(json.dumps(a) for a in [*MEMDIR[1:], "--root", str(root), "serve"])
     (home / "config.toml").write_text(f'''model = "stand-in"
@@ -70,9 +80,27 @@ command = {json.dumps(MEMDIR[0])}
 args = [{args}]
 required = true
 default_tools_approval_mode = "approve"
+env = {{ XDG_RUNTIME_DIR = {json.dumps(os.environ.get("XDG_RUNTIME_DIR", ""))} }}
 ''')
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "OPENAI_", "CODEX_"))}
     env = {**keep, "HOME": str(home), "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-stand-in"}
     done = subprocess.run([str(binary), "exec", "--skip-git-repo-check", "--trust", "--json", prompt], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def gemini(binary: Path, home: Path, api: str, cwd: Path, root: Path, prompt: str, timeout: float = 180) -> Run:
+    """`gemini -p` with the stand-in as its Gemini API (GOOGLE_GEMINI_BASE_URL, an API key) and memdir as a trusted
+    MCP server (docs/agents.md's settings). A model named, not "auto": its router would ask a classifier model first."""
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "mcpServers": {"memdir": {"command": MEMDIR[0], "args": [*MEMDIR[1:], "--root", str(root), "serve"],
+                                  "trust": True, "env": {"XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "")}}}}))
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "GEMINI", "GOOGLE"))}
+    env = {**keep, "HOME": str(home), "GEMINI_CLI_HOME": str(home), "GEMINI_API_KEY": "stand-in",
+           "GOOGLE_GEMINI_BASE_URL": api}
+    done = subprocess.run([str(binary), "-p", prompt, "--output-format", "stream-json", "--skip-trust",
+                           "-m", "gemini-2.5-flash"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
     return Run(done.returncode, done.stdout, done.stderr)

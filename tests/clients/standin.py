@@ -1,11 +1,14 @@
-"""Scripted stand-ins for the Anthropic Messages API and the OpenAI Responses API on loopback.
+"""Scripted stand-ins for the Anthropic Messages API, the OpenAI Responses API and the Gemini API on loopback.
 
 Written from the APIs' own documentation: a request with `"stream": true` is
 answered with server-sent events in the documented order (Anthropic:
 message_start, content_block_start / _delta / _stop per block, message_delta,
 message_stop; OpenAI Responses: response.created, response.output_item.added,
 the text or arguments deltas, response.output_item.done, response.completed),
-one without it with the whole JSON message. What the model says is the test's
+one without it with the whole JSON message. Gemini's `models/M:streamGenerateContent?alt=sse`
+is answered with `GenerateContentResponse` chunks as server-sent events (a text in two
+chunks, a `functionCall` whole, the `finishReason` and `usageMetadata` last), its
+`:generateContent` with one, `:countTokens` with a count. What the model says is the test's
 `Script`: a function of the request's conversation that returns the next turn's
 blocks, so a test drives a real CLI through tool calls and checks what each
 tool result handed the model. Every request is recorded.
@@ -47,7 +50,7 @@ Script = Callable[["Request"], Turn]
 class Request:
     """One model request as the stand-in read it: the API, the body, and its conversation flattened."""
 
-    api: str  # "anthropic" or "openai"
+    api: str  # "anthropic", "openai" or "gemini"
     path: str
     body: dict[str, Any]
 
@@ -55,6 +58,7 @@ class Request:
     def tools(self) -> list[str]:
         out = []
         for t in self.body.get("tools") or []:
+            out += [str(f.get("name")) for f in t.get("functionDeclarations") or []]  # Gemini's
             name = t.get("name") or (t.get("function") or {}).get("name")
             if t.get("type") == "namespace":  # OpenAI's tool namespaces (Codex puts an MCP server's tools in one)
                 out += [f"{name}.{x.get('name')}" for x in t.get("tools") or []]
@@ -63,7 +67,7 @@ class Request:
         return out
 
     def tool(self, suffix: str) -> str | None:
-        found = [t for t in self.tools if t == suffix or t.endswith(("__" + suffix, "." + suffix))]
+        found = [t for t in self.tools if t == suffix or t.endswith(("__" + suffix, "." + suffix, "_" + suffix))]
         return min(found, key=len) if found else None
 
     @property
@@ -71,6 +75,8 @@ class Request:
         if self.api == "anthropic":
             s = self.body.get("system")
             return s if isinstance(s, str) else "\n".join(b.get("text", "") for b in s or [] if isinstance(b, dict))
+        if self.api == "gemini":
+            return "\n".join(p.get("text", "") for p in (self.body.get("systemInstruction") or {}).get("parts") or [])
         return str(self.body.get("instructions") or "")
 
     def texts(self) -> list[str]:
@@ -84,11 +90,11 @@ class Request:
                 for v in value:
                     walk(v)
             elif isinstance(value, dict):
-                for key in ("text", "content", "output"):
+                for key in ("text", "content", "output", "parts", "functionResponse", "response"):
                     if key in value:
                         walk(value[key])
 
-        walk(self.body.get("messages") if self.api == "anthropic" else self.body.get("input"))
+        walk(self.body.get({"anthropic": "messages", "openai": "input", "gemini": "contents"}[self.api]))
         return out
 
     def conversation(self) -> str:
@@ -104,6 +110,11 @@ class Request:
                         c = b.get("content")
                         out.append(c if isinstance(c, str) else "\n".join(
                             x.get("text", "") for x in c or [] if isinstance(x, dict)))
+        elif self.api == "gemini":
+            for content in self.body.get("contents") or []:
+                for part in content.get("parts") or []:
+                    if isinstance(part, dict) and "functionResponse" in part:
+                        out.append(json.dumps(part["functionResponse"].get("response"), ensure_ascii=False))
         else:
             for item in self.body.get("input") or []:
                 if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
@@ -118,13 +129,16 @@ class Request:
             last = msgs[-1] if msgs else {}
             c = last.get("content")
             return isinstance(c, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
+        if self.api == "gemini":
+            contents = self.body.get("contents") or [{}]
+            return any("functionResponse" in p for p in contents[-1].get("parts") or [] if isinstance(p, dict))
         items = self.body.get("input") or []
         return bool(items) and isinstance(items[-1], dict) and items[-1].get("type", "").endswith("_output")
 
 
 class StandIn:
-    """Both APIs on one free 127.0.0.1 port for the length of a `with` block: `/v1/messages` (Anthropic) and
-    `/v1/responses` (OpenAI). A request without tools (a client's side call: a title, a summary) gets
+    """The three APIs on one free 127.0.0.1 port for the length of a `with` block: `/v1/messages` (Anthropic),
+    `/v1/responses` (OpenAI) and `/v1beta/models/M:…GenerateContent` (Gemini). A request without tools (a client's side call: a title, a summary) gets
     `side`'s text; one with tools gets `script(request)`."""
 
     def __init__(self, script: Script, side: str = "ok") -> None:
@@ -154,6 +168,16 @@ class StandIn:
                 path = self.path.split("?")[0]
                 if path.endswith("/messages/count_tokens"):
                     return self._json(200, {"input_tokens": 100})
+                if path.endswith(":countTokens"):
+                    return self._json(200, {"totalTokens": 100})
+                if path.endswith(("GenerateContent", ":generateContent")):
+                    request = Request("gemini", path, body)
+                    with api.lock:
+                        api.requests.append(request)
+                    chunks = _gemini_chunks(body, api.turn(request))
+                    if path.endswith(":streamGenerateContent"):
+                        return self._events(chunks, named=False)
+                    return self._json(200, _gemini_whole(chunks))
                 if path.endswith("/messages"):
                     request = Request("anthropic", path, body)
                 elif path.endswith("/responses"):
@@ -338,3 +362,26 @@ def _openai_events(body: dict[str, Any], turn: Turn) -> list[dict[str, Any]]:
     for e in events:
         e["sequence_number"] = next(seq)
     return events
+
+
+def _gemini_chunks(body: dict[str, Any], turn: Turn) -> list[dict[str, Any]]:
+    """The turn as the streamed GenerateContentResponse chunks: a text in two, a function call whole, the finish
+    reason and the token counts on the last."""
+    request = Request("gemini", "", body)
+    parts: list[dict[str, Any]] = []
+    for kind, value in _resolve(request.tool, turn):
+        if kind == "text":
+            parts += [{"text": half} for half in (value[: len(value) // 2], value[len(value) // 2 :]) if half]
+        else:
+            name, args, _ = value
+            parts.append({"functionCall": {"name": name, "args": args}})
+    chunks = [{"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}], "modelVersion": "stand-in"}
+              for part in parts or [{"text": ""}]]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    chunks[-1]["usageMetadata"] = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+    return chunks
+
+
+def _gemini_whole(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    parts = [p for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+    return {**chunks[-1], "candidates": [{**chunks[-1]["candidates"][0], "content": {"role": "model", "parts": parts}}]}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from binaries import claude_bin  # noqa: F401 (a fixture; F811 is off here for its parameters)
-from drive import MEMDIR, claude, mcp_config
+from drive import MEMDIR, claude, mcp_config, stream
 from standin import Call, Request, StandIn, Text
 
 import memdir
@@ -100,3 +100,31 @@ def test_stop_reminds_once_when_a_request_to_remember_saved_nothing(claude_bin: 
     assert run.code == 0, run.stderr
     assert len(turns) == 2 and "remember" in turns[1].conversation().lower()  # the reminder, then the turn ends
     assert "memdir" in turns[1].conversation()
+
+
+def test_compaction_captures_the_session_first_and_the_memory_outlives_it(claude_bin: Path, tmp_path: Path,
+                                                                          project: Path, root: Path) -> None:
+    """A prompt, `/compact`, a prompt, in one process (stream-json input, as an SDK or a person at the terminal
+    sends them): PreCompact captures the session before the summary replaces it, and the memory's context
+    reaches the model after compaction once, with the summary."""
+    hooks_installed(project, root)
+
+    def script(r: Request) -> list[Text | Call]:
+        asked = r.conversation()[-6000:]
+        return [Text("<summary>We settled the flock launch date.</summary>" if "<summary>" in asked
+                     else "The launch is on 2026-12-15.")]
+
+    prompts = ["When is the flock launch date?", "/compact", "And the freeze before it?"]
+    with StandIn(script) as api:
+        run = stream(claude_bin, tmp_path / "home", api.url, project, prompts)
+        turns = api.main()
+    assert run.code == 0, run.stderr[-2000:]
+    compacting = [t for t in turns if "<summary>" in t.conversation()[-6000:]]
+    after = turns[-1].conversation()
+    assert compacting and "We settled the flock launch date." in after and "And the freeze before it?" in after
+    assert after.count(FEEDBACK) == 1  # SessionStart's compact source gives it again: the summary replaced it
+    with memdir.open(root) as md:
+        [record] = md.list("sessions")
+        versions = [(r.new or b"").decode() for r in md.history(record.path)]
+    assert any("event: PreCompact:manual" in v and "flock launch date" in v.lower() for v in versions)
+    assert "event: SessionEnd" in versions[0]  # the session's one record, replaced by the capture at its end

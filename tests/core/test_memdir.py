@@ -230,7 +230,7 @@ def test_the_ceiling_is_set_in_memdir_toml(root: Path) -> None:
 def test_secrets_are_refused_unless_the_guard_is_off(root: Path) -> None:
     key = "AKIA" + "IOSFODNN7EXAMPLE"
     with memdir.open(root) as md:
-        with pytest.raises(InvalidMemory, match=r"aws.md: line 1 of the body \(file line 5\) contains what looks like an AWS access key id"):
+        with pytest.raises(InvalidMemory, match="aws.md: line 1 contains what looks like an AWS access key id"):
             md.write("aws.md", f"the key is {key}\n")
         assert not (root / "aws.md").exists()
     with memdir.open(root, secret_guard=False) as md:
@@ -389,16 +389,18 @@ def test_reconcile_rebuilds_a_damaged_index(md: memdir.Memdir, root: Path) -> No
 def test_reconcile_reports_files_that_break_limits(md: memdir.Memdir, root: Path) -> None:
     (root / "long.md").write_text("x\n" * 300)
     (root / "typed.md").write_text("---\ntype: nonsense\n---\nbody\n")
+    (root / "dated.md").write_text("---\ncreated: 12\n---\nbody\n")  # an edit keeps it, and would be refused
     findings = {(f.kind, f.path, f.detail) for f in md.reconcile(fix=True).findings if f.kind not in ("new", "index", "unindexed")}
     assert findings == {
         ("long", "long.md", "300 lines, over the 200 an agent may write: kept whole; `memdir consolidate` proposes a "
                             "split by its headings"),
-        ("invalid", "typed.md", "typed.md: type 'nonsense' is not one of user, feedback, project, reference, session, "
-                                "diary; pick one of those or add it to 'types' in memdir.toml"),
+        ("theirs", "typed.md", "type: 'nonsense': another tool's values, which memdir reads as meant (its own writes "
+                               "would not set them); not a problem"),
+        ("invalid", "dated.md", "dated.md: created must be an absolute date such as 2026-03-05, got 12"),
     }
-    assert [e.path for e in md.list()] == ["long.md", "typed.md"]  # still listed: nothing is hidden
+    assert [e.path for e in md.list()] == ["dated.md", "long.md", "typed.md"]  # still listed: nothing is hidden
     again = md.reconcile()  # journaled now, and still reported: a check looks at every file
-    assert {(f.kind, f.path) for f in again.findings} == {("long", "long.md"), ("invalid", "typed.md")}
+    assert {(f.kind, f.path) for f in again.findings} == {("long", "long.md"), ("theirs", "typed.md"), ("invalid", "dated.md")}
     assert not again.clean
 
 

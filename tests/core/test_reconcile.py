@@ -106,7 +106,8 @@ def test_a_clone_with_its_journal_reconciles_clean(tmp_path: Path) -> None:
 
 TERN = Path(__file__).parents[1] / "data" / "real" / "claude-code" / "memory" / "tern"
 BROKEN = ("feedback_sentry_scrubber.md: frontmatter is not valid YAML at line 3 (mapping values are not allowed in "
-          "this context); fix that line between the '---' lines")
+          "this context): its writer accepts it and memdir reads it as meant, but refuses to edit the file until the "
+          "value is quoted")
 
 
 def test_frontmatter_broken_by_hand_is_reported_with_its_line_every_time(tmp_path: Path) -> None:
@@ -117,7 +118,9 @@ def test_frontmatter_broken_by_hand_is_reported_with_its_line_every_time(tmp_pat
         assert invalid == [("feedback_sentry_scrubber.md", BROKEN)]
         with pytest.raises(memdir.InvalidMemory) as refused:  # the same words as a write refusing it
             md.write("copy.md", (root / "feedback_sentry_scrubber.md").read_text())
-        assert refused.value.message == BROKEN.replace("feedback_sentry_scrubber.md", "copy.md", 1)
+        assert refused.value.message == BROKEN.replace("feedback_sentry_scrubber.md", "copy.md", 1).replace(
+            ": its writer accepts it and memdir reads it as meant, but refuses to edit the file until the value is "
+            "quoted", "; fix that line between the '---' lines")  # a write says what to fix
         md.reconcile(fix=True)
         assert [f.path for f in md.reconcile().findings if f.kind == "invalid"] == ["feedback_sentry_scrubber.md"]
 

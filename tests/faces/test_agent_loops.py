@@ -120,8 +120,7 @@ def test_anthropic_runner_gets_memdir_refusals_as_tool_errors(root: Path) -> Non
         secret = api.requests[1]["body"]["messages"][-1]["content"][0]
         escape = api.requests[2]["body"]["messages"][-1]["content"][0]
         assert secret["is_error"] is True and secret["content"] == (
-            "keys.md: line 1 of the body (file line 5) contains what looks like an AWS access key id; memories must not hold "
-            "credentials: "
+            "keys.md: line 1 contains what looks like an AWS access key id; memories must not hold credentials: "
             "remove it and note where the secret is kept instead"
         )
         assert escape["is_error"] is True and escape["content"] == "Path /memories/../../etc/passwd would escape /memories directory"

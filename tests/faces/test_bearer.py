@@ -152,3 +152,34 @@ def test_no_token_reaches_the_memory_without_a_tenant_on_any_backend(backend: Ba
         assert call("GET", f"{s.url}/v1/files/{note}", token=token({"tenant": other})).status == 404
     with memdir.open(backend.location) as md:  # the memory without a tenant opens as it did
         assert md.read(note).body == "the operator's own note\n"
+
+
+@pytest.mark.parametrize("scope", ["memdir:admin", "memdir:wirte:notes/", "memdir:read:", "MEMDIR:WRITE:notes/",
+                                   "memdir", "openid memdir:write:notes/ memdir:delete:notes/"])
+def test_a_scope_in_memdir_s_namespace_it_cannot_read_refuses_the_token(verifier: Verifier, scope: str) -> None:
+    assert verifier.principal(token({"scope": scope})) is None  # before: the whole tenant, writes included
+
+
+def test_memdir_read_alone_reads_the_whole_tenant_and_writes_nothing(tmp_path: Path) -> None:
+    principals = Principals(Principal("default"))
+    principals.verifier = Verifier(audience="memdir", secret=SECRET)
+    reader, writer = token({"scope": "openid memdir:read"}), token({"scope": ["memdir:write"]})
+    assert principals.verifier.principal(reader) == Principal("jwt:alice@acme.example", "acme", ("",), ())
+    with Running(tmp_path / "memory", principals) as s:
+        assert call("PUT", f"{s.url}/v1/files/notes/a.md", {"body": "a note"}, token=writer).status == 201
+        assert call("GET", f"{s.url}/v1/files/notes/a.md", token=reader).status == 200
+        refused = call("PUT", f"{s.url}/v1/files/notes/a.md", {"body": "changed"}, token=reader)
+        assert refused.status == 403 and refused.error[0] == "Forbidden"
+        assert call("GET", f"{s.url}/v1/files/notes/a.md", token=reader).json["body"] == "a note"
+
+
+def test_a_jwks_file_with_a_private_key_or_a_secret_is_refused_at_start(tmp_path: Path) -> None:
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    whole = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private))  # d, p, q...: the private key itself
+    (tmp_path / "private.json").write_text(json.dumps({"keys": [{**whole, "kid": "k1", "alg": "RS256"}]}))
+    with pytest.raises(InvalidArgument, match=r"holds a private key \(kid 'k1'\); a JWKS file gives the public keys only"):
+        Verifier(audience="memdir", jwks=str(tmp_path / "private.json"))
+    (tmp_path / "oct.json").write_text(json.dumps({"keys": [{"kty": "oct", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0",
+                                                            "kid": "h1", "alg": "HS256"}]}))
+    with pytest.raises(InvalidArgument, match=r"holds a shared secret \(kty oct\)"):
+        Verifier(audience="memdir", jwks=str(tmp_path / "oct.json"))

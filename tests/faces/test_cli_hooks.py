@@ -151,7 +151,10 @@ def test_one_memory_shared_with_claude_codes_auto_memory(tmp_path: Path) -> None
 
 
 def test_a_password_in_the_query_is_not_written_into_settings(tmp_path: Path) -> None:
-    """Issue 32, item 4: PostgreSQL takes `?password=` too."""
-    done = install(tmp_path, root="postgresql://app@db.example/memdir?sslmode=require&password=s3cret")
-    assert done.returncode == 1 and "password" in done.stderr and "s3cret" not in done.stderr
-    assert not (tmp_path / ".claude").exists()
+    """Issue 32, item 4: PostgreSQL takes `?password=` (and `sslpassword=`) too. Refused, not written masked: a
+    masked URL would install hooks that fail to log in at every event."""
+    for query in ("sslmode=require&password=s3cret", "sslpassword=s3cret&sslmode=require"):
+        done = install(tmp_path, root=f"postgresql://app@db.example/memdir?{query}")
+        assert done.returncode == 1 and "s3cret" not in done.stderr and "password" in done.stderr
+        assert "postgresql://app@db.example/memdir?" in done.stderr and "=***" in done.stderr  # which part, masked
+        assert not (tmp_path / ".claude").exists()

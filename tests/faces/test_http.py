@@ -480,6 +480,19 @@ def test_docs_config_snippets_parse(tmp_path: Path) -> None:
             from memdir.remember.diary import Retention
 
             assert Retention.load(data["diary"], environ={}) == Retention(sessions=7)
+        elif "sync" in data or "history" in data:  # memdir.toml tables: read by the module that reads each
+            import memdir
+            from memdir.core.history import Retention
+            from memdir.remember import gitsync
+
+            folder = tmp_path / next(iter(data))
+            folder.mkdir()
+            (folder / "memdir.toml").write_text(body)
+            with memdir.open(folder) as md:
+                if "sync" in data:
+                    assert gitsync.settings(md) == {"auto": True, "pull_timeout": 2, "push_timeout": 60}
+                else:
+                    assert Retention.load(md.store, environ={}) == Retention(days=30, versions=10)
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))

@@ -633,3 +633,53 @@ def test_a_stdio_server_run_by_a_client_says_nothing_on_stderr_and_stops_on_sigi
     finally:
         proc.kill()
     assert code == -signal.SIGINT and proc.stderr.read() == "" and (root / ".memdir").is_dir()
+
+
+# ---------------------------------------------------------------- MCP sessions over HTTP: whose, and how many
+
+HANDSHAKE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ALICE_TOKEN, BOB_TOKEN = "alice-token-0123456789", "bob-token-0123456789ab"
+
+
+def _two_principals() -> Principals:
+    principals = Principals(Principal("default"))
+    principals.add(auth.digest(ALICE_TOKEN), Principal("alice"), "test")
+    principals.add(auth.digest(BOB_TOKEN), Principal("bob"), "test")
+    return principals
+
+
+def _open(url: str, token: str) -> str:
+    reply = call("POST", f"{url}/mcp", HELLO, headers=HANDSHAKE, token=token)
+    assert reply.status == 200, reply.body
+    return reply.headers["mcp-session-id"]
+
+
+def _in(url: str, session: str, token: str, method: str = "POST") -> int:
+    headers = {**HANDSHAKE, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "ping"} if method == "POST" else None
+    return call(method, f"{url}/mcp", body, headers=headers, token=token).status
+
+
+def test_an_mcp_session_answers_only_the_principal_that_opened_it(root: Path) -> None:
+    with Running(root, _two_principals()) as s:
+        alices = _open(s.url, ALICE_TOKEN)
+        assert _in(s.url, alices, ALICE_TOKEN) == 200
+        assert _in(s.url, alices, BOB_TOKEN) == 404  # as if it did not exist: bob cannot drive it...
+        assert _in(s.url, alices, BOB_TOKEN, "DELETE") == 404  # ...nor end it
+        assert _in(s.url, alices, ALICE_TOKEN) == 200
+        assert _in(s.url, alices, ALICE_TOKEN, "DELETE") == 200
+        assert _in(s.url, alices, ALICE_TOKEN) == 404
+
+
+def test_one_principal_holds_a_bounded_number_of_mcp_sessions(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memdir_mcp, "SESSIONS_PER_PRINCIPAL", 3)
+    with Running(root, _two_principals()) as s:
+        bobs = _open(s.url, BOB_TOKEN)
+        alices = [_open(s.url, ALICE_TOKEN) for _ in range(10)]
+        assert [_in(s.url, x, ALICE_TOKEN) for x in alices] == [404] * 7 + [200] * 3  # the least recently used went
+        assert _in(s.url, bobs, BOB_TOKEN) == 200  # another principal's are untouched
+        _in(s.url, alices[7], ALICE_TOKEN)  # used now: the next one opened closes alices[8]
+        newest = _open(s.url, ALICE_TOKEN)
+        assert [_in(s.url, x, ALICE_TOKEN) for x in (alices[7], alices[8], alices[9], newest)] == [200, 404, 200, 200]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 import memdir
 from memdir.core.index import BEGIN, END
-from memdir.recall import startup
+from memdir.recall import recall, startup
 
 
 def cc_file(root: Path, name: str, kind: str, body: str, modified: str | None = None, *, pinned: bool = False,
@@ -98,12 +99,11 @@ def test_the_generated_index_does_not_repeat_what_the_kept_notes_link(folder: Pa
     assert "feedback_rule_00.md" in generated and index.count("feedback_rule_00.md") == 1
 
 
-def test_resume_and_compaction_add_only_what_is_new(folder: Path) -> None:
+def test_a_resume_adds_only_what_is_new_and_a_compaction_all_of_it(folder: Path, tmp_path: Path) -> None:
     short_notes(folder)
     with memdir.open(folder) as md:
         first = startup.context(md, "abc", source="startup")
         assert first and startup.context(md, "abc", source="resume") == ""
-        assert startup.context(md, "abc", source="compact") == ""
         md.write("feedback/fresh.md", "Prefer tabs.\n", type="feedback", description="tabs")
         again = startup.context(md, "abc", source="resume")
         assert "Prefer tabs." in again and "feedback_signed_commits.md" not in again
@@ -111,8 +111,52 @@ def test_resume_and_compaction_add_only_what_is_new(folder: Path) -> None:
         assert startup.context(md, "abc", source="resume") == ""
         other = startup.context(md, "def", source="resume")  # a session never shown: all of it
         assert "feedback_signed_commits.md" in other
+        compacted = startup.context(md, "abc", source="compact")  # the summary replaced what the starts gave
+        assert "feedback_signed_commits.md" in compacted and "Prefer tabs." in compacted
+
+
+def test_a_resume_reads_what_the_transcript_holds_since_its_last_compaction(folder: Path, tmp_path: Path) -> None:
+    """Claude Code's transcript (JSONL) holds each start's context as an attachment: a start whose fence tag is
+    before the last compact boundary, or nowhere (its context never reached the conversation), is not held."""
+    short_notes(folder)
+    transcript = tmp_path / "session.jsonl"
+
+    def line(**record: object) -> str:
+        return json.dumps(record, ensure_ascii=False) + "\r\n"  # as written on Windows too
+
+    with memdir.open(folder) as md:
+        first = startup.context(md, "abc", source="startup", transcript=transcript)
+        transcript.write_text(line(type="attachment", attachment={"type": "hook_additional_context", "content": [first]})
+                              + line(type="user", message={"role": "user", "content": "잠금 \"compact_boundary\" 순서"}))
+        assert startup.context(md, "abc", source="resume", transcript=transcript) == ""  # held: nothing again
+        with transcript.open("a") as f:
+            f.write(line(type="system", subtype="compact_boundary", content="Conversation compacted"))
+        whole = startup.context(md, "abc", source="resume", transcript=transcript)  # /compact ended the process
+        assert "feedback_signed_commits.md" in whole
+        with transcript.open("a") as f:
+            f.write(line(type="attachment", attachment={"type": "hook_additional_context", "content": [whole]}))
+        assert startup.context(md, "abc", source="resume", transcript=transcript) == ""
+        assert startup.context(md, "abc", source="resume", transcript=tmp_path / "gone.jsonl") == ""  # unread: as held
 
 
 def test_an_empty_memory_adds_nothing(tmp_path: Path) -> None:
     with memdir.open(tmp_path / "m", create=True) as md:
         assert startup.context(md, "s") == ""
+
+
+def test_feedback_a_prompt_recalled_lately_comes_before_feedback_written_lately(tmp_path: Path) -> None:
+    """"By how recently written or used": a use is a prompt's recall bringing the file in (UserPromptSubmit), kept
+    in the user's cache folder; the memory's own bytes do not change."""
+    root = tmp_path / "memory"
+    root.mkdir()
+    cc_file(root, "friday freeze", "feedback", "No deploys on Fridays: the freeze starts at noon. 금요일 배포 금지.",
+            "2026-01-05T09:00:00.000Z")
+    cc_file(root, "tabs", "feedback", "Indent with tabs.", "2026-03-01T09:00:00.000Z")
+    with memdir.open(root) as md:
+        assert blocks(startup.context(md, "s-1"))[:2] == ["feedback_tabs.md", "feedback_friday_freeze.md"]
+        before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memdir" not in p.parts}
+        added = recall.user_prompt_submit(md, {"prompt": "can we deploy on a Friday after the freeze?",
+                                               "session_id": "s-1"})
+        assert added and "No deploys on Fridays" in added["hookSpecificOutput"]["additionalContext"]
+        assert blocks(startup.context(md, "s-2"))[:2] == ["feedback_friday_freeze.md", "feedback_tabs.md"]
+        assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memdir" not in p.parts} == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -306,6 +307,63 @@ def test_a_file_memdir_refuses_still_lands(machine: Open, remote: Path, tmp_path
     assert gitsync.git_sync(b).pushed
 
 
+def test_a_crafted_tree_cannot_write_into_git_or_out_of_the_folder(machine: Open, remote: Path, tmp_path: Path) -> None:
+    """A remote holding a tree git itself would never check out (`.git/hooks/...`, `../`): the sync refuses it
+    and changes nothing."""
+    a, b = pair(machine, remote)
+    plain = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", str(remote), str(plain))
+    blob = subprocess.run(["git", "-C", str(plain), "hash-object", "-w", "--stdin"], input=b"#!/bin/sh\necho owned\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    hooks = subprocess.run(["git", "-C", str(plain), "mktree"], input=f"100755 blob {blob}\tpost-merge\n".encode(),
+                           capture_output=True, check=True).stdout.decode().strip()
+    dotgit = subprocess.run(["git", "-C", str(plain), "mktree"], input=f"040000 tree {hooks}\thooks\n".encode(),
+                            capture_output=True, check=True).stdout.decode().strip()
+    listing = git(plain, "ls-tree", "HEAD") + f"040000 tree {dotgit}\t.git\n100644 blob {blob}\tnotes-ok.md\n"
+    tree = subprocess.run(["git", "-C", str(plain), "mktree"], input=listing.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+    commit = git(plain, "commit-tree", tree, "-p", "HEAD", "-m", "crafted").strip()
+    git(plain, "push", "-q", "origin", f"{commit}:refs/heads/main")
+    head = git(tmp_path / "b", "rev-parse", "HEAD")
+    with pytest.raises(memdir.StoreError, match=r"holds the path '.git/hooks/post-merge'.*nothing was merged"):
+        gitsync.git_sync(b)
+    assert not (tmp_path / "b" / ".git" / "hooks" / "post-merge").exists()
+    assert not (tmp_path / "b" / "notes-ok.md").exists() and git(tmp_path / "b", "rev-parse", "HEAD") == head
+    assert git(tmp_path / "b", "status", "--porcelain") == ""
+
+
+def test_a_name_in_nfd_from_a_mac_lands_in_the_form_memdir_serves(machine: Open, remote: Path, tmp_path: Path) -> None:
+    """A file committed on a macOS without precomposeUnicode has a decomposed name: memdir serves it under the
+    composed one and keeps its name's bytes, so both machines end with the one file, nothing lost or doubled."""
+    a, b = pair(machine, remote)
+    plain = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", str(remote), str(plain))
+    nfd = "notes/cafe\u0301 crème.md".replace("crème", "cre\u0300me")
+    (plain / "notes").mkdir()
+    (plain / nfd).write_bytes("Les réunions du lundi.\r\n".encode())
+    git(plain, "add", ".")
+    git(plain, "commit", "-qm", "from a mac")
+    git(plain, "push", "-q", "origin", "HEAD:main")
+    gitsync.git_sync(b)
+    assert b.read("notes/café crème.md").body == "Les réunions du lundi.\r\n"
+    gitsync.git_sync(b)
+    gitsync.git_sync(a)
+    assert a.read("notes/café crème.md").body == "Les réunions du lundi.\r\n"
+    assert files(Path(a.store.root)) == files(Path(b.store.root))  # type: ignore[attr-defined]
+    assert [unicodedata.normalize("NFC", n) for n in remote_texts(remote) if n.startswith("notes/")] == [
+        "notes/café crème.md"]
+
+
+def test_crlf_stays_crlf_whatever_git_is_told(machine: Open, remote: Path, tmp_path: Path) -> None:
+    git(tmp_path, "config", "--global", "core.autocrlf", "true")
+    a, b = pair(machine, remote)
+    a.write("notes/win.md", "line one\r\nline two\r\n")
+    gitsync.git_sync(a)
+    gitsync.git_sync(b)
+    assert (tmp_path / "b" / "notes" / "win.md").read_bytes() == (tmp_path / "a" / "notes" / "win.md").read_bytes()
+    assert b"\r\n" in (tmp_path / "b" / "notes" / "win.md").read_bytes()
+
+
 def test_a_tenant_is_synced_with_the_memory_that_holds_it(machine: Open, remote: Path, tmp_path: Path) -> None:
     a, b = pair(machine, remote)
     with memdir.open(tmp_path / "a", tenant="proj-x", actor="cli:a") as t:
@@ -360,6 +418,20 @@ def test_a_secret_planted_on_one_side_never_reaches_the_remote(machine: Open, re
     assert b.read("notes/aws.md").body.startswith("Deploy notes")
 
 
+def test_a_secret_the_journal_kept_but_the_folder_no_longer_holds_is_not_committed(machine: Open, remote: Path,
+                                                                                    tmp_path: Path) -> None:
+    """The journal replays each change as a commit; one that held a credential, since removed, goes as the folder
+    is now instead, so the credential is in no commit."""
+    a, _ = pair(machine, remote)
+    token = "xoxb-" + "1234567890-abcdefghij"
+    (tmp_path / "a" / "notes").mkdir()
+    (tmp_path / "a" / "notes" / "slack.md").write_text(f"bot token {token}\n", encoding="utf-8")
+    a.sync()  # journaled, as any read of the memory would
+    a.write("notes/slack.md", "The bot token is in the vault.\n")
+    assert gitsync.git_sync(a).pushed
+    assert token not in every_object(remote) and token not in git(tmp_path / "a", "log", "-p", "--all")
+
+
 def test_a_secret_committed_by_hand_is_refused_naming_the_commit(machine: Open, remote: Path, tmp_path: Path) -> None:
     a, _ = pair(machine, remote)
     (tmp_path / "a" / "deploy.toml").write_text('token = "ghp_' + "a1B2" * 9 + '"\n', encoding="utf-8")
@@ -387,6 +459,8 @@ def test_a_failed_push_is_reported_and_retried(machine: Open, remote: Path, tmp_
     stats = runner.invoke(main, ["--root", str(tmp_path / "a"), "stats", "--json"])
     assert '"waiting": 1' in stats.output and "could not fetch" in stats.output
     os.rename(moved, remote)
+    gitsync.git_sync(a, push=False)  # a session's pull: the push that failed is still reported
+    assert "could not fetch" in (gitsync.status(a) or {}).get("error", "")
     assert gitsync.git_sync(a).pushed
     state = gitsync.status(a)
     assert state is not None and state["error"] is None and state["waiting"] == 0

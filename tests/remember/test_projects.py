@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from gitmachines import bare, git, isolate, remote_texts
+from serving import Served, call
 
 import memdir
 from memdir.faces.cli import main
@@ -99,6 +100,19 @@ def test_the_project_command_says_how_it_knows_the_project(tmp_path: Path, monke
     data = json.loads(got.output)
     assert data["kind"] == "remote" and data["value"] == "gitlab.example.org/team/flock"
     assert data["tenant"].startswith("team-flock-") and data["team"] is None
+
+
+def test_the_server_started_in_a_project_serves_its_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code starts `memdir serve` in the project's folder: --tenant @project there is the project's memory."""
+    up = project_upstream(tmp_path)
+    one = clone(up, tmp_path / "flock", "git@github.com:acme/flock.git")
+    monkeypatch.chdir(one)
+    personal = tmp_path / "memory"
+    assert CliRunner().invoke(main, ["--root", str(personal), "--tenant", "@project", "write", "notes/ci.md",
+                                     "--description", "CI runs on every push", "--body", "CI."]).exit_code == 0
+    with Served(personal, "--tenant", "@project") as srv:
+        reply = call("GET", srv.url + "/v1/index")
+    assert reply.status == 200 and "CI runs on every push" in reply.text
 
 
 def test_project_memories_travel_with_the_personal_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

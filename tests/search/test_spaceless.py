@@ -184,7 +184,9 @@ def test_a_postgres_index_of_the_older_form_is_rebuilt_after_migrate(postgres: P
         conn.execute("CREATE DATABASE spaceless")
     admin, app = postgres.url("memdir_admin", "spaceless"), postgres.url("memdir_app", "spaceless")
     with monkeypatch.context() as m:
-        m.setattr(pg_store, "MIGRATIONS", pg_store.MIGRATIONS[:6])  # the schema before 0007
+        # the search schema before 0007 (the journal's own migrations after it stay: today's writes need them)
+        m.setattr(pg_store, "MIGRATIONS", [x for x in pg_store.MIGRATIONS
+                                           if x[0] not in ("0007_search_spaceless", "0008_search_names")])
         m.setattr(PgIndex, "apply", _apply_before_0007)  # and the rows memdir wrote into it then
         migrate(admin, grant="memdir_app")
         with memdir.open(app, tenant="t") as md:

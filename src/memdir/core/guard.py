@@ -337,8 +337,9 @@ def _strings(value: Any, key: str) -> list[tuple[str, str]]:
     return []
 
 
-def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] | None = None) -> None:
-    """Refuse a file whose path, frontmatter or text holds a credential; `head_lines` is the frontmatter's length.
+def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] | None = None, added: int = 0) -> None:
+    """Refuse a file whose path, frontmatter or text holds a credential; `head_lines` is the frontmatter's length
+    (`added` of its lines memdir's stamps, which the writer did not write).
 
     A line is named both ways a writer counts it: in the file, and in the body
     (whose numbering does not depend on the frontmatter memdir renders).
@@ -347,7 +348,7 @@ def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] 
     found = find_secret(text)
     if found:
         kind, line = found
-        _refuse(path, where(line, head_lines), kind)
+        _refuse(path, where(line, head_lines, added), kind)
     fields = _strings(dict(meta or {}), "")  # what YAML's escapes or folding hid from the text
     if not fields or not _due(_fold("\n".join(value for _, value in fields))):  # one prefilter for them all
         return
@@ -357,11 +358,16 @@ def check(text: str, path: str, *, head_lines: int = 0, meta: Mapping[str, Any] 
             _refuse(path, f"frontmatter field {field!r}", found[0])
 
 
-def where(line: int, head_lines: int) -> str:
-    """A line of a file named both ways a writer may count it: in the file, and in the body it wrote."""
+def where(line: int, head_lines: int, added: int = 0) -> str:
+    """A line of a file named both ways a writer may count it: in the file it gave (without the `added` lines
+    of memdir's own stamps), and in the body it wrote."""
     if not head_lines:
         return f"line {line}"
-    return f"line {line} (in the frontmatter)" if line <= head_lines else f"line {line - head_lines} of the body (file line {line})"
+    if line <= head_lines:
+        return f"line {line} (in the frontmatter)"
+    if head_lines == added:  # the writer gave a body: its lines are the only ones it knows
+        return f"line {line - head_lines}"
+    return f"line {line - head_lines} of the body (file line {line - added})"
 
 
 def _refuse(path: str, where: str, kind: str) -> None:

@@ -606,6 +606,9 @@ class Memdir:
         """A stale MEMORY.md, or (a notice) one memdir has never written: a folder kept by hand or by another
         tool, whose index memdir adds at its first write (a read writes nothing), the notes kept as they are."""
         if self._store.derived() == 0 and (text is None or index.BEGIN not in text):
+            if text is None:
+                return Finding("unindexed", paths.INDEX_NAME, "there is no MEMORY.md yet: the first write adds it, or "
+                               "run `memdir reconcile --fix`")
             return Finding("unindexed", paths.INDEX_NAME, "memdir has not written its index here yet: the first "
                            "write adds it (beside the notes MEMORY.md holds), or run `memdir reconcile --fix`")
         return Finding("index", paths.INDEX_NAME, "MEMORY.md does not match the catalog")

@@ -175,6 +175,7 @@ class Planner:
         """
         meta, _ = model.parse(text, path=path, strict=True)
         created = old_meta.get("created") or meta.get("created") or self.now
+        given = text
         text = model.set_fields(text, {"created": created, "updated": self.now}, path=path)
         if cur is not None:
             old = cur.data.decode("utf-8", "replace")
@@ -184,7 +185,8 @@ class Planner:
         # The schema binds the keys this write sets: another tool's `type: Person` or `tags: a, b` that the
         # file already holds (an import, a hand edit) stays and does not stop an edit of the body.
         meta = {k: v for k, v in meta.items() if k not in old_meta or old_meta[k] != v}
-        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits, agent=self.agent)
+        validate(path, {**meta, "created": created, "updated": self.now}, text, self.limits, agent=self.agent,
+                 added=model.head_lines(text) - model.head_lines(given))
         return text
 
     def as_written(self, path: str, cur: Blob | None, text: str) -> str | None:
@@ -240,13 +242,13 @@ def _check_undo(rec: Record, path: str, cur: Blob | None) -> None:
         )
 
 
-def validate(path: str, meta: dict[str, Any], text: str, limits: Limits, *, agent: bool = True) -> None:
+def validate(path: str, meta: dict[str, Any], text: str, limits: Limits, *, agent: bool = True, added: int = 0) -> None:
     """Schema, size (by who writes: `limits.check_size`) and secrets: what a file must pass to be written."""
     limits_mod.check_meta(meta, path, limits)
     limits_mod.check_size(text, path, limits, agent=agent)
     if limits.secret_guard:
         _, body = model.split(text, path=path)
-        guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta)
+        guard.check(text, path, head_lines=text.count("\n", 0, len(text) - len(body)), meta=meta, added=added)
 
 
 def bound(path: str, text: str, limits: Limits, *, agent: bool = True) -> None:

@@ -12,6 +12,8 @@ repairs what needs no person.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,11 +22,12 @@ from .. import model, paths
 from ..errors import MemdirError
 from ..model import Entry, Memory
 from ..stores.base import Blob, Change, Store
+from . import guard, index
 from . import limits as limits_mod
 from .catalog import Catalog
 from .limits import Limits
 
-NOTICES = ("repaired", "link", "long", "unindexed")  # reported, but nothing to repair
+NOTICES = ("repaired", "link", "long", "unindexed", "theirs", "unlisted")  # reported, but nothing to repair
 SPLIT_HINT = "kept whole; `memdir consolidate` proposes a split by its headings"
 EXTERNAL = "external"  # the actor of edits made outside memdir (with the file's owner, where known)
 
@@ -33,7 +36,8 @@ EXTERNAL = "external"  # the actor of edits made outside memdir (with the file's
 class Finding:
     """One thing reconcile found: kind is new, changed, missing, index, invalid, quarantined, link (a broken link),
     long (a file kept whole, longer than an agent may write: a notice), unindexed (a MEMORY.md memdir has not
-    written yet: a notice) or repaired."""
+    written yet: a notice), theirs (another tool's values, read as meant: a notice), unlisted (topic files a
+    MEMORY.md's hand-kept notes leave its index no room for: a notice) or repaired."""
 
     kind: str
     path: str
@@ -144,6 +148,10 @@ def checked(store: Store, versions: dict[str, str | None], memory: Callable[[str
             out.append(Finding("invalid", path, e.message))
             continue
         out += [Finding("invalid", path, problem) for problem in problems(mem, limits)]
+        values = theirs(mem, limits)
+        if values:
+            out.append(Finding("theirs", path, f"{'; '.join(values)}: another tool's values, which memdir reads as "
+                                               "meant (its own writes would not set them); not a problem"))
         long = limits_mod.over(mem.text, limits)
         if long is not None:
             out.append(Finding("long", path, f"{long}: {SPLIT_HINT}"))
@@ -163,17 +171,69 @@ def long_files(entries: Iterable[Entry], text_of: Callable[[str], str], limits: 
 
 
 def problems(mem: Memory, limits: Limits) -> list[str]:
-    """What a write of this file would refuse: broken frontmatter (naming its line), the schema, the size ceiling."""
+    """What is wrong with a file for memdir's own use, in the words a write refuses it with: frontmatter it cannot
+    read (naming its line), a `created`/`updated` that is no date (an edit keeps it, and is refused), the size
+    ceiling, a credential. Other tools' values (`type: Person`, `tags: A, B`) are `theirs`, not problems."""
     out = []
+    meta = mem.meta
     try:
         # The file as read parsed its frontmatter leniently (a block its writer's parser accepts is read as
         # meant): what a write would refuse is the block parsed strictly, which only a file starting with '---' has.
-        meta = mem.meta if not mem.text.lstrip("\ufeff").startswith("---") else model.parse(mem.text, path=mem.path)[0]
-        limits_mod.check_meta(meta, mem.path, limits)
+        if mem.text.lstrip("\ufeff").startswith("---"):
+            meta = model.parse(mem.text, path=mem.path)[0]
+    except MemdirError as e:
+        out.append(e.message if not mem.meta else  # read as its writer reads it (`model.repaired`), edits refused
+                   f"{e.message.removesuffix('; fix that line between the ' + chr(39) + '---' + chr(39) + ' lines')}: "
+                   "its writer accepts it and memdir reads it as meant, but refuses to edit the file until the value "
+                   "is quoted")
+    try:
+        limits_mod.check_meta({k: v for k, v in meta.items() if k in model.STAMPS}, mem.path, limits)
     except MemdirError as e:
         out.append(e.message)
     try:
         limits_mod.check_size(mem.text, mem.path, limits, agent=False)
     except MemdirError as e:
         out.append(e.message)
+    found = guard.find_secret(mem.text) if limits.secret_guard else None
+    if found is not None:
+        kind, line = found
+        out.append(f"{mem.path}: {guard.where(line, model.head_lines(mem.text))} holds what looks like {kind}; a write "
+                   "of this file would be refused: remove it and note where the secret is kept instead")
     return out
+
+
+def theirs(mem: Memory, limits: Limits) -> list[str]:
+    """The values of memdir's keys that another tool wrote and memdir's own writes would not (an Obsidian
+    `tags: A, B` or `"#a/b"`, a `type` that is not one of memdir's): read as meant, never a problem."""
+    out = []
+    for key in ("name", "description", "type", "tags"):
+        if mem.meta.get(key) not in (None, "", []):  # `tags:` left empty (Obsidian's empty list) says nothing
+            try:
+                limits_mod.check_meta({key: mem.meta[key]}, mem.path, limits)
+            except MemdirError:
+                out.append(f"{key}: {mem.meta[key]!r}")
+    return out
+
+
+_LINKED = re.compile(r"\]\(\s*(?:<([^<>\n]+?)>|([^()<>\s]+))\s*\)")
+
+
+def unlisted(text: str | None, files: Iterable[str], max_lines: int) -> Finding | None:
+    """A notice when a hand-kept MEMORY.md is so long that what an agent reads of it (its first `max_lines`
+    lines, as Claude Code loads it) links not every topic file: memdir's index region below gets no room, and
+    the files neither the notes nor the region's visible part link are found only by search or `memdir ls`."""
+    kept = index.kept(text)
+    if text is None or kept.empty:
+        return None
+    seen = "\n".join(paths.lines(text)[:max_lines])
+    reach = {unicodedata.normalize("NFC", (m.group(1) or m.group(2)).removeprefix("./")) for m in _LINKED.finditer(seen)}
+    folders = tuple(p[: -len(paths.INDEX_NAME)] for p in reach if p.endswith("/" + paths.INDEX_NAME))
+    missing = sorted(p for p in files if unicodedata.normalize("NFC", p) not in reach
+                     and not unicodedata.normalize("NFC", p).startswith(folders))
+    if not missing:
+        return None
+    shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+    return Finding("unlisted", paths.INDEX_NAME, f"its hand-kept notes take {kept.lines} lines, so the {max_lines} "
+                   f"lines an agent reads of it link {len(missing)} topic file{'' if len(missing) == 1 else 's'} "
+                   f"neither in the notes nor in memdir's index region: found only by search or `memdir ls` ({shown}); "
+                   "move notes into a topic file to give the index room")

@@ -10,8 +10,10 @@ across processes is the store's: compare-and-swap, the rate bucket, the
 roll-up locks and the journal.
 
 `Operations` wraps the app: `GET /healthz` (the process answers), `GET
-/readyz` (the store answers: 503 with the reason when it does not), both
-without a token so a load balancer can ask; and the Prometheus metrics at
+/readyz` (the store answers: 503 when it does not, the reason in the server's
+log), both without a token so a load balancer can ask, and saying nothing
+else (no path, database, pid or count) unless the server needs no token for
+anything; and the Prometheus metrics at
 `GET /metrics`, behind the token like every other route: requests and
 latencies by route and status, writes, refusals by reason, captures and
 roll-ups by outcome and when each last succeeded (`remember.counts`; no tenant
@@ -23,6 +25,7 @@ multiprocess mode, in a private folder `serve` makes and removes).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -50,6 +53,8 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _ROUTES = ("/v1/files", "/v1/index", "/v1/search", "/v1/context", "/v1/history", "/v1/undo", "/v1/sessions", "/mcp", "/ui",
            "/openapi.json", "/metrics", "/healthz", "/readyz")
 _WRITES = {"PUT", "DELETE", "POST"}
+_METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"}  # others are labelled "other"
+log = logging.getLogger(__name__)
 HeaderDeadline = http._protocol(http.HEADER_TIMEOUT)  # uvicorn's protocol by import string, for worker processes
 
 
@@ -103,6 +108,7 @@ class Metrics:
 
     def observe(self, method: str, path: str, status: int, seconds: float, reason: str | None) -> None:
         route = route_of(path)
+        method = method if method in _METHODS else "other"  # a client picks the method: its label takes few values
         self.requests.labels(route, method, str(status)).inc()
         self.latency.labels(route, method).observe(seconds)
         if 200 <= status < 300 and method in _WRITES and path.startswith("/v1/"):
@@ -155,8 +161,9 @@ class Metrics:
 class Operations:
     """ASGI middleware: answers /healthz and /readyz, and times and counts every other request for /metrics."""
 
-    def __init__(self, app: ASGIApp, memories: Memories, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, memories: Memories, metrics: Metrics, *, open_server: bool = False) -> None:
         self.app, self.memories, self.metrics = app, memories, metrics
+        self.open_server = open_server  # no token needed for anything: the probes may say what they know
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -191,15 +198,22 @@ class Operations:
             self.metrics.observe(method, path, seen["status"], time.perf_counter() - start, seen["reason"])
 
     async def _probe(self, path: str) -> Response:
+        """The probe's answer: its status alone, as anyone may ask (the store's location, its database's host,
+        port, role and name stay in the log), with the pid and the open memories where no token guards anything."""
+        detail: dict[str, Any] = {"pid": os.getpid()} if self.open_server else {}
         if path == "/healthz":
-            return JSONResponse({"status": "ok", "pid": os.getpid()})
+            return JSONResponse({"status": "ok", **detail})
         from starlette.concurrency import run_in_threadpool
 
         try:
             await run_in_threadpool(self.memories.ping)
         except MemdirError as e:
-            return http.error(503, "StoreUnavailable", f"the store does not answer: {e.message}; see the server's log")
-        return JSONResponse({"status": "ready", "pid": os.getpid(), "memories": self.memories.stats()})
+            log.warning("memdir: /readyz: the store does not answer: %s", e.message)
+            said = f": {e.message}" if self.open_server else ""
+            return http.error(503, "StoreUnavailable", f"the store does not answer{said}; see the server's log")
+        if self.open_server:
+            detail["memories"] = self.memories.stats()
+        return JSONResponse({"status": "ready", **detail})
 
 
 def metrics_route(metrics: Metrics) -> Route:
@@ -218,7 +232,7 @@ def build(settings: Settings, memories: Memories | None = None) -> tuple[ASGIApp
     metrics = Metrics(memories)
     app = http.build(principals, memories, host=settings.host, mcp=mcp.server(principals, memories),
                      proxies=Proxies(settings.trusted_proxies), extra=[metrics_route(metrics)])
-    return Operations(app, memories, metrics), memories
+    return Operations(app, memories, metrics, open_server=not principals.required), memories
 
 
 def create_app() -> ASGIApp:

@@ -3,9 +3,12 @@
 A token's claims say who is calling: the tenant (claim `tenant` by default),
 the principal (`sub`) and the scopes (`scope`: a space-separated string or a
 list). Scopes that memdir reads are `memdir:read:PREFIX` and
-`memdir:write:PREFIX` (a write prefix may be read too); a token with none of
-them gets the whole tenant, one with any gets only those folders, and scopes
-of other services are ignored. Every token must carry `exp` and the
+`memdir:write:PREFIX` (a write prefix may be read too), and `memdir:read` and
+`memdir:write` for the whole tenant; a token with none of them gets the whole
+tenant, one with any gets only what they say, scopes of other services are
+ignored, and a token with a scope in memdir's namespace that is none of these
+(`memdir:admin`, a typo) is refused: a scope memdir cannot read never widens
+what a token may do. A JWKS file may hold public keys only. Every token must carry `exp` and the
 configured `aud`, and `iss` when one is configured; `nbf` and `iat` are
 checked when present (with `leeway` seconds for clocks apart).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ log = logging.getLogger(__name__)
 HMAC = ["HS256", "HS384", "HS512"]
 PUBLIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 MIN_SECRET_BYTES = 32  # RFC 7518 3.2: an HS256 key at least as long as the hash
+_SCOPE = re.compile(r"memdir:(read|write)(?::([^\s:][^\s]*))?")  # the scopes memdir reads; PREFIX checked by Scope
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,13 @@ class Verifier:
                 raise InvalidArgument(f"JWKS file {jwks!r} cannot be read ({e.strerror}); give a JSON file with a keys list") from None
             except (jwt.PyJWKSetError, jwt.InvalidKeyError, json.JSONDecodeError, ValueError) as e:
                 raise InvalidArgument(f"JWKS file {jwks!r} holds no usable key ({e}); give public keys as RFC 7517 JSON") from None
+            for k in keys:
+                if k.key_type == "oct" or hasattr(k.key, "private_bytes"):
+                    what = "a shared secret (kty oct)" if k.key_type == "oct" else "a private key"
+                    raise InvalidArgument(
+                        f"JWKS file {jwks!r} holds {what} (kid {k.key_id!r}); a JWKS file gives the public keys only "
+                        "(a shared secret goes in --jwt-secret-file): remove it, and keep private keys off the server"
+                    )
             self._keys = {k.key_id: k for k in keys}
 
     def principal(self, token: str) -> Principal | None:
@@ -119,8 +131,14 @@ class Verifier:
         scopes = raw.split() if isinstance(raw, str) else raw
         if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
             raise ValueError(f"claim {self.claims.scopes!r} is neither a string nor a list of strings")
-        read = tuple(s.removeprefix("memdir:read:") for s in scopes if s.startswith("memdir:read:"))
-        write = tuple(s.removeprefix("memdir:write:") for s in scopes if s.startswith("memdir:write:"))
-        if not read and not write:
+        granted: dict[str, list[str]] = {"read": [], "write": []}
+        for scope in scopes:
+            if not scope.lower().startswith("memdir"):
+                continue  # another service's scope
+            found = _SCOPE.fullmatch(scope)
+            if found is None:
+                raise ValueError(f"scope {scope!r} is not one memdir reads (memdir:read[:PREFIX], memdir:write[:PREFIX])")
+            granted[found.group(1)].append(found.group(2) or "")  # no prefix: the whole tenant
+        if not granted["read"] and not granted["write"]:
             return Principal(f"jwt:{name}", tenant)
-        return Principal(f"jwt:{name}", tenant, read, write)
+        return Principal(f"jwt:{name}", tenant, tuple(granted["read"]), tuple(granted["write"]))

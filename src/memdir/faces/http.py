@@ -36,8 +36,10 @@ from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
 from ..remember import capture as capture_mod
+from ..stores.base import redact
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
+from .mcp import Sessions as mcp_sessions
 from .openapi import document
 from .tools import not_text
 
@@ -560,8 +562,9 @@ def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = N
     else:
         app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
     app.add_exception_handler(HTTPException, _not_found)
+    inner: ASGIApp = app if mcp is None else mcp_sessions(app, mcp.session_manager)  # each MCP session its principal's
     throttle = Throttle()  # one count of wrong tokens for the API, MCP and the page
-    return Guard(app, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
+    return Guard(inner, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
                  proxies=proxies, throttle=throttle)
 
 
@@ -658,6 +661,6 @@ def banner(url: str, root: str, token: bool) -> str:
     """The one line `memdir serve --http` prints: where it serves, and how to point an agent at it."""
     header = " --header 'Authorization: Bearer <token>'" if token else ""
     return (
-        f"memdir: serving {root} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
+        f"memdir: serving {redact(root)} - web page at {url}/, MCP at {url}/mcp, HTTP API at {url}/v1 - connect Claude Code with: "
         f"claude mcp add --transport http memdir {url}/mcp{header}  (Ctrl-C stops; `memdir demo` is the guided tour)"
     )

@@ -26,6 +26,7 @@ This module is imported only by `memdir serve`, so `memdir --help` never loads t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -40,6 +41,8 @@ from urllib.parse import quote, unquote
 import anyio
 import mcp_types as types
 from mcp.server import stdio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel.server import Server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
@@ -64,6 +67,8 @@ NAME = "memdir"
 DESCRIPTION = "Memory made of plain markdown files: an index, topic files, a journal with undo"
 SESSION_HEADER = "mcp-session-id"  # how a handshake-protocol client over HTTP names its session
 KEPT = 10_000  # conversations kept at most (the SDK's HTTP session manager keeps as many sessions open)
+# MCP sessions one principal holds over HTTP at most; one more closes its least recently used (env MEMDIR_MCP_SESSIONS)
+SESSIONS_PER_PRINCIPAL = int(os.environ.get("MEMDIR_MCP_SESSIONS") or 64)
 
 logger = logging.getLogger(__name__)
 
@@ -263,6 +268,77 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+class Sessions:
+    """ASGI middleware before the SDK's streamable HTTP app: whose each MCP session is, and how many a principal holds.
+
+    The principal the guard authenticated is handed to the SDK as its `AuthenticatedUser`, so a session
+    answers only the principal that opened it (the SDK answers another one's requests, a DELETE included,
+    404 as if it did not exist). A principal holds at most `per_principal` sessions: opening one more closes
+    its least recently used (a DELETE of it through the SDK), so one principal cannot fill the server's
+    sessions (the SDK's 10,000) and leave everyone else with 503 until they expire.
+    """
+
+    def __init__(self, app: Any, manager: Any, per_principal: int | None = None) -> None:
+        self.app, self.manager = app, manager
+        self.per_principal = max(1, per_principal or SESSIONS_PER_PRINCIPAL)
+        self.held: OrderedDict[Principal, OrderedDict[str, None]] = OrderedDict()  # a principal's sessions, by use
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        principal = scope.get(PRINCIPAL) if scope["type"] == "http" and scope["path"] == "/mcp" else None
+        if not isinstance(principal, Principal):
+            await self.app(scope, receive, send)
+            return
+        scope["user"] = _user(principal)
+        headers = dict(scope["headers"])
+        asked = headers.get(SESSION_HEADER.encode(), b"").decode("latin-1") or None
+        mine = self.held.setdefault(principal, OrderedDict())
+        self.held.move_to_end(principal)
+        if asked is None and scope.get("method") == "POST":
+            while len(mine) >= self.per_principal:
+                await self._close(mine.popitem(last=False)[0], scope)
+        elif asked is not None and asked in mine:
+            mine.move_to_end(asked)
+        seen: dict[str, Any] = {}
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = int(message["status"])
+                seen["session"] = dict(message.get("headers", [])).get(SESSION_HEADER.encode(), b"").decode("latin-1")
+            await send(message)
+
+        await self.app(scope, receive, sending)
+        status, made = seen.get("status", 500), seen.get("session")
+        if asked is None and made and status < 400:
+            mine[made] = None
+        elif asked is not None and (status == 404 or (scope.get("method") == "DELETE" and status < 400)):
+            mine.pop(asked, None)  # gone: expired, or closed by its client
+        if not mine:
+            self.held.pop(principal, None)
+
+    async def _close(self, session: str, scope: Any) -> None:
+        """End one of the principal's sessions as its client would (a DELETE), answering nobody."""
+        keep = {b"host", b"origin"}
+        closing = {**scope, "method": "DELETE", "query_string": b"",
+                   "headers": [(k, v) for k, v in scope["headers"] if k in keep] + [
+                       (SESSION_HEADER.encode(), session.encode("latin-1"))]}
+
+        async def nothing() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def dropped(message: Any) -> None:
+            return None
+
+        await self.manager.handle_request(closing, nothing, dropped)
+        logger.info("memdir: closed the least recently used MCP session of %s (%d is the most one holds)",
+                    scope[PRINCIPAL].name, self.per_principal)
+
+
+def _user(principal: Principal) -> AuthenticatedUser:
+    """The SDK's user for a principal: sessions are compared by all it is (name, tenant and scope)."""
+    digest = hashlib.sha256(repr(principal).encode()).hexdigest()
+    return AuthenticatedUser(AccessToken(token="", client_id=principal.name, scopes=[], subject=digest))
 
 
 def _first_page(path: str, text: str, limits: Limits) -> str:

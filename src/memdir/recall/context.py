@@ -571,9 +571,12 @@ def _attrs(m: Shown) -> dict[str, str]:
 
 
 def _attributes(attrs: dict[str, str]) -> str:
+    """`k="v"` pairs, each value on one line, escaped as a double-quoted XML attribute needs (`&`, `<`, `>`, `"`)
+    and no more: a name like "Claude's" stays as written."""
     import html  # here, not at the top: every process imports this module, few render a context
 
-    return " ".join(f'{k}="{html.escape(" ".join(v.split()), quote=True)}"' for k, v in attrs.items())
+    return " ".join(f'{k}="{html.escape(" ".join(v.split()), quote=False).replace(chr(34), "&quot;")}"'
+                    for k, v in attrs.items())
 
 
 def _render(attrs: dict[str, str], content: str, tag: str) -> str:

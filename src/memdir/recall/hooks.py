@@ -8,9 +8,8 @@ user their session: memdir errors go to stderr with exit code 1 (Claude Code
 shows it and carries on), never 2 (which would block a prompt or a compaction).
 
 - SessionStart: pinned and feedback memories and the index (`startup.py`);
-  a resume or a compaction of a session adds only what changed since its
-  last start (its conversation holds the rest). A fork (a new session id)
-  and /clear get the whole of it.
+  a resume adds only what its conversation (its transcript) does not hold;
+  a compaction, a fork (a new session id) and /clear get the whole of it.
 - UserPromptSubmit: lines of memory matching the prompt, when any match well
   (`recall.user_prompt_submit`).
 - SessionEnd: capture the session from its `transcript_path`.

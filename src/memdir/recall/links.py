@@ -38,6 +38,7 @@ import os
 import posixpath
 import re
 import threading
+import unicodedata
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable
@@ -71,8 +72,14 @@ SAVE_EVERY = 200  # a long-running process saves the snapshot again after this m
 
 
 def name_key(text: str) -> str:
-    """How names compare: no case, and spaces, '-' and '_' all alike ("No dark themes" = "no-dark-themes")."""
+    """How names compare: no case, spaces, '-' and '_' all alike ("No dark themes" = "no-dark-themes"), and one
+    spelling of an accent (a link typed composed finds a file macOS named decomposed)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     return _SEPARATORS.sub("-", text.strip().lower()).strip("-")
+
+
+CLAUDE_TYPES = ("user", "feedback", "project", "reference")  # Claude Code names files `<type>_<topic>.md`
 
 
 def _stem(path: str) -> str:
@@ -170,6 +177,23 @@ def _wiki(text: str, inner: str, line: int) -> _Raw | None:
     return _Raw(text, line, None, name_key(target))
 
 
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}\Z")
+_TEMPLATE = re.compile(r"<%|\{\{")
+
+
+def _a_file(text: str) -> bool:
+    """Whether a `[[link]]` as written names a file with an extension other than `.md` (no note), or is a
+    template's placeholder."""
+    m = _WIKI.fullmatch(text)
+    if m is None:
+        return False
+    target = _TARGET_END.split(m.group(1), 1)[0].strip()
+    if _TEMPLATE.search(target):
+        return True  # a template's placeholder (`[[<% tp.date.yesterday() %>]]`, `[[{{date}}]]`): no link yet
+    ext = _EXTENSION.search(target)
+    return ext is not None and ext.group().lower() != ".md"
+
+
 def _markdown(text: str, dest: str, home: str, line: int) -> _Raw | None:
     dest = dest.strip("<>").strip()
     if not dest or dest.startswith("#") or _SCHEME.match(dest):
@@ -198,8 +222,12 @@ class _Node(NamedTuple):
 
 
 def _keys(path: str, node: _Node) -> set[str]:
-    """The name keys a link may use for the file at `path`: its file name, name and other names."""
-    return {name_key(_stem(path)), name_key(node.name)} | {name_key(a) for a in node.aliases}
+    """The name keys a link may use for the file at `path`: its file name (a Claude Code `<type>_<topic>.md`
+    by its topic too), name and other names."""
+    stem = _stem(path)
+    kind, _, topic = stem.partition("_")
+    topics = {name_key(topic)} if topic and (kind in CLAUDE_TYPES or kind == node.type) else set()
+    return {name_key(stem), name_key(node.name)} | topics | {name_key(a) for a in node.aliases}
 
 
 def _refs(node: _Node) -> set[str]:
@@ -369,8 +397,11 @@ class Graph:
                     if any(self.resolve(r, s) == path for r in self.nodes[s].raws)}
 
     def broken(self) -> list[tuple[str, Link]]:
+        """Links that lead to no memory, but those naming a file of another kind (`[[contract.mdenc]]`, a PDF):
+        memdir keeps only notes, so such a file is no memory it could find."""
         with self._lock:
-            return [(p, link) for p in sorted(self.nodes) for link in self.links(p) if link.target is None]
+            return [(p, link) for p in sorted(self.nodes) for link in self.links(p)
+                    if link.target is None and not _a_file(link.text)]
 
 
 _graphs: weakref.WeakKeyDictionary[Any, Graph] = weakref.WeakKeyDictionary()

@@ -35,13 +35,14 @@ than the whole call may.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import tokens
 from ..search.evidence import GENERIC
 from ..search.text import STOPWORDS, stem
 from . import startup
-from .context import MIN_BUDGET, build
+from .context import MIN_BUDGET, Context, build
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir
@@ -78,10 +79,12 @@ _CHAT = SMALL_TALK - STOPWORDS - frozenset("t s m ll ve re d didn didnt doesn do
 
 
 def session_start(md: Memdir, payload: dict[str, Any], *, index: bool = True) -> dict[str, Any] | None:
-    """SessionStart: what the agent should know before the first prompt, and on a resume only what is new."""
-    session, source = payload.get("session_id"), payload.get("source")
+    """SessionStart: what the agent should know before the first prompt; on a resume only what the conversation
+    lacks, read from its transcript; after a compaction all of it again."""
+    session, source, where = payload.get("session_id"), payload.get("source"), payload.get("transcript_path")
     return _output("SessionStart", startup.context(md, session if isinstance(session, str) else None,
-                                                   source=source if isinstance(source, str) else "startup", index=index))
+                                                   source=source if isinstance(source, str) else "startup", index=index,
+                                                   transcript=Path(where) if isinstance(where, str) and where else None))
 
 
 def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PROMPT_BUDGET,
@@ -94,8 +97,10 @@ def user_prompt_submit(md: Memdir, payload: dict[str, Any], *, budget: int = PRO
     if not indexed(md):
         return None
     session = payload.get("session_id")
-    return _output("UserPromptSubmit", _text(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover,
-                                             mode="lexical", session=session if isinstance(session, str) else None))
+    shown = _context(md, query, budget, layers=(3,), k=PROMPT_HITS, cover=cover, mode="lexical",
+                     session=session if isinstance(session, str) else None)
+    startup.used(md, [i.path for i in shown.included])  # what orders feedback at the next start
+    return _output("UserPromptSubmit", shown.text)
 
 
 def indexed(md: Memdir) -> int:
@@ -115,13 +120,13 @@ def small_talk(prompt: str) -> bool:
     return not topical or (len(topical) < 2 and any(w in _CHAT for w in words))
 
 
-def _text(md: Memdir, query: str | None, budget: int, **options: Any) -> str:
-    """The context text, within `budget` tokens and MAX_CHARS characters (a smaller budget if need be)."""
-    text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
-    while len(text) > MAX_CHARS and budget > MIN_BUDGET:
-        budget = max(MIN_BUDGET, min(budget - 1, int(budget * MAX_CHARS / len(text))))
-        text = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options).text
-    return text
+def _context(md: Memdir, query: str | None, budget: int, **options: Any) -> Context:
+    """The context, within `budget` tokens and MAX_CHARS characters (a smaller budget if need be)."""
+    shown = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options)
+    while len(shown.text) > MAX_CHARS and budget > MIN_BUDGET:
+        budget = max(MIN_BUDGET, min(budget - 1, int(budget * MAX_CHARS / len(shown.text))))
+        shown = build(md, query, budget=budget, tokenizer=tokens.ESTIMATE, **options)
+    return shown
 
 
 def _output(event: str, text: str) -> dict[str, Any] | None:

@@ -5,8 +5,9 @@ a hook's `additionalContext`; a longer one reaches the model as a preview):
 
 1. pinned memories: frontmatter `pinned: true`, or Claude Code's
    `metadata: {pinned: true}` (its memories that apply to every session);
-2. feedback memories, the most recently written first (memdir's `updated`,
-   Claude Code's `metadata.modified`; undated ones after, by path);
+2. feedback memories, the most recently written or used first (memdir's
+   `updated`, Claude Code's `metadata.modified`, or the last time a prompt's
+   recall brought it in: `used`; undated ones after, by path);
 3. the index as Claude Code reads MEMORY.md: its first 200 lines, whole lines
    only, then `team/MEMORY.md` (Claude Code's shared team memory) the same way.
    The generated part drops a line for a file the hand-kept part already links,
@@ -17,12 +18,13 @@ The index keeps `INDEX_SHARE` of the budget when it needs it, so fifty
 feedback memories cannot push it out. What did not fit is counted in one last
 line that says how to reach it.
 
-A session shown this once is not shown it again: `claude --resume` and a
-compaction start the same session anew, and its conversation already holds
-what the first start gave. What a session was shown (each file's version, the
-index lines) is kept in the user's cache folder under the session's id, and a
-later start adds only the files new or changed since, and the index lines that
-are new, or nothing (what was left out for room then is not pressed in now).
+A session is not shown again what its conversation still holds. `claude --resume` starts the same session anew,
+and its conversation holds what earlier starts gave; a compaction replaces the conversation with a summary, so
+its start gets the whole context again. What each start showed (each file's version, the index lines, the fence
+tag it used) is kept in the user's cache folder under the session's id; a resume adds only the files new or
+changed since, and the index lines that are new, or nothing (what was left out for room then is not pressed in
+now), counting only the starts whose tag the transcript holds after its last compaction (a compaction whose
+context never reached the conversation, as when `/compact` ended the process, leaves none: the whole again).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import mmap
 import os
 import re
 from dataclasses import dataclass, field
@@ -52,7 +55,10 @@ INDEX_LINES = 200  # what Claude Code reads of a MEMORY.md
 INDEX_SHARE = 0.4  # of the budget, kept for the index when it needs that much
 TEAM = "team/"  # Claude Code's team memory: its own MEMORY.md beside the private one
 SESSIONS = "sessions/"
-KEPT_FOR = dt.timedelta(days=30)  # records of what a session was shown, kept this long after its last start
+KEPT_STARTS = 20  # starts of one session remembered
+COMPACTED = b'"compact_boundary"'  # the line Claude Code's transcript gets where a compaction replaced the conversation
+KEPT_FOR = dt.timedelta(days=30)
+USES = 2000  # files whose last use by a prompt's recall is kept  # records of what a session was shown, kept this long after its last start
 CLOSING = 160  # room for the line that counts what was left out
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 
@@ -64,9 +70,10 @@ class _Plan:
     blocks: list[tuple[dict[str, str], str]] = field(default_factory=list)
     seen: dict[str, str] = field(default_factory=dict)  # path -> version of every file weighed, shown or left out
     left: dict[str, int] = field(default_factory=dict)  # what did not fit, by kind
+    tried: dict[str, tuple[dict[str, str], str, int]] = field(default_factory=dict)  # a file that did not fit yet
 
-    def take(self, attrs: dict[str, str], content: str, limit: int | None = None) -> bool:
-        cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1
+    def take(self, attrs: dict[str, str], content: str, limit: int | None = None, cost: int | None = None) -> bool:
+        cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1 if cost is None else cost
         if self.used + cost > (self.budget if limit is None else limit):
             return False
         self.blocks.append((attrs, content))
@@ -75,12 +82,14 @@ class _Plan:
 
 
 def context(md: Memdir, session: str | None, *, source: str = "startup", index: bool = True,
-            budget: int = BUDGET, now: dt.datetime | None = None) -> str:
-    """The SessionStart text for `session` (empty when there is nothing to add)."""
+            budget: int = BUDGET, now: dt.datetime | None = None, transcript: Path | None = None) -> str:
+    """The SessionStart text for `session` (empty when there is nothing to add); `transcript`, Claude Code's,
+    says which earlier starts a resumed conversation still holds."""
     graph = links.graph(md)
     if not graph.nodes if md.principal is None else not md.count():
         return ""  # an empty memory: nothing to say, and no index of nothing
-    before = _recall(md, session) if source in ("resume", "compact") else None
+    starts = _recall(md, session)
+    before = _held(starts, transcript) if source == "resume" else None
     plan = _Plan(budget - len(HEADER.format(day="2026-01-01", tag="memory-" + fence.PLACEHOLDER)) - CLOSING)
     index_lines = _index_lines(md, any(p.startswith(TEAM) for p in graph.nodes)) if index else []
     fresh = index_lines if before is None else [x for x in index_lines if x not in before.get("lines", ())]
@@ -96,25 +105,32 @@ def context(md: Memdir, session: str | None, *, source: str = "startup", index: 
     for why, path in rest:  # room the index did not need
         if not _file(md, graph, plan, path, why, before, limit=None):
             plan.left[why] = plan.left.get(why, 0) + 1
-    if session:
+    text, tag = _assemble(plan, now)
+    if session and tag:
         weighed = {**(before or {}).get("files", {}), **plan.seen}
         lines = sorted({*(before or {}).get("lines", ()), *index_lines})
-        _remember(md, session, {"files": weighed, "lines": lines}, now)
-    return _assemble(plan, now)
+        _remember(md, session, [*starts, {"tag": tag, "files": weighed, "lines": lines}][-KEPT_STARTS:], now)
+    return text
 
 
 def _newest(md: Memdir, graph: links.Graph, found: set[str]) -> list[str]:
-    """Dated first, the most recent first; undated after, by path; only what the principal may read."""
-    nodes = graph.nodes
-    dated = sorted((p for p in found if nodes[p].updated), key=lambda p: nodes[p].updated, reverse=True)
-    ordered = dated + sorted(p for p in found if not nodes[p].updated)
+    """Dated first, the most recently written or used first; undated after, by path; only what the principal may
+    read. Dates compare as ISO text (a day before its own times)."""
+    nodes, uses = graph.nodes, _uses(md)
+    when = {p: max(nodes[p].updated or "", uses.get(p, "")) for p in found}
+    dated = sorted((p for p in found if when[p]), key=lambda p: when[p], reverse=True)
+    ordered = dated + sorted(p for p in found if not when[p])
     scope = md.principal
     return ordered if scope is None else [p for p in ordered if scope.can_read(p)]
 
 
 def _file(md: Memdir, graph: links.Graph, plan: _Plan, path: str, why: str, before: dict[str, Any] | None,
           limit: int | None) -> bool:
-    """Show a whole file if it fits (True), or say it did not (False); one already shown unchanged is done."""
+    """Show a whole file if it fits (True), or say it did not (False); one already shown unchanged is done.
+    A file that did not fit is kept as read, for the room the index leaves."""
+    if path in plan.tried:
+        attrs, content, cost = plan.tried[path]
+        return plan.take(attrs, content, limit, cost)
     node = graph.nodes.get(path)
     try:
         path, text, version = md.read_text(path)  # the graph's name, type and date: no frontmatter parsed
@@ -129,8 +145,11 @@ def _file(md: Memdir, graph: links.Graph, plan: _Plan, path: str, why: str, befo
         body = text
     m = Shown(path, node.name if node else path, node.type if node else None, (node.updated if node else None) or None,
               body, text)
-    if plan.take({**_attrs(m), **({"pinned": "true"} if why == "pinned" else {})}, m.body.strip("\n"), limit):
+    attrs, content = {**_attrs(m), **({"pinned": "true"} if why == "pinned" else {})}, m.body.strip("\n")
+    cost = len(_render(attrs, content, "memory-" + fence.PLACEHOLDER)) + 1
+    if plan.take(attrs, content, limit, cost):
         return True
+    plan.tried[path] = (attrs, content, cost)
     return False
 
 
@@ -203,48 +222,104 @@ def _index(plan: _Plan, lines: list[str]) -> None:
         plan.left["index lines"] = len(lines) - keep
 
 
-def _assemble(plan: _Plan, now: dt.datetime | None) -> str:
+def _assemble(plan: _Plan, now: dt.datetime | None) -> tuple[str, str]:
+    """The text and the fence tag it uses ("" and "" when there is nothing to show)."""
     if not plan.blocks:
-        return ""
+        return "", ""
     day = (now or dt.datetime.now(dt.UTC)).date().isoformat()
     tag = "memory-" + fence.nonce(*(f"{a}\n{c}" for a, c in plan.blocks))
     parts = [HEADER.format(day=day, tag=tag), *(_render(a, c, tag) for a, c in plan.blocks)]
     if plan.left:
         counted = ", ".join(f"{plan.left[kind]} {kind}" for kind in ("pinned", "feedback", "index lines") if kind in plan.left)
         parts.append(f"Left out for room: {counted} (read_memory_index and search_memory reach them).")
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts) + "\n", tag
 
 
 # ---------------------------------------------------------------- what a session was shown
 
 
+def _folder(md: Memdir) -> Path:
+    """This memory's (and principal's) records in the user's cache folder: never in the memory, as a read
+    changes nothing there."""
+    return paths.user_cache() / "startup" / hashlib.sha256(f"{md.store.key}\0{md.principal!r}".encode()).hexdigest()[:16]
+
+
 def _record(md: Memdir, session: str) -> Path:
-    where = hashlib.sha256(f"{md.store.key}\0{md.principal!r}".encode()).hexdigest()[:16]
-    name = hashlib.sha256(session.encode()).hexdigest()[:24]
-    return paths.user_cache() / "startup" / where / f"{name}.json"
+    return _folder(md) / f"{hashlib.sha256(session.encode()).hexdigest()[:24]}.json"
 
 
-def _recall(md: Memdir, session: str | None) -> dict[str, Any] | None:
+def used(md: Memdir, found: list[str], now: dt.datetime | None = None) -> None:
+    """Note that a prompt's recall brought these files in (best effort, last use kept per file, USES at most):
+    what orders feedback "by how recently written or used"."""
+    if not found:
+        return
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    uses = {**_uses(md), **dict.fromkeys(found, stamp)}
+    kept = dict(sorted(uses.items(), key=lambda x: x[1], reverse=True)[:USES])
+    _write(_folder(md) / "uses.json", kept)
+
+
+def _uses(md: Memdir) -> dict[str, str]:
+    try:
+        data = json.loads((_folder(md) / "uses.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _recall(md: Memdir, session: str | None) -> list[dict[str, Any]]:
+    """What the session's earlier starts showed, oldest first."""
     if not session:
-        return None
+        return []
     try:
         data = json.loads(_record(md, session).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return []
+    starts = data.get("starts") if isinstance(data, dict) else None
+    return [x for x in starts if isinstance(x, dict) and isinstance(x.get("tag"), str)] if isinstance(starts, list) else []
+
+
+def _held(starts: list[dict[str, Any]], transcript: Path | None) -> dict[str, Any] | None:
+    """What the conversation holds: the files and index lines of the starts whose fence tag the transcript has after
+    its last compaction (all of them when the transcript cannot be read); None when it holds none."""
+    if transcript is not None:
+        try:
+            with transcript.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                after = data.rfind(COMPACTED) + 1
+                starts = [x for x in starts if data.find(x["tag"].encode(), after) >= 0]
+        except (OSError, ValueError):  # no transcript, or an empty one (mmap refuses it)
+            pass
+    if not starts:
         return None
-    return data if isinstance(data, dict) else None
+    files: dict[str, str] = {}
+    lines: set[str] = set()
+    for start in starts:
+        files.update(start.get("files") or {})
+        lines.update(start.get("lines") or ())
+    return {"files": files, "lines": sorted(lines)}
 
 
-def _remember(md: Memdir, session: str, data: dict[str, Any], now: dt.datetime | None) -> None:
+def _remember(md: Memdir, session: str, starts: list[dict[str, Any]], now: dt.datetime | None) -> None:
     """Keep what the session was shown (best effort: a read-only cache costs a resume its repeat, nothing else)."""
     path = _record(md, session)
+    if not _write(path, {"starts": starts}):
+        return
+    cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
+    for old in path.parent.glob("*.json"):
+        try:
+            if old.name != "uses.json" and old.stat().st_mtime < cutoff:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _write(path: Path, data: dict[str, Any]) -> bool:
+    """Replace a cache file in one rename (a reader sees the old or the new); False if the cache is not writable."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
-        cutoff = ((now or dt.datetime.now(dt.UTC)) - KEPT_FOR).timestamp()
-        for old in path.parent.glob("*.json"):
-            if old.stat().st_mtime < cutoff:
-                old.unlink(missing_ok=True)
     except OSError:
-        pass
+        return False
+    return True

@@ -24,7 +24,7 @@ from ..core import limits as limits_mod
 from ..core.memdir import Memdir
 from ..errors import Conflict, InvalidMemory, NotFound
 from ..model import Entry
-from ..stores.base import Change, Record, Store
+from ..stores.base import Change, Record, Store, redact
 from ..stores.locations import open_store
 
 Progress = Callable[[str, int, int], None]
@@ -125,7 +125,7 @@ def copy_tenant(
             records = list(reversed(src.store.journal()))
             if not records and not src.store.list():
                 raise NotFound(
-                    f"{source} has no memories for tenant {tenant or '(default)'} and no journal; "
+                    f"{redact(os.fspath(source))} has no memories for tenant {tenant or '(default)'} and no journal; "
                     "check the location and --tenant"
                 )
             have = list(reversed(dst_store.journal()))

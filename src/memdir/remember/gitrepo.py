@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import StoreError
 
+_BYTES = ("-c", "core.autocrlf=false", "-c", "core.safecrlf=false")  # a memory's bytes go as they are: CRLF stays CRLF
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's tree of nothing (a first commit's parent side)
 
 
@@ -47,7 +48,7 @@ class Repo:
 
     def run(self, *args: str, input: bytes | None = None, timeout: float | None = 120, check: bool = True,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-        cmd = [self.git, "-C", str(self.top), *args]
+        cmd = [self.git, "-C", str(self.top), *_BYTES, *args]
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=quiet_env(env),

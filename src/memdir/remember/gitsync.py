@@ -59,6 +59,7 @@ GITIGNORE = ("# memdir: derived data and raw session transcripts never enter git
 _PRIVATE = re.compile(r"(?:^|/)\.memdir/|^sessions/raw/|^tenants/[^/]+/sessions/raw/")
 ACTOR = "sync"  # what comes in is journaled as sync:<remote>
 _SCRATCH = "refs/memdir/replay"  # where the journal's commits are built before HEAD moves to them
+_FEW = 200  # files git sees changed that are looked at one by one; past this, every file's stat at once
 ATTEMPTS = 3  # pushes rejected because the remote moved meanwhile, before giving up until the next sync
 
 
@@ -98,8 +99,9 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
         with mems.locked():
             done.committed += _commit_local(place, mems, state)
         for _ in range(ATTEMPTS):
-            theirs = _fetch(place, timeout, state) if (pull or push) else None
-            if pull and theirs is not None:
+            theirs = _fetch(place, timeout) if (pull or push) else None
+            head = place.repo.rev("HEAD")
+            if pull and theirs is not None and not (head and place.repo.ok("merge-base", "--is-ancestor", theirs, head)):
                 with mems.locked():
                     done.committed += _commit_local(place, mems, state)
                     _merge(place, mems, theirs, state, done)
@@ -116,13 +118,16 @@ def git_sync(md: Memdir, *, remote: str | None = None, pull: bool = True, push: 
             done.error = f"the remote kept moving ({ATTEMPTS} pushes rejected); run `memdir sync` again"
     except MemdirError as e:
         state["error"] = e.message
+        if push:
+            state["push_error"] = e.message  # what was to go did not: said until a push goes
         _save(place.root, state)
         raise
     finally:
         mems.close()
     now = _now()
-    state["error"] = done.error
-    state["synced"] = now
+    state["error"], state["synced"] = None, now
+    if push:  # a pull alone (a session's start) leaves a failed push reported until a push goes
+        state["push_error"] = done.error
     if done.pushed:
         state["pushed"] = now
     _save(place.root, state)
@@ -225,8 +230,12 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
     marks: dict[str, int] = state.setdefault("seq", {})
     runs: list[tuple[str, list[Record]]] = []  # (prefix, records of one actor in a row)
     latest: dict[str, int] = {}
+    _ignore(place.root)
+    dirty = _dirty(repo)
     for prefix, m in sorted(mems.open.items()):
-        m.sync(with_index=True)  # hand edits journaled, and the index files brought along: they are committed
+        mine = [p[len(prefix):] for p in dirty if Memories.prefix_of(p) == prefix]
+        if mine:  # hand edits journaled, and the index files brought along: they are committed
+            m.sync(mine if len(mine) <= _FEW else None, with_index=True)  # many: one stat walk beats reading each
         last = m.history(limit=1)
         latest[prefix] = last[0].seq if last else 0
         since = marks.get(prefix)
@@ -248,9 +257,18 @@ def _commit_local(place: _Place, mems: Memories, state: dict[str, Any]) -> int:
                 repo.run("update-ref", "-m", "memdir sync: the journal's changes", "HEAD", tip, head)
                 repo.run("reset", "-q")
                 made, replayed = len(runs), True
-    made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
+    if dirty or replayed:
+        made += _commit_rest(place, mems, "first" if head is None else "amend" if replayed else "rest")
     marks.update(latest)
     return made
+
+
+def _dirty(repo: Repo) -> list[str]:
+    """The files git sees differ from the last commit (changed, gone, new): where an edit by hand can be, found
+    from git's index instead of a stat of every file against memdir's catalog (which a hook would pay for)."""
+    out = repo.run("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames").stdout.decode(
+        "utf-8", "surrogateescape")
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
 
 
 def _since(m: Memdir, seq: int) -> list[Record]:
@@ -383,7 +401,7 @@ def _epoch(stamp: str, default: int) -> int:
 # ---------------------------------------------------------------- 2. fetch
 
 
-def _fetch(place: _Place, timeout: float, state: dict[str, Any]) -> str | None:
+def _fetch(place: _Place, timeout: float) -> str | None:
     """Fetch the remote's branch; its commit, or None when the remote does not have it yet (an empty remote)."""
     done = place.repo.run("fetch", "--quiet", "--no-tags", place.remote,
                           f"+refs/heads/{place.upstream}:{place.tracking}", check=False, timeout=timeout)
@@ -416,6 +434,7 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
     else:
         assert ours is not None
         target, indexes = resolve(place.repo, ours, theirs, done)
+    _refuse_crafted(repo, target, theirs)
     land(place.repo, place.root, mems, ours, theirs, base, target, indexes, done, f"{ACTOR}:{place.remote}")
     if forward:
         repo.run("update-ref", "-m", f"memdir sync: fast-forward to {place.remote}", "HEAD", theirs, *([ours] if ours else []))
@@ -435,6 +454,15 @@ def _merge(place: _Place, mems: Memories, theirs: str, state: dict[str, Any], do
     for prefix, m in mems.open.items():
         last = m.history(limit=1)
         marks[prefix] = last[0].seq if last else 0
+
+
+def _refuse_crafted(repo: Repo, tree: str, theirs: str) -> None:
+    """Refuse a merge whose tree holds a path git would never check out (`.git/`, `..`): a crafted remote."""
+    names = repo.run("ls-tree", "-r", "-z", "--name-only", tree).stdout.decode("utf-8", "surrogateescape").split("\0")
+    for name in names:
+        if any(part in ("", ".", "..") or part.casefold() == ".git" for part in name.split("/")) and name:
+            raise StoreError(f"the remote's commit {theirs[:12]} holds the path {name!r}, which git never writes "
+                             "into a folder (a crafted repository?); nothing was merged: remove it from the remote")
 
 
 # ---------------------------------------------------------------- 4. push
@@ -524,7 +552,8 @@ def status(md: Memdir) -> dict[str, Any] | None:
     if not isinstance(root, Path) or not (root / paths.INTERNAL_DIR / STATE).is_file():
         return None
     state = _load(root)
-    out = {"synced": state.get("synced"), "pushed": state.get("pushed"), "error": state.get("error"), "waiting": None}
+    out = {"synced": state.get("synced"), "pushed": state.get("pushed"),
+           "error": state.get("error") or state.get("push_error"), "waiting": None}
     top = top_of(root) if shutil.which("git") else None
     if top is not None:
         repo = Repo(root)

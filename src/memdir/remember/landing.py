@@ -264,8 +264,8 @@ def _one(work: dict[str, _Work], path: str, data: bytes | None, mode: str) -> No
     if topic is not None and (data is None or text is not None) and mode in ("100644", "100755", "000000"):
         w.ops.append(Op.delete(topic) if text is None else Op.write(topic, text, as_written=True))
         w.data[topic] = data
-    elif not any(part.casefold() == paths.INTERNAL_DIR for part in path.split("/")):
-        w.files[path] = (data, mode)  # never into memdir's own data
+    else:
+        w.files[path] = (data, mode)
 
 
 def _apply(view: Memdir, root: Path, prefix: str, w: _Work, done: Synced) -> list[str]:
@@ -293,9 +293,18 @@ def _apply(view: Memdir, root: Path, prefix: str, w: _Work, done: Synced) -> lis
     return changed
 
 
+_NEVER = {"", ".", "..", ".git", paths.INTERNAL_DIR}  # a name a tree may hold that no file of a merge is written to
+
+
 def _write_file(root: Path, path: str, data: bytes | None, mode: str, done: Synced) -> None:
-    """A file of the merge written as git would write it (atomically), or removed."""
+    """A file of the merge written as git would write it (atomically), or removed; never into git's or memdir's
+    own data, never out of the folder (a crafted tree's `..`, a folder that is a symlink)."""
     full = root / path
+    inside = os.path.realpath(full.parent).startswith(os.path.realpath(root) + os.sep) or full.parent == root
+    if any(part.casefold() in _NEVER for part in path.split("/")) or not inside:
+        done.held.append(f"{path}: a file of the merge that would land outside the memory or in git's or memdir's own "
+                         "data; it is not written")
+        return
     if data is None:
         with contextlib.suppress(FileNotFoundError):
             full.unlink()

@@ -110,6 +110,9 @@ def team_root(folder: Path) -> Path:
 
 def team_folder(folder: Path) -> Path | None:
     """The team's memory of the project whose repository holds `folder`, if the project keeps one."""
+    where = folder.absolute()
+    if not any((p / TEAM_FOLDER).is_dir() for p in {where, *where.parents, where.resolve(), *where.resolve().parents}):
+        return None  # the repository's top is one of these: no need to ask git (a process each hook) where it is
     top = top_of(folder)
     if top is None:
         return None

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import re
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 from ..errors import Conflict, NotFound
 from ..model import Entry
@@ -244,14 +246,51 @@ def take_token(state: tuple[float, float] | None, rate: int, now: float) -> tupl
     return (tokens, stamp), max((1.0 - tokens) * 60.0 / rate, 0.001)
 
 
+_SECRET_PARAM = re.compile(r"(?i)pass|pwd|secret|token|key|sig|auth|credential")
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where a URL holds a secret: its user's password, and the value of each query parameter that may hold
+    one (`password`, `sslpassword`, a token, a key, a signature). A password holding an unescaped `@`, `?`
+    or `/` is taken whole (all of what a reader could take for it)."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return []
+    base = len(head) + len(sep)
+    spans = []
+    slash = rest.find("/")
+    at = rest.rfind("@", 0, len(rest) if slash < 0 else slash)  # the user's part ends at the last @ before the path
+    if at < 0:  # or, a / unescaped in the password, at the last @ before the query
+        at = rest.rfind("@", 0, len(rest) if "?" not in rest else rest.index("?"))
+    if at >= 0 and ":" in rest[:at]:
+        spans.append((base + rest.index(":") + 1, base + at))
+    start = rest.find("?", max(at, 0))
+    if start >= 0:
+        query = rest[start + 1:].partition("#")[0]
+        offset = base + start + 1
+        for pair in query.split("&"):
+            name, eq, value = pair.partition("=")
+            if eq and value and _SECRET_PARAM.search(unquote(name)):
+                spans.append((offset + len(name) + 1, offset + len(pair)))
+            offset += len(pair) + 1
+    return spans
+
+
 def redact(url: str) -> str:
-    """A URL fit for an error message: the password replaced by ***."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}{':***' if ':' in creds else ''}@{host}"
+    """A URL fit for an error message, a log, a metric label or a probe: every secret it holds (`_secret_spans`)
+    replaced by *** (`postgresql://app:***@db/memdir?password=***`)."""
+    for start, end in reversed(_secret_spans(url)):
+        url = url[:start] + "***" + url[end:]
+    return url
+
+
+def scrub(text: str, url: str) -> str:
+    """`text` (a driver's error about `url`, say) without the secrets `url` holds, as written or unescaped."""
+    for start, end in _secret_spans(url):
+        for secret in {url[start:end], unquote(url[start:end])}:
+            if len(secret) >= 3:  # shorter ones are words of the text as often as they are the secret
+                text = text.replace(secret, "***")
+    return text
 
 
 def use_wal(db: sqlite3.Connection) -> None:

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidArgument, StoreError
-from .base import redact
+from .base import redact, scrub
 from .sql import Migration, MigrationReport, Migrator, SqlStore
 
 TABLES = ("memdir_files", "memdir_journal", "memdir_catalog", "memdir_derived", "memdir_state")  # of 0003
@@ -255,7 +255,7 @@ def _connect(url: str) -> Any:
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as e:
-        reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        reason = scrub(str(e).strip().splitlines()[-1], url) if str(e).strip() else type(e).__name__
         raise StoreError(
             f"cannot connect to {redact(url)}: {reason}; is the server running? check the URL"
         ) from None
@@ -324,7 +324,7 @@ def ping(url: str) -> None:
         with pool.connection(timeout=POOL_WAIT) as conn:
             conn.execute("SELECT 1")
     except (psycopg.Error, OSError) as e:
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        reason = scrub(str(e).strip().splitlines()[0], url) if str(e).strip() else type(e).__name__
         raise StoreError(f"{redact(url)}: {reason}") from None
 
 

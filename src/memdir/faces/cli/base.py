@@ -44,9 +44,13 @@ class Context:
                 self.prepare_root()
             options.setdefault("actor", _actor())
             options.setdefault("agent", self.agent)
-            tenant = projects.tenant_for(Path.cwd()) if self.tenant == projects.BY_PROJECT else self.tenant
-            self._md = open_memdir(self.root, tenant=tenant, create=create, **options)
+            self._md = open_memdir(self.root, tenant=self.tenant_name(), create=create, **options)
         return self._md
+
+    def tenant_name(self, given: str | None = None) -> str | None:
+        """The tenant `given` (else --tenant) names: @project is the tenant of the project this runs in."""
+        tenant = given or self.tenant
+        return projects.tenant_for(Path.cwd()) if tenant == projects.BY_PROJECT else tenant
 
     def current(self) -> Memdir:
         """The memory with edits made by hand since the last command caught up (a stat check per file)."""

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
 
 import click
 
 from ...core.memdir import Memdir
 from ...errors import MemdirError
 from ...recall import hooks
+from ...stores.base import redact
 from ...stores.locations import folder_of, scheme_of
 from .base import DEFAULT_ROOT, Context
 
@@ -111,12 +111,15 @@ def _executable() -> list[str]:
 
 
 def _served(obj: Context) -> str:
-    """The memory --root names, as a hook running in another folder must name it: absolute, with no password."""
+    """The memory --root names, as a hook running in another folder must name it: absolute, with no secret.
+
+    A URL holding a password (or a token, a key: what `stores.base.redact` masks) is refused, not written masked:
+    a masked URL in the hooks would fail to log in at every event while install said it worked."""
     if scheme_of(obj.root) != "file":
-        parts = urlsplit(obj.root)
-        if parts.password or any(k.lower() == "password" for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
-            raise MemdirError("--root holds a password, which a settings file must not: use a URL without it and give "
-                              "the password the store's own way (PGPASSWORD or ~/.pgpass, AWS credentials)")
+        if redact(obj.root) != obj.root:
+            raise MemdirError(f"--root {redact(obj.root)} holds a secret (the *** parts), which a settings file must not: "
+                              "use the URL without them and give the password the store's own way (PGPASSWORD or "
+                              "~/.pgpass, AWS credentials); nothing was written")
         return obj.root
     return str(folder_of(obj.root).absolute())
 

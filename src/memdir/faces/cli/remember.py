@@ -72,8 +72,11 @@ def capture(obj: Context, session_id: str, transcript: str, at: str | None, as_j
         emit(done.to_dict())
     elif done.status == "captured":
         click.echo(f"{done.change} {done.path}")
+    elif done.reason == "subagent":
+        click.echo(f"skipped: {done.session} is a subagent's transcript, which capture folds into its parent "
+                   "session's record; capture the parent session's transcript instead")
     else:
-        click.echo(f"{done.status}: {done.path} ({done.reason})")
+        click.echo(f"{done.status}: {done.path or done.session} ({done.reason})")
     if done.status == "skipped":
         sys.exit(1)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from typing import Any
 
 import click
 
 from ...core.memdir import Memdir
-from ...core.reconcile import Finding, Report
+from ...core.reconcile import Finding, Report, unlisted
 from ...recall import links
 from ...remember import importer, mcp_memory
 from ...remember.copy import copy_tenant
@@ -22,10 +23,24 @@ from .forgetting import drop_tenant
 
 
 def _checked(md: Memdir, fix: bool = False) -> Report:
-    """`Memdir.reconcile`, and the links that lead nowhere (reported, not a disagreement to repair)."""
+    """`Memdir.reconcile`, the links that lead nowhere and the topic files MEMORY.md leaves out (reported, not
+    disagreements to repair)."""
     report = md.reconcile(fix=fix)
     report.findings += [Finding("link", path, detail) for path, detail in links.broken(md)]  # once committed
+    squeezed = unlisted(md.index(), [e.path for e in md.list()], md.limits.index_max_lines)
+    if squeezed is not None:
+        report.findings.append(squeezed)
     return report
+
+
+def _theirs_line(found: list[Finding]) -> str:
+    """The other tools' values doctor found, in one line: a vault's thousand tags are theirs, not problems."""
+    values = Counter(v.split(": ", 1)[0] + ": " + v.split(": ", 1)[1][:40] for f in found
+                     for v in f.detail.rsplit(": another tool's values", 1)[0].split("; "))
+    shown = ", ".join(f"{v} ×{n}" if n > 1 else v for v, n in values.most_common(6))
+    more = f" and {len(values) - 6} more" if len(values) > 6 else ""
+    return (f"theirs\t-\t{len(found)} file{'' if len(found) == 1 else 's'} hold other tools' values ({shown}{more}), "
+            "which memdir reads as meant; not problems (`memdir doctor --json` lists them)")
 
 
 @click.command()
@@ -73,23 +88,29 @@ def reconcile(obj: Context, fix: bool, as_json: bool) -> None:
 def doctor(obj: Context, as_json: bool) -> None:
     """Check the memory and print every problem; exit 1 if there is any (0 when healthy).
 
-    Reports records recovery had to quarantine (kept in .memdir/quarantine/),
-    files changed outside memdir, files a write would refuse as they are
-    (frontmatter broken by hand, with its line), links that lead nowhere and a
-    stale MEMORY.md. Files kept whole but longer than an agent may write
-    (`long`), and a MEMORY.md memdir has not written yet (`unindexed`: a
-    folder kept by hand), are notices, not problems. Changes nothing: `memdir
-    reconcile --fix` repairs what it can.
+    Reports what is wrong for memdir's own use: records recovery had to
+    quarantine (kept in .memdir/quarantine/), files changed outside memdir,
+    files a write would refuse as they are (frontmatter it cannot read, with
+    its line; a credential), links that lead nowhere and a stale MEMORY.md.
+    Notices, not problems: files kept whole but longer than an agent may write
+    (`long`), a MEMORY.md memdir has not written yet (`unindexed`), topic files
+    a long hand-kept MEMORY.md leaves its index no room for (`unlisted`), and
+    other tools' values memdir reads as meant (`theirs`: Obsidian's `tags: A,
+    B`, a `type: Person`). Changes nothing: `memdir reconcile --fix` repairs
+    what it can.
     """
     report = _checked(obj.memdir())
-    notices = [f for f in report.findings if f.kind in ("long", "unindexed")]
+    notices = [f for f in report.findings if f.kind in ("long", "unindexed", "theirs", "unlisted")]
     problems = [f for f in report.findings if f.kind != "repaired" and f not in notices]
     if as_json:
         emit({"healthy": not problems, "problems": [f.to_dict() for f in problems],
               "notices": [f.to_dict() for f in notices]})
     else:
-        for f in problems + notices:
+        for f in problems + [f for f in notices if f.kind != "theirs"]:
             click.echo(f"{f.kind}\t{f.path or '-'}\t{f.detail}")
+        theirs = [f for f in notices if f.kind == "theirs"]
+        if theirs:
+            click.echo(_theirs_line(theirs))
         click.echo(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found" if problems else "healthy: no problems found")
     if problems:
         sys.exit(1)

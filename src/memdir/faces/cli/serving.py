@@ -57,7 +57,8 @@ def demo(obj: Context, folder: str | None) -> None:
 @click.option("--jwt-issuer", default=None, metavar="ISS", help="The issuer (iss) every JWT must name, if given.")
 @click.option("--jwt-claims", default="", metavar="KEY=CLAIM,...",
               help="Which claims name the tenant, principal and scopes (default tenant=tenant,principal=sub,scopes=scope). "
-                   "Scopes memdir reads: memdir:read:PREFIX and memdir:write:PREFIX; none: the whole tenant.")
+                   "Scopes memdir reads: memdir:read[:PREFIX] and memdir:write[:PREFIX] (no PREFIX: the whole tenant); "
+                   "none: the whole tenant; any other memdir... scope refuses the token.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="With --http: serve from this many processes over one socket (uvicorn workers).")
 @click.pass_context
@@ -95,7 +96,7 @@ def serve(
     """
     obj: Context = ctx.obj
     scoped = bool(scope_read or scope_write)
-    default = Principal("default", serve_tenant or obj.tenant,
+    default = Principal("default", obj.tenant_name(serve_tenant),
                         scope_read if scoped else None, scope_write if scoped else None)
     principals = Principals(default)
     if bind is None:
