@@ -299,6 +299,10 @@ class S3Store:
             hint = self._read("head.json")  # one small GET instead of a LIST for readers
             if hint is not None and int(json.loads(hint[0])["seq"]) <= self._head:
                 return
+            if hint is None and next(self._keys("journal/"), None) is None:  # the tenant was dropped: hold nothing
+                self._reset()
+                self._loaded = True
+                return
         keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
         try:
             if keys and self._head and s3rewrite.first_seq(keys[0]) > self._head + 1:

@@ -111,8 +111,8 @@ def drop_tenant(url: str, name: str, yes: bool, as_json: bool) -> None:
     """Delete every byte of TENANT at URL: its rows in every table, its S3 objects, its folder (a folder URL
     holds tenant T in tenants/T/), and the local copies memdir made (search index, vectors). Cannot be undone.
 
-    A server holding the tenant open keeps it until restarted; drop it through
-    the server instead (DELETE /v1/tenant, for a principal allowed to forget).
+    A server holding the tenant open (in any process) sees the drop at the
+    tenant's next request and lets go of it; that request finds nothing.
     """
     _confirm(f"drop tenant {name!r} at {url}: every file, journal record, index row and cached copy of it", yes)
     removed = forgetting.drop_tenant(url, name)
