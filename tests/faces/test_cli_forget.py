@@ -96,3 +96,17 @@ def test_compact_shows_what_would_go_and_asks_for_a_narrower_retention(
         assert md.read("notes/일지.md").body == "version 4: 회의는 월요일\r\n" and md.reconcile().clean
     out, _ = run(root, "compact")  # the settings drop nothing more, and ask nothing
     assert "0 version(s) of 0 file(s) dropped" in out
+
+
+def test_forget_names_the_memories_it_was_merged_into(root: Path) -> None:
+    from memdir.remember import timeline
+
+    with memdir.open(root) as md:
+        md.write("people/bob.md", "Bob's locker is 4471.\r\n", description="bob")
+        md.write("people/robert.md", "Robert (Bob): locker 4471, likes tea.\n", description="robert")
+        timeline.supersede(md, "people/bob.md", by="people/robert.md", reason="the same person, merged")
+    out, _ = run(root, "forget", "people/bob.md", "--dry-run", "--json")
+    assert json.loads(out)["elsewhere"] == ["people/robert.md"]
+    out, _ = run(root, "forget", "people/bob.md", "--yes")
+    assert "merged or superseded into people/robert.md, which stays" in out and "memdir forget --text" in out
+    assert (root / "people" / "robert.md").exists()

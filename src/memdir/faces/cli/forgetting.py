@@ -86,13 +86,18 @@ def _show(data: object, text: str, as_json: bool) -> None:
 def _erasure_plan(e: forgetting.Erasure) -> str:
     lines = [f"forget {e.path}: {len(e.paths)} name(s), {e.records} journal record(s)"]
     lines += [f"  {p}" + ("  (rolled up from it)" if p in e.rollups else "") for p in e.paths]
-    return "\n".join(lines)
+    return "\n".join(lines + _elsewhere(e))
 
 
 def _erased(e: forgetting.Erasure) -> str:
     names = ", ".join(e.paths)
     lines = [f"forgot {e.path}: {names}; {e.records} journal record(s) erased"]
-    return "\n".join(lines + [f"note: {n}" for n in e.notes])
+    return "\n".join(lines + [f"note: {n}" for n in e.notes] + _elsewhere(e))
+
+
+def _elsewhere(e: forgetting.Erasure) -> list[str]:
+    return [f"note: it was merged or superseded into {p}, which stays and may hold its text: redact that with "
+            f"`memdir forget --text`" for p in e.elsewhere]
 
 
 def _where(r: forgetting.Redaction, what: str) -> str:
