@@ -56,8 +56,9 @@ browser:
 	@test -x /usr/bin/chromium || \
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
-# The real agent CLIs tests/clients drives (Claude Code, Codex), at pinned versions from npm, installed once into
-# ~/.cache/memdir-clients (MEMDIR_CLIENTS); Node from Debian where the machine has none. `pytest tests/clients` runs them.
+# The real agent CLIs tests/clients drives (Claude Code, Codex, Gemini CLI), at pinned versions from npm, installed
+# once into ~/.cache/memdir-clients (MEMDIR_CLIENTS); Node from Debian where the machine has none.
+# `pytest tests/clients` runs them.
 clients: dev
 	@command -v npm >/dev/null || \
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }

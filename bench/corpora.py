@@ -187,6 +187,8 @@ class Variant:
     stopwords: bool = False  # the protocol's stopword list instead of memdir's
     settings: dict[str, Any] = field(default_factory=dict)  # the hybrid's Settings changed
     feedback: bool = True  # pseudo-relevance feedback (search/feedback.py)
+    cover_weight: float | None = None  # the share of the query a file holds, as a signal (search/lexical.py)
+    second_share: float | None = None  # the share lent two turns away
 
 
 # Each ranking signal turned off alone.
@@ -196,6 +198,8 @@ ABLATIONS = [
     Variant("lexical: no neighbours", neighbour_share=0.0),
     Variant("lexical: protocol's stopwords", stopwords=True),
     Variant("lexical: no feedback", feedback=False),
+    Variant("lexical: no cover", cover_weight=0.0),
+    Variant("lexical: neighbours 0.5", neighbour_share=0.5),
 ]
 HYBRID_ABLATIONS = [
     Variant("hybrid: no people", "hybrid", settings={"people": 0.0}),
@@ -204,15 +208,22 @@ HYBRID_ABLATIONS = [
     Variant("hybrid: weight 0.2", "hybrid", settings={"weight": 0.2}),
     Variant("hybrid: weight 0.6", "hybrid", settings={"weight": 0.6}),
     Variant("hybrid: rrf", "hybrid", settings={"fusion": "rrf"}),
+    Variant("hybrid: no cover", "hybrid", cover_weight=0.0),
+    Variant("hybrid: weight 0.4", "hybrid", settings={"weight": 0.4}),
 ]
 
 
 @contextlib.contextmanager
 def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
     """memdir's lexical constants as the variant sets them, for the length of a run (a bench-only switch)."""
-    saved = (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON)
+    saved = (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON, lexical.COVER_WEIGHT,
+             lexical.SECOND_SHARE)
     try:
         feedback.ON = v.feedback
+        if v.cover_weight is not None:
+            lexical.COVER_WEIGHT = v.cover_weight
+        if v.second_share is not None:
+            lexical.SECOND_SHARE = v.second_share
         if v.weights is not None:
             fts.WEIGHTS = v.weights
         if v.neighbour_share is not None:
@@ -221,7 +232,8 @@ def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
             text.STOPWORDS = frozenset(proto.STOP)
         yield
     finally:
-        fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON = saved
+        (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON, lexical.COVER_WEIGHT,
+         lexical.SECOND_SHARE) = saved
 
 
 def searcher(v: Variant, root: Path, conv: str) -> tuple[Callable[[str], list[str]], Callable[[], None]]:

@@ -144,6 +144,12 @@ def claude_sessions(root: Path, work: Path, sessions: int, envs: dict[str, dict[
     return {way: {k: statistics.median(v) for k, v in by.items() if v} for way, by in found.items()}
 
 
+def _interpreter(env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
 def stop_residents(folder: Path) -> None:
     for pid_file in folder.glob("memdir/*.pid"):
         try:
@@ -191,6 +197,8 @@ def main() -> None:
             for way, ms in interleaved(args.runs, envs, lambda env: first_answer(root, env)).items():
                 rows[way]["MCP connect"] = ms
             table(f"1. Whole commands, median of {args.runs} (MCP connect: start to the answer to server/discover)", rows)
+            floor = interleaved(args.runs, {"floor": base}, lambda env: _interpreter(env))["floor"]
+            print(f"\nthe floor on this machine now: an interpreter's start alone (python -c pass) {floor:.0f} ms")
             if args.sessions and clients.binary("claude").exists():
                 table(f"2. Claude Code {clients.PINNED['claude'][1]}'s own debug timing, median of {args.sessions} "
                       "sessions", claude_sessions(root, work, args.sessions, envs))

@@ -74,7 +74,8 @@ def stats(ms: list[float]) -> str:
 
 
 def env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, "MEMDIR_WRITES_PER_MINUTE": RATE}
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("MEMDIR_")}, "MEMDIR_WRITES_PER_MINUTE": RATE,
+            "MEMDIR_RESIDENT": "off"}  # the server's own start; bench/hooks.py times it handed to the resident process
 
 
 def stdio_params(root: Path) -> StdioServerParameters:

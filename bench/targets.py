@@ -89,7 +89,8 @@ class Version:
 
     def __init__(self, src: Path) -> None:
         self.src = src
-        self.env = {**os.environ, "PYTHONPATH": str(src), "MEMDIR_ACTOR": "bench"}
+        # a fresh process each command, as target 1 says (bench/hooks.py measures the resident process beside it)
+        self.env = {**os.environ, "PYTHONPATH": str(src), "MEMDIR_ACTOR": "bench", "MEMDIR_RESIDENT": "off"}
         self.env.pop("MEMDIR_ROOT", None)
         sys.path.insert(0, str(src))
         import memdir

@@ -21,12 +21,10 @@ developer's checkout, the test suite): no environment is made.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import subprocess
 import sys
-import venv
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,10 +43,10 @@ def option(name: str, default: str) -> str:
 
 def stamp() -> str:
     """What the environment was installed from: a new plugin version (or checkout) installs again."""
-    digest = hashlib.sha256((SOURCE / "pyproject.toml").read_bytes())
+    digest = zlib.crc32((SOURCE / "pyproject.toml").read_bytes())
     for path in sorted((SOURCE / "src").rglob("*.py")):
-        digest.update(str(path.relative_to(SOURCE)).encode() + str(path.stat().st_size).encode())
-    return digest.hexdigest()[:16]
+        digest = zlib.crc32(str(path.relative_to(SOURCE)).encode() + str(path.stat().st_size).encode(), digest)
+    return f"crc32-{digest:08x}"
 
 
 def python() -> str:
@@ -68,6 +66,9 @@ def python() -> str:
         _lock(lock)
         if not (done.exists() and done.read_text() == want):  # another process may have done it meanwhile
             print("memdir: setting up its environment (first use, one to two minutes)...", file=sys.stderr)
+            import subprocess  # here, not at the top: a hook pays for what it runs (and Claude Code waits for it)
+            import venv
+
             if not exe.exists():
                 venv.create(env, with_pip=True)
             subprocess.run([str(exe), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{SOURCE}[mcp]"],
@@ -133,6 +134,8 @@ def main(args: list[str]) -> int:
     elif args[:1] == ["serve"]:
         Path(memory).parent.mkdir(parents=True, exist_ok=True)
     if os.name == "nt":
+        import subprocess
+
         return subprocess.run(command).returncode
     os.execv(exe, command)
     return 0

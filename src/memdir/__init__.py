@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from .remember.timeline import changes, read_as_of, supersede
     from .search import SearchHit
     from .stores.base import Record
+del TYPE_CHECKING  # read once, above; not a public name
 
 # Loaded on first use, so that a hook or a server handing its work to the resident process (faces/resident.py)
 # imports none of them, and a CLI call only what it runs.

@@ -27,12 +27,14 @@ class Run:
 
 
 def claude_env(home: Path, api: str) -> dict[str, str]:
-    """Claude Code offline: the stand-in's URL and a key, its own config folder, no updater or telemetry, and
-    every tool offered up front (no ToolSearch round first)."""
+    """Claude Code offline: the stand-in's URL and a key, its own config folder, no updater or telemetry, every
+    tool offered up front (no ToolSearch round first), and the MCP servers connected before the first request
+    (headless, Claude Code waits 5 s for them, then goes on: on a loaded machine a cold server missed the turn)."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "ANTHROPIC_", "CLAUDE"))}
     return {**keep, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "ANTHROPIC_BASE_URL": api,
             "ANTHROPIC_API_KEY": "sk-ant-stand-in", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ENABLE_TOOL_SEARCH": "false",
+            "MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000",
             "MEMDIR_CACHE": str(home / "memdir-cache")}
 
 

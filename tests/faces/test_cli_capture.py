@@ -36,8 +36,8 @@ def test_capture_sessions_rollup_stats(cli: Run) -> None:
                    "change": "created", "reason": ""}
     listed = json.loads(cli("sessions", "--open", "--json"))
     assert [(s["session"], s["open"]) for s in listed] == [
-        ("s-2", ["We still need to check eviction."]),
-        ("s-1", ["We still need to check the CI config tomorrow (2026-12-01)."])]
+        ("s-2", ["They still need to check eviction."]),
+        ("s-1", ["They still need to check the CI config tomorrow (2026-12-01)."])]
     plan = json.loads(cli("rollup", "--due", "--dry-run", "--now", "2026-12-01T04:00:00Z", "--json"))
     assert [(s["path"], s["status"]) for s in plan["steps"]] == [("diary/2026-11-30.md", "planned")]
     out = cli("rollup", "--due", "--now", "2026-12-01T04:00:00Z")

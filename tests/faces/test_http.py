@@ -493,6 +493,10 @@ def test_docs_config_snippets_parse(tmp_path: Path) -> None:
                     assert gitsync.settings(md) == {"auto": True, "pull_timeout": 2, "push_timeout": 60}
                 else:
                     assert Retention.load(md.store, environ={}) == Retention(days=30, versions=10)
+        elif "summarizer" in data:  # the agent CLI as the summariser (docs/remembering.md)
+            from memdir.remember.summarize import AgentCLI, load
+
+            assert isinstance(load(data["summarizer"], {}), AgentCLI)
         elif "tokens" in data:
             (tmp_path / "auth.toml").write_text(body)
             principals = Principals(Principal("default"))

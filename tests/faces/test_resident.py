@@ -177,9 +177,28 @@ def test_only_hooks_and_a_plain_stdio_server_are_served() -> None:
     assert not resident.served(["--root", "/m", "search", "flock"])
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode(errors="replace")
+    except OSError:  # a process that ended meanwhile
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads the processes from /proc (Linux)")
+def test_a_server_uses_a_resident_but_never_starts_one(env: dict[str, str], memory: Path) -> None:
+    """An MCP client's server (an SDK script, a test) leaves no process behind; a hook starts the resident."""
+    done = subprocess.run([sys.executable, "-m", "memdir", "--root", str(memory), "serve"], env=env, timeout=120,
+                          input=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + "\n", capture_output=True,
+                          text=True)
+    assert '"id":1' in done.stdout.replace(" ", "")
+    where = str(Path(env["XDG_RUNTIME_DIR"]) / "memdir")
+    assert [p for p in Path("/proc").glob("[0-9]*/cmdline") if where in _read(p)] == []
+    assert not list(Path(where).glob("*.sock"))

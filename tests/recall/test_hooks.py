@@ -59,7 +59,7 @@ def test_pre_compact_then_session_end_keep_one_record(tmp_path: Path) -> None:
     with memdir.open(root) as md:
         assert [e.path for e in md.list("sessions/")] == [first.path]  # replaced in place
         m = md.read(first.path)
-        assert m.meta["event"] == "SessionEnd" and m.meta["open"] == ["We still need to check the CI config tomorrow (2026-12-01)."]
+        assert m.meta["event"] == "SessionEnd" and m.meta["open"] == ["They still need to check the CI config tomorrow (2026-12-01)."]
 
 
 def test_a_missing_transcript_is_recorded_and_reported_without_blocking(tmp_path: Path) -> None:

@@ -58,12 +58,12 @@ def test_a_prompt_earlier_sessions_asked_recalls_the_topic_file_first_and_never_
     assert recalled[0] == "project/flock.md"  # the file that answers, first
     assert not [p for p in recalled if p.startswith("sessions/")]  # records of asking are not knowledge
 
-    past = prompt(root, "What did we find out about the flock launch date last time?")
+    past = prompt(root, "What did we say about the flock launch date last time?")
     assert past and mine not in past  # asked about past work: the earlier records come, this session's own never
     assert {p for p in past if p.startswith("sessions/")} == records - {mine}
 
     # Another session asks: this session's record is one of the earlier ones to it.
-    assert mine in prompt(root, "What did we find out about the flock launch date last time?", EARLIER[0])
+    assert mine in prompt(root, "What did we say about the flock launch date last time?", EARLIER[0])
 
 
 def test_a_record_is_recalled_when_no_topic_file_answers(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ def stop(path: Path, active: bool = False) -> dict[str, object] | None:
 
 
 ASK = "ok. from now on, run the linter before every commit"
+ASKED = "from now on, run the linter before every commit"  # the sentence that asks, without the "ok."
 
 
 def test_a_request_to_remember_that_was_not_saved_blocks_once(tmp_path: Path) -> None:
@@ -33,7 +34,7 @@ def test_a_request_to_remember_that_was_not_saved_blocks_once(tmp_path: Path) ->
                       turn("user", ASK), turn("assistant", [{"type": "text", "text": "Sure, I will."}]))
     out = stop(path)
     assert out is not None and out["decision"] == "block"
-    assert f'"{ASK}"' in str(out["reason"]) and "remember_feedback" in str(out["reason"])
+    assert f'"{ASKED}"' in str(out["reason"]) and "remember_feedback" in str(out["reason"])
     assert stop(path, active=True) is None  # Claude carried on once: the next stop of the turn goes through
 
 
@@ -53,4 +54,33 @@ def test_only_the_end_of_a_long_transcript_is_read(tmp_path: Path) -> None:
     assert path.stat().st_size > remind.TAIL
     t = remind.tail(path)
     assert t is not None and t.turns[-1].text == ASK and len(t.turns) < 300
-    assert remind.unsaved(t) == ASK
+    assert remind.unsaved(t) == ASKED
+
+
+def write(call: str, **args: object) -> str:
+    return turn("assistant", [{"type": "tool_use", "id": call, "name": "mcp__memdir__write_memory_file",
+                               "input": {"path": "project/lint.md", "content": "lint first", **args}}])
+
+
+def result(call: str, text: str, error: bool) -> str:
+    return turn("user", [{"type": "tool_result", "tool_use_id": call, "is_error": error,
+                          "content": [{"type": "text", "text": text}]}])
+
+
+REFUSED = "refused: project/lint.md: the rate limit of 30 writes a minute is reached; wait 20 s and retry"
+
+
+def test_a_write_memdir_refused_is_not_a_save(tmp_path: Path) -> None:
+    """Issue 31, item 8: in the real Claude Code CLI a write memdir refused counted as saved, so nothing reminded."""
+    refused = transcript(tmp_path, turn("user", ASK), write("t1"), result("t1", REFUSED, True),
+                         turn("assistant", [{"type": "text", "text": "I could not save that."}]))
+    out = stop(refused)
+    assert out is not None and out["decision"] == "block" and ASKED in str(out["reason"])
+    retried = transcript(tmp_path, turn("user", ASK), write("t1"), result("t1", REFUSED, True), write("t2"),
+                         result("t2", "created project/lint.md", False))
+    assert stop(retried) is None  # the second write landed
+    edited = transcript(tmp_path, turn("user", "remember: the VPN comes first"), turn("assistant", [
+        {"type": "tool_use", "id": "e1", "name": "Edit", "input": {"file_path": "/p/CLAUDE.md", "old_string": "a",
+                                                                   "new_string": "b"}}]),
+        result("e1", "String to replace not found in file.", True))
+    assert stop(edited) is not None  # an edit of CLAUDE.md that failed saved nothing either

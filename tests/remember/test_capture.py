@@ -44,13 +44,15 @@ def test_capture_writes_a_structured_record_with_lists_in_frontmatter(md: memdir
     assert (done.status, done.path, done.change) == ("captured", "sessions/2026-11-30-091500-s-42.md", "created")
     m = md.read(done.path)
     assert m.type == "session" and m.meta["session"] == "s-42" and m.meta["status"] == "captured"
-    assert m.meta["preferences"] == ["I prefer small migrations."]
-    assert m.meta["corrections"] == ["No, don't lock the whole table."]
-    assert m.meta["decisions"] == ["Let's go with three steps."]
-    assert m.meta["broke"] == ["The first step failed with a lock timeout."]
+    assert m.description == "Please migrate the billing tables."  # the first request
+    # learnings: the user's own words in the third person, naming the session and line they came from
+    assert m.meta["preferences"] == ["The user prefers small migrations (session s-42, line 1)"]
+    assert m.meta["corrections"] == ["The user does not want the agent to lock the whole table (session s-42, line 3)"]
+    # the assistant's prose is no fact: "Let's go with three steps" decides nothing, "failed" in it broke nothing
+    assert "decisions" not in m.meta and "broke" not in m.meta
     # relative dates resolved against the session's date, not today's
-    assert m.meta["open"] == ["We still need to rerun it next Thursday (2026-12-03)."]
-    assert "## Open threads\n- We still need to rerun it next Thursday (2026-12-03).\n" in m.body
+    assert m.meta["open"] == ["They still need to rerun it next Thursday (2026-12-03)."]
+    assert "## Open threads\n- They still need to rerun it next Thursday (2026-12-03).\n" in m.body
 
 
 def test_capture_is_idempotent_per_session_id(md: memdir.Memdir) -> None:
@@ -84,7 +86,7 @@ def test_secrets_never_reach_the_record(md: memdir.Memdir) -> None:
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     done = memdir.capture(md, "s-1", f"User: The deploy failed, key {key} was rejected.\n", at="2026-11-30T09:00:00Z")
     text = md.read(done.path).text
-    assert key not in text and "[line removed: it held what looks like an AWS access key id]" in text
+    assert key not in text and "# [line removed: it held what looks like an AWS access key id]" in text
 
 
 @pytest.mark.parametrize(("source", "reason"), [
@@ -125,8 +127,9 @@ def test_a_summariser_error_keeps_the_raw_session_and_the_next_run_retries(md: m
     assert [e.path for e in md.list("sessions/")] == ["sessions/2026-11-30-090000-s-7.md",
                                                       "sessions/2026-11-30-100000-s-8.md"]
     m = md.read("sessions/2026-11-30-090000-s-7.md")
-    assert m.meta["status"] == "captured" and m.meta["preferences"] == ["I prefer small migrations."]
-    assert m.meta["open"] == ["We still need to rerun it next Thursday (2026-12-03)."]
+    assert m.meta["status"] == "captured"
+    assert m.meta["preferences"] == ["The user prefers small migrations (session s-7, line 1)"]  # of the kept copy
+    assert m.meta["open"] == ["They still need to rerun it next Thursday (2026-12-03)."]
 
 
 def test_a_long_raw_session_is_split_within_the_limits(md: memdir.Memdir) -> None:
@@ -214,7 +217,8 @@ def test_credential_shaped_metadata_never_reaches_the_record(md: memdir.Memdir, 
     assert meta["branch"] == "[removed: it held what looks like a GitHub token]"
     assert meta["cwd"] == meta["transcript"] == "[removed: it held what looks like an AWS access key id]"
     assert meta["session"] == "[removed: it held what looks like an Anthropic API key]"
-    assert meta["preferences"] == ["I prefer small commits."]  # the session itself is all there
+    assert meta["preferences"] == ["The user prefers small commits (session [removed: it held what looks like an "
+                                   "Anthropic API key], line 2)"]  # the session itself is all there
     assert cap.find(md, ANTHROPIC) == done.path
     again = memdir.capture(md, ANTHROPIC, transcript, event="SessionEnd")
     assert (again.path, again.change) == (done.path, "unchanged")  # one record per session still
@@ -233,12 +237,11 @@ def test_a_capture_the_guard_would_refuse_still_leaves_a_trace(md: memdir.Memdir
 
 def test_a_record_a_limit_refuses_still_leaves_a_trace(tmp_path: Path) -> None:
     """Item 7: whatever the planner refuses (the guard, a limit), the attempt is recorded, never lost silently."""
-    with memdir.open(tmp_path / "small", max_bytes=1000, max_name=60) as small:
-        text = "".join(f"User: I prefer option {i} for the build, and the report {i} failed again.\n" for i in range(40))
-        done = memdir.capture(small, "s-1", text, at="2026-11-30T09:00:00Z")
+    with memdir.open(tmp_path / "small", max_lines=10) as small:  # a record holds its lists twice: never 10 lines
+        done = memdir.capture(small, "s-1", TEXT, at="2026-11-30T09:00:00Z")
         assert (done.status, done.reason) == ("skipped", "refused")
         m = small.read(done.path or "")
-        assert m.meta["status"] == "skipped" and "the limit is 1,000" in m.body
+        assert m.meta["status"] == "skipped" and "the limit is 10" in m.body
 
 
 @pytest.mark.parametrize("ids", [("team a/b", "team-a-b"), ("team.a", "team-a"), ("x" * 70, "x" * 64),
@@ -280,7 +283,8 @@ def test_a_bad_line_in_the_middle_is_skipped_and_counted(md: memdir.Memdir) -> N
     done = memdir.capture(md, "s-1", data)
     assert done.status == "captured"
     meta = md.read(done.path or "").meta
-    assert meta["skipped_lines"] == 3 and meta["preferences"] == ["I prefer small commits."]  # the cut last line too
+    assert meta["skipped_lines"] == 3  # the cut last line too
+    assert meta["preferences"] == ["The user prefers small commits (session s-1, line 2)"]
 
 
 def test_the_transcript_cap_is_set_in_memdir_toml(md: memdir.Memdir, root: Path, tmp_path: Path) -> None:

@@ -52,8 +52,8 @@ def test_diary_learnings_go_to_the_topic_file_they_belong_in(md: memdir.Memdir) 
     plan = consolidate.plan(md)
     assert kinds(plan) == [("update", ("project/cache.md",))]
     consolidate.apply(md, plan)
-    assert md.read("project/cache.md").body == ("Cache notes.\n\n- Short cache TTL settings work best for reports "
-                                                "(from the diary, 2026-11-30)\n")
+    assert md.read("project/cache.md").body == ("Cache notes.\n\n- Short cache TTL settings work best for reports, "
+                                                "from the diary of 2026-11-30\n")  # a diary that names no session
     assert consolidate.plan(md).actions == []
 
 
@@ -169,3 +169,39 @@ def test_a_scoped_agent_s_session_never_rewrites_a_person_s_file_through_the_dia
             assert person.read("diary/2026-11-30.md").meta["learned"][0].startswith("The user prefers to deploy to staging")  # in the third person
             updates = [a.paths for a in consolidate.plan(person).actions if a.kind == "update"]
             assert updates == ([] if captured_by else [("feedback/staging.md",)]), folder
+
+
+def test_a_learning_carried_into_a_topic_file_names_its_sessions_and_those_resting_on_one_are_listed(
+        md: memdir.Memdir, root: Path) -> None:
+    """Issue 31, item 7: what consolidation carries from the diary names the sessions it came from, so forgetting a
+    session can show which learnings rest on it alone."""
+    from click.testing import CliRunner
+
+    from memdir.faces.cli import main
+    from memdir.remember import diary
+
+    day = dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC)
+    md.write("feedback/staging.md", "Run the smoke tests on staging.\n", description="deploy to staging first",
+             type="feedback")
+    memdir.capture(md, "s1", "User: I prefer to deploy to staging first, always.\n", at=day)
+    memdir.capture(md, "s2", "User: tune the cache\nUser: I prefer to deploy to staging first, always.\n"
+                             "User: remember that the staging deploy needs the VPN first\n", at=day.replace(hour=11))
+    diary.rollup(md, due=True, now=day + dt.timedelta(days=1))
+    learned = md.read("diary/2026-11-30.md").meta["learned"]
+    assert learned[0] == "The user prefers to deploy to staging first, always (sessions s1 line 1; s2 line 2)"
+    consolidate.apply(md, consolidate.plan(md))
+    body = md.read("feedback/staging.md").body
+    assert "- The user prefers to deploy to staging first, always, from the diary of 2026-11-30 (sessions s1 line 1; " \
+           "s2 line 2)" in body
+    assert "- The user noted that the staging deploy needs the VPN first, from the diary of 2026-11-30 (session s2, " \
+           "line 3)" in body
+    alone = consolidate.resting_on(md, "s2")
+    assert [(x.path, x.text) for x in alone] == [
+        ("diary/2026-11-30.md", "The user noted that the staging deploy needs the VPN first (session s2, line 3)"),
+        ("feedback/staging.md", "- The user noted that the staging deploy needs the VPN first, from the diary of "
+                                "2026-11-30 (session s2, line 3)")]
+    assert consolidate.resting_on(md, "s1") == []  # s2 says what s1 said: nothing rests on s1 alone
+    out = CliRunner().invoke(main, ["--root", str(root), "consolidate", "--rests-on", "s2"])
+    assert out.exit_code == 0 and out.output.splitlines()[1].startswith("feedback/staging.md:4\t- The user noted")
+    out = CliRunner().invoke(main, ["--root", str(root), "consolidate", "--rests-on", "s1"])
+    assert out.output == "no learning rests on s1 alone\n"

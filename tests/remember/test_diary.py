@@ -173,7 +173,8 @@ def test_a_late_session_is_folded_into_its_existing_daily(md: memdir.Memdir) -> 
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
     m = md.read("diary/2026-11-30.md")
     assert m.meta["sessions"] == ["a", "late"]
-    assert m.meta["learned"] == ["The user prefers short TTLs", "The user prefers tabs in Makefiles"]
+    assert m.meta["learned"] == ["The user prefers short TTLs (session a, line 1)",
+                                 "The user prefers tabs in Makefiles (session late, line 1)"]  # where each came from
     assert files(md) == ["archive/sessions/2026-11-30-090000-a.md", "archive/sessions/2026-11-30-230000-late.md",
                          "diary/2026-11-30.md"]
 
@@ -190,7 +191,8 @@ def test_a_session_captured_again_after_its_roll_up_is_counted_once(md: memdir.M
     diary.rollup(md, due=True, now=at(day + dt.timedelta(days=1), 5))
     m = md.read("diary/2026-11-30.md")
     assert m.meta["sessions"] == ["s1"]
-    assert m.meta["learned"] == ["The user prefers short TTLs", "The user prefers tabs in Makefiles"]
+    assert m.meta["learned"] == ["The user prefers short TTLs (session s1, line 1)",
+                                 "The user prefers tabs in Makefiles (session s1, line 4)"]
     assert m.meta["folded"] == ["2026-11-30-220000-s1", "2026-11-30-230000-s1"]  # both records, each once
     h = capture.health(md, now=at(day + dt.timedelta(days=1), 6))
     assert h.captured == 1 and h.last_capture is not None and h.last_capture.path.endswith("230000-s1.md")

@@ -82,7 +82,9 @@ def test_third_person_pleasantries_and_folding_by_example() -> None:
     assert notes.third_person("No, I don't like squash merges") == "The user doesn't like squash merges"
     assert notes.third_person("call me Sam") == "The user goes by Sam"
     assert notes.third_person("my timezone is Europe/Berlin") == "The user's timezone is Europe/Berlin"
-    assert notes.third_person("please never use dark themes") == "The user asked: never use dark themes"
+    assert notes.third_person("please never use dark themes") == "The user wants the agent to never use dark themes"
+    assert notes.third_person("remember that staging is eu-west-1") == "The user noted that staging is eu-west-1"
+    assert notes.third_person("from now on, run ruff first") == "The user wants the agent to run ruff first from now on"
     assert [notes.pleasantry(t) for t in ("Thanks.", "Great, that works!", "thanks, now fix the upload test")] == \
         [True, True, False]
     folded = notes.across([["please fix the staging webhook", "fix the staging webhook again"],

@@ -49,7 +49,7 @@ def record(md: memdir.Memdir, path: Path) -> memdir.Memory:
 def test_the_title_is_the_first_real_request_with_the_ide_markup_gone(md: memdir.Memdir) -> None:
     m = record(md, REFUND)
     assert m.body.startswith("# test_refund_intent_partial fails since I lowered INTENT_THRESHOLD")
-    assert m.meta["asked"][0].startswith("test_refund_intent_partial fails")  # a request, not a correction
+    assert m.meta["asked"][0].startswith("second thing, here's what the chat widget says")  # the next request
     assert "corrections" not in m.meta
     assert not [h for h in HARNESS if h in m.text]  # IDE notes, the reminder, the image placeholder: all gone
 
@@ -94,7 +94,7 @@ def test_task_results_are_kept_and_subagent_files_fold_into_their_parent(md: mem
     assert [r.split(":")[1].strip() for r in reports] == ["Audit tern/ for PII in logs", "Audit ops/ log shipping for PII"]
     assert "tern/handlers/fallback.py:88" in reports[0]
     assert m.meta["tools"][:3] == ["Grep 3", "Read 3", "Task 3"]  # the subagents' searches, counted with the session's calls
-    assert m.meta["asked"][0].startswith("before the audit with Copperleaf's DPO on Friday")
+    assert m.description.startswith("before the audit with Copperleaf's DPO on Friday")
 
 
 def test_a_test_that_failed_inside_a_subagent_is_in_the_parent_record(md: memdir.Memdir) -> None:
@@ -115,7 +115,9 @@ def test_an_inline_sidechain_answer_is_kept_and_a_synthetic_api_error_is_no_fail
 def test_a_household_traceback_and_a_remembered_preference(md: memdir.Memdir) -> None:
     m = record(md, BILLS)
     assert m.meta["broke"] == ["python3 split.py bills/2026-03.csv: KeyError: 'Category'"]
-    assert any("remember the ratio changes every january" in p for p in m.meta["preferences"])
+    assert m.meta["preferences"] == [
+        "The user noted that the ratio changes every january when they do taxes, and that the SL card is always "
+        "personal (session c3d8f1e0-5b27-4e9a-8f46-1a0c7d3e92b5, line 18)"]  # "perfect. remember that…"
 
 
 @dataclass

@@ -140,7 +140,8 @@ def test_what_a_tool_was_given_is_redacted_whole_before_it_is_clipped() -> None:
     assert log.result("c1", f"Exit code 7\ncurl: (7) failed to connect, sent {token}", error=True) is not None
     a = log.activity()
     assert not [x for x in (*a.commands, *a.failures) if "eyJ" in x]
-    assert a.failures == ("[line removed: it held what looks like a JSON Web Token]: [line removed: it held what "
+    assert a.commands == ("curl … [removed: it held what looks like a JSON Web Token] (failed)",)  # its program kept
+    assert a.failures == ("curl … [removed: it held what looks like a JSON Web Token]: [line removed: it held what "
                           "looks like a JSON Web Token]",)
 
 

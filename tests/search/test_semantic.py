@@ -106,9 +106,10 @@ def test_hybrid_adds_the_neighbours_and_the_person_the_question_names(md: memdir
 def test_a_date_in_the_question_prefers_files_of_that_date(md: memdir.Memdir) -> None:
     conversation(md)
     emb = FakeEmbedder()
-    june = find(md, emb, "Where did Melanie go camping in June 2023?", k=1, mode="hybrid")
-    may = find(md, emb, "Where did Melanie go camping in May 2023?", k=1, mode="hybrid")
-    assert june[0].path == "chat/s2/t-1.md" and may[0].path == "chat/s1/t-4.md"
+    june = find(md, emb, "Where did Melanie go camping in June 2023?", k=2, mode="hybrid")
+    may = find(md, emb, "Where did Melanie go camping in May 2023?", k=2, mode="hybrid")
+    assert june[0].path == "chat/s2/t-1.md"  # the June session's turn; in May, the camping turns of 8 May
+    assert {h.path for h in may} == {"chat/s1/t-4.md", "chat/s1/t-5.md"}
 
 
 def test_semantic_hits_point_at_the_lines_of_their_best_chunk(md: memdir.Memdir) -> None:

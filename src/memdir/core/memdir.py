@@ -26,7 +26,7 @@ from ..errors import Forbidden, InvalidArgument, InvalidMemory, InvalidPath, Mem
 from ..model import Entry, Memory
 from ..search import grep as grepping
 from ..search import lexical
-from ..search.lexical import Filter, SearchHit
+from ..search.lexical import Explained, Filter, SearchHit
 from ..stores.base import Blob, Change, Record, Store
 from . import guard, history, index, ops, reconcile
 from . import limits as limits_mod
@@ -37,6 +37,8 @@ from .limits import Limits
 from .ops import ANY, Op
 from .reconcile import Finding, Report
 from .scope import Scope
+
+EXPLAIN_MORE = 5  # candidates below the top k that `explain` shows, each with why it is left out
 
 
 @dataclass(frozen=True)
@@ -326,6 +328,26 @@ class Memdir:
         with searcher.lock:
             top = lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked)
         return lexical.hits(top, parsed, bar)
+
+    def explain(self, query: str, *, k: int = 10, mode: str = "auto", prefix: str = "",
+                types: Iterable[str] | str = (), since: Any = None, cover: float | None = None) -> Explained:
+        """`search`, with the signals that scored each hit (per-field BM25, feedback, neighbours, the share
+        of the query held, cosine, the history penalty), why a hit is not sure, and the next `EXPLAIN_MORE`
+        candidates below the top `k` with why they are left out: the tool to tune a ranking with."""
+        found = self.search(query, k=k + EXPLAIN_MORE, mode=mode, prefix=prefix, types=types, since=since,
+                            cover=cover)
+        parsed = search.parse(query)
+        searcher = self._state.search
+        with searcher.lock:
+            fields = searcher.index().fields(parsed.words, [h.path for h in found], self._filter(prefix, types, since))
+        for place, hit in enumerate(found, 1):
+            if hit.signals is None:
+                continue
+            hit.signals.fields = fields.get(hit.path)
+            if place > k:
+                below = f"ranked {place}, below the top {k}"
+                hit.signals.why = f"{below}; {hit.signals.why}" if hit.signals.why else below
+        return Explained(query, mode, found[:k], found[k:])
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the search index from the files; returns how many files it holds."""

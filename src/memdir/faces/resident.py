@@ -8,7 +8,8 @@ a resident process: one that imported the command line, the hooks and the MCP se
 and stderr (SCM_RIGHTS), its arguments, environment, folder, umask and resource limits; the resident forks a
 child that runs the command as the command line would, on those very streams, while the command waits for the
 child's exit code and passes it a signal it gets (Claude Code stops its MCP server with SIGINT). When none
-answers, the command starts one in the background and runs in its own process, as it would without it.
+answers, the command runs in its own process, as it would without it, and a hook starts one in the background
+(a server does not: a script's or a test's MCP client would leave one behind for nothing).
 
 A resident is one per interpreter, memdir's files and the variables read at import (`IMPORTED`); one whose
 files changed since it started refuses (the command runs in its own process) and exits. It exits after
@@ -58,6 +59,11 @@ def idle() -> float:
 
 def served(argv: list[str]) -> bool:
     """Whether the resident runs this command: a hook, or a stdio server, with only --root and --tenant beside."""
+    return command(argv) in SERVED
+
+
+def command(argv: list[str]) -> list[str]:
+    """The command and its own options: the arguments without --root and --tenant."""
     rest, i = [], 0
     while i < len(argv):
         if argv[i] in ("--root", "--tenant") and i + 1 < len(argv):
@@ -66,7 +72,7 @@ def served(argv: list[str]) -> bool:
         if not argv[i].startswith(("--root=", "--tenant=")):
             rest.append(argv[i])
         i += 1
-    return rest in SERVED
+    return rest
 
 
 def folder() -> str:
@@ -108,8 +114,8 @@ def stamp() -> str:
 
 
 def forward(argv: list[str]) -> int | None:
-    """Run the command in the resident process: its exit code, or None if it must run here (then a resident is
-    started for the next one, where there is none)."""
+    """Run the command in the resident process: its exit code, or None if it must run here (then a hook starts a
+    resident for the next one, where there is none)."""
     if not served(argv) or not enabled():
         return None
     where = address()
@@ -120,7 +126,8 @@ def forward(argv: list[str]) -> int | None:
         conn.connect(where)
     except OSError:
         conn.close()
-        start(where)
+        if command(argv)[0] == "hook":  # a hook starts one; a server only uses one (an SDK's or a test's server leaves nothing)
+            start(where)
         return None
     passed: list[int] = []  # the signals the command got: passed on to the child once it runs
     child: list[int] = []

@@ -5,8 +5,9 @@ then carries on with the reason as its next instruction, and the next Stop of
 the same turn says `stop_hook_active`. That is the one way a Stop hook adds
 context, and it costs a turn, so memdir uses it only where it helps: the last
 request asks to remember something ("remember that…", "from now on…", "don't
-forget…") and no tool call after it wrote a memory. It blocks once per turn
-(never when `stop_hook_active`), and most turns get nothing.
+forget…") and no tool call after it wrote a memory that landed (a write whose
+result was an error, a write memdir refused, is not a save). It blocks once per
+turn (never when `stop_hook_active`), and most turns get nothing.
 
 Only the end of the transcript is read (the last request and what followed it),
 so a long session costs no more than a short one, and nothing is written.
@@ -26,9 +27,12 @@ TAIL = 256 * 1024  # bytes read from the end of a transcript
 _ASKS = re.compile(r"\b(?:remember|don't forget|do not forget|from now on|keep in mind|make a note|note that"
                    r"|for future reference|next time)\b", re.IGNORECASE)
 _RECALLS = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)  # asks to recall
+_WRITES = r"(?:write_memory_file|edit_memory_file|append_memory|remember_feedback|rename_memory_file)\b"
+_FILES = r"(?:(?:CLAUDE|MEMORY|AGENTS|GEMINI)\.md|/memory/)"
 _SAVES = re.compile(  # a memdir write tool, or an edit of a memory file the agent keeps itself
-    r"\[tool [^\]:]*(?:write_memory_file|edit_memory_file|append_memory|remember_feedback|rename_memory_file)\b"
-    r"|\[tool (?:Write|Edit|MultiEdit): [^\]]*(?:(?:CLAUDE|MEMORY|AGENTS|GEMINI)\.md|/memory/)", re.IGNORECASE)
+    rf"\[tool [^\]:]*{_WRITES}|\[tool (?:Write|Edit|MultiEdit): [^\]]*{_FILES}", re.IGNORECASE)
+_REFUSED = re.compile(  # ... whose result was an error (the line transcripts keep for a failed call names it)
+    rf"\[tool error: [^\]:]*{_WRITES}|\[tool error: [^\]]*{_FILES}[^\]:]*:", re.IGNORECASE)
 
 
 def stop(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -66,7 +70,8 @@ def tail(path: Path, size: int = TAIL) -> transcripts.Transcript | None:
 
 
 def unsaved(t: transcripts.Transcript | None) -> str | None:
-    """What the last request asked to remember, when nothing after it wrote a memory."""
+    """What the last request asked to remember, when no write after it landed (every memory write it made was
+    refused, or there was none)."""
     if t is None:
         return None
     turns = list(t.turns)
@@ -76,6 +81,9 @@ def unsaved(t: transcripts.Transcript | None) -> str | None:
     asked = next((s for s in sentences(turns[last].text) if _ASKS.search(s) and not _RECALLS.search(s)), None)
     if asked is None:
         return None
-    if any(_SAVES.search(x.text) for x in turns[last + 1:] if x.role == "assistant"):
-        return None
+    after = turns[last + 1:]
+    saves = sum(len(_SAVES.findall(x.text)) for x in after if x.role == "assistant")
+    refused = sum(len(_REFUSED.findall(x.text)) for x in after if x.role != "assistant")
+    if saves > refused:
+        return None  # a write landed
     return clip(asked, 300)

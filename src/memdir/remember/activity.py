@@ -82,6 +82,22 @@ def redact(text: str) -> str:
     return guard.redact(text)
 
 
+_KIND = re.compile(r"looks like ([^\]]+)\]")
+
+
+def _shown(command: str) -> str:
+    """A command as a record shows it: itself, or, when it holds a credential, its program and a note of what was
+    removed ("curl … [removed: it held what looks like a JSON Web Token]"), redacted whole first."""
+    red = redact(command)
+    if red == command:
+        return command
+    head = command.split(maxsplit=1)[0] if command.strip() else ""
+    kind = _KIND.search(red)
+    if not head or "=" in head or guard.find_secret(head) is not None or kind is None or "\n" in command.strip():
+        return red
+    return f"{head} … [removed: it held what looks like {kind.group(1)}]"
+
+
 def redact_value(value: str) -> str:
     """A value from outside (a session id, folder, branch, path) as a record may hold it: itself, or a note
     where it holds what the secret guard would refuse."""
@@ -292,7 +308,7 @@ class Log:
             self.calls[call_id] = (name, what or name)
 
     def command(self, command: str, call_id: str | None = None) -> None:
-        command = redact(self._clean(command))
+        command = _shown(self._clean(command))
         if call_id:
             self.ran[call_id] = len(self.commands)
         self.commands.append(clip(command, 160))

@@ -29,7 +29,7 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from ..core import guard
 from ..core.memdir import Op
 from ..errors import InvalidArgument, InvalidMemory, LimitExceeded, MemdirError, NotFound
 from ..stores.locations import config_file
-from . import counts, summarize, timeline, transcripts
+from . import counts, rules, summarize, timeline, transcripts
 from .activity import Activity
 from .summarize import LISTS, SessionSummary, Summarizer, describe
 from .transcripts import Transcript, TranscriptError, redact, redact_value, redacted
@@ -51,7 +51,7 @@ RAW = "sessions/raw/"
 SKIPPED = "sessions/skipped/"  # attempts that captured nothing: `memdir stats` lists them, no index or context does
 ARCHIVED = "archive/sessions/"
 FEEDBACK = "feedback/"
-HEADINGS = {"asked": "Asked and did", "corrections": "Corrections and pushback", "preferences": "Preferences stated",
+HEADINGS = {"asked": "Also asked", "corrections": "Corrections", "preferences": "Preferences and facts stated",
             "decisions": "Decisions", "broke": "What broke", "open": "Open threads"}
 _NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{6})-(.+)\.md$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -299,6 +299,8 @@ def capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None =
     Every attempt is counted for a server's metrics (`counts`), a raised one as failed.
     """
     safe_id(session_id)  # a bad id is the caller's mistake, not a failed capture
+    if os.environ.get(summarize.SUMMARIZING):  # the agent CLI summarising a session ended its own: no session
+        return Captured(shown(session_id.strip()), "skipped", None, "none", "summariser")
     try:
         done = _capture(md, session_id, transcript, actor=actor, at=at, summarizer=summarizer, event=event,
                         max_bytes=max_bytes)
@@ -328,6 +330,7 @@ def _capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None,
     if isinstance(transcript, Path):
         t = transcripts.with_subagents(t, transcript, cap)
     t = redacted(t)
+    t = replace(t, meta={**t.meta, "record": shown(sid)})  # the session a learning names as where it came from
     when = _when(at, t)
     retry_pending(md, summarizer, skip=sid)
     existing = find(md, sid)
@@ -349,6 +352,9 @@ def _capture(md: Memdir, session_id: str, transcript: Any, *, actor: str | None,
     except Exception as e:  # noqa: BLE001 - any summariser failure keeps the raw session for a retry
         kept = {**extra, **_activity_meta(t.activity)}  # what the agent did, for the retry's record
         return _pending(md, sid, path, stem, when, t, f"summariser error: {describe(e)}", kept, stale, event)
+    summary, refused = kept_summary(summarizer, summary, t, when.date().isoformat(), _limit(md))
+    if refused:
+        extra["summariser_refused"] = refused
     text = _fitted(md, sid, when, summary, t, extra)
     try:
         done = md.apply([Op.write(path, text), *[Op.delete(p) for p in [*stale, *stubs]]])[0]
@@ -376,6 +382,19 @@ def _activity_of(meta: dict[str, Any]) -> Activity | None:
         tools.append((name, int(n)) if n.isdigit() and name else (str(item), 1))
     lists = [tuple(str(x) for x in meta.get(k) or ()) for k in ACTIVITY[1:]]
     return Activity(tuple(tools), *lists)
+
+
+def kept_summary(summarizer: Summarizer, summary: SessionSummary, t: Transcript, date: str,
+                 limit: int) -> tuple[SessionSummary, str]:
+    """A model's record held to the extractive one's rules (`rules.py`): fitted when it keeps them, else refused for
+    the extractive record, with why (the second value, "" when kept)."""
+    if isinstance(summarizer, summarize.Extractive):
+        return summary, ""
+    wrong = rules.problems(summary, t)
+    if wrong:
+        why = model.clip(redact(f"{summarizer.name}: {wrong[0]}"), 280)
+        return summarize.Extractive().session(t, date=date, limit=limit), why
+    return rules.fitted(summary, t), ""
 
 
 def _fitted(md: Memdir, sid: str, when: dt.datetime, summary: SessionSummary, t: Transcript, extra: dict[str, Any]) -> str:
@@ -491,9 +510,11 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
             continue  # the session being captured now: its capture replaces the raw copy
         text = "".join(model.parse(md.read(p).text, path=p, strict=False)[1] for p in sorted(parts))
         t = transcripts.from_plain(text)
+        t = replace(t, meta={**t.meta, "record": shown(sid)})
         when = dates.parse_when(str(meta["date"])) if meta.get("date") else _when(None, None)
         try:
             summary = summarizer.session(t, date=when.date().isoformat(), limit=_limit(md))
+            summary, refused = kept_summary(summarizer, summary, t, when.date().isoformat(), _limit(md))
         except Exception as e:  # noqa: BLE001
             reason = f"summariser error: {describe(e)}"
             if rec is not None:
@@ -504,6 +525,8 @@ def retry_pending(md: Memdir, summarizer: Summarizer | None = None, *, skip: str
             continue
         extra = {k: meta[k] for k in ("event", "transcript", "cwd", "branch", "skipped_lines", "summary", "subagents")
                  if meta.get(k)}
+        if refused:
+            extra["summariser_refused"] = refused
         text = render_record(sid, when, summary, source=str(meta.get("source") or "text"), turns=len(t.turns),
                              extra=extra, max_name=md.limits.max_name, activity=_activity_of(meta))
         try:

@@ -31,7 +31,7 @@ from .. import model, paths
 from ..core.memdir import Op
 from ..core.scope import Scope
 from ..errors import Conflict, MemdirError, NotFound
-from . import timeline
+from . import notes, timeline
 from .authority import Authority
 from .capture import negative, similarity, subject
 from .summarize import words
@@ -169,6 +169,7 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
     (only from a diary file whose authors could write the topic file)."""
     adds: dict[str, list[str]] = {}
     memo: dict[str, frozenset[str]] = {}
+    memo_sessions: dict[str, list[str]] = {}
     for folder in DIARIES:
         for e in md.list(folder):
             try:
@@ -178,7 +179,7 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
             origins = _origins(md, who, d, memo)
             for item in d.meta.get("learned") or ():
                 item = str(item)
-                mine = set(words(item))
+                mine = set(words(notes.sources_of(notes.count_of(item)[0])[0]))
                 if len(mine) < 2:
                     continue
                 best, score = None, 0.0
@@ -187,10 +188,13 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
                     s = len(mine & theirs) / len(mine)
                     if s > score:
                         best, score = m, s
-                if best is None or score < BELONGS or _key(item) in _key(best.body) \
+                plain, sources = notes.sources_of(notes.count_of(item)[0])
+                if best is None or score < BELONGS or _key(plain) in _key(best.body) \
                         or who.refusal(e.path, best.path, origins):
                     continue
-                line = f"- {item.rstrip()} (from the diary, {d.meta.get('first') or e.path})"
+                sources = sources or _diary_sessions(md, d, memo_sessions)  # an older diary's item: its sessions
+                line = "- " + notes.with_sources(f"{plain.rstrip(' .')}, from the diary of {d.meta.get('first') or e.path}",
+                                                 sources)
                 if line not in adds.setdefault(best.path, []):
                     adds[best.path].append(line)
     out = []
@@ -200,6 +204,61 @@ def _learnings(md: Memdir, topics: list[model.Memory], who: Authority) -> list[A
         text = _appended(m.text, lines)
         out.append(Action("update", (path,), f"add {len(lines)} learning(s) from the diary", [Op.write(path, text, expect=m.version)]))
     return out
+
+
+def _diary_sessions(md: Memdir, d: model.Memory, memo: dict[str, list[str]]) -> list[str]:
+    """The sessions a diary file rests on: a daily's `sessions`, a week's or month's those of what it folded."""
+    if d.path in memo:
+        return memo[d.path]
+    memo[d.path] = out = [str(x) for x in d.meta.get("sessions") or ()]  # a loop of `folded` names ends here
+    for name in d.meta.get("folded") or ():
+        try:
+            inner = md.read(f"archive/diary/{name}.md")
+        except MemdirError:
+            continue
+        out += [x for x in _diary_sessions(md, inner, memo) if x not in out]
+    return out
+
+
+@dataclass(frozen=True)
+class Learning:
+    """A learning a memory holds and the sessions it came from: a line of a topic file, or a diary's item."""
+
+    path: str
+    line: int  # of the topic file's body, or the item's place in the diary's `learned` (from 1)
+    text: str
+    sessions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "text": self.text, "sessions": list(self.sessions)}
+
+
+def learnings(md: Memdir) -> list[Learning]:
+    """Every learning that names the sessions it came from: the lines consolidation carried into topic files, and
+    the `learned` items of the diary (and its archive)."""
+    out = []
+    for e in md.list():
+        if e.path.startswith(("sessions/", "archive/sessions/")):
+            continue
+        try:
+            m = md.read(e.path)
+        except MemdirError:
+            continue
+        if e.path.startswith(DIARIES):
+            items = [(i, str(x)) for i, x in enumerate(m.meta.get("learned") or (), 1)]
+        else:
+            items = [(i, ln) for i, ln in enumerate(paths.lines(m.body), 1) if ln.lstrip().startswith("- ")]
+        for number, text in items:
+            sessions = notes.sessions_of(text.strip())
+            if sessions:
+                out.append(Learning(e.path, number, text.strip(), tuple(sessions)))
+    return out
+
+
+def resting_on(md: Memdir, session: str) -> list[Learning]:
+    """The learnings that rest on `session` alone (no other session says them): what forgetting it would leave
+    without a source."""
+    return [x for x in learnings(md) if x.sessions == (session,)]
 
 
 def _origins(md: Memdir, who: Authority, d: model.Memory, memo: dict[str, frozenset[str]]) -> frozenset[str]:

@@ -39,7 +39,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import dates, model
@@ -49,9 +49,9 @@ from ..stores.base import DEFAULT_TENANT
 from ..stores.locations import folder_of, scheme_of
 from ..stores.sqlite import database_path
 from . import consolidate as upkeep
-from . import counts
+from . import counts, prose, rules
 from .capture import ARCHIVED, RAW, SESSIONS, day_of, retry_pending, settings, summarizer_for
-from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, SessionSummary, Summarizer, describe
+from .summarize import DIGEST_LISTS, LISTS, PERIOD_CHARS, Digest, Extractive, SessionSummary, Summarizer, describe
 
 if TYPE_CHECKING:
     from ..core.memdir import Memdir, Op
@@ -317,6 +317,9 @@ class Diary:
                 else Digest("No session was captured in full; see the archived records.")
         except Exception as e:  # noqa: BLE001 - a failing summariser leaves everything in place for the next run
             return self._step(period, period.path, "failed", folded, f"summariser error: {describe(e)}")
+        refused = "" if isinstance(self.summarizer, Extractive) else "; ".join(rules.digest_problems(period.kind, digest.text))
+        if refused:  # a model's roll-up without its period's shape: the extractive one, held to it, instead
+            digest = Extractive().digest(period.kind, period.label, items, limit=PERIOD_CHARS[period.kind])
         text = self._render(period, digest, inputs, prior)
         dest = ARCHIVED if period.kind == "day" else ARCHIVED_DIARY
         ops: list[Op] = [Op.write(target or period.path, text, expect=None if prior is None else prior.version)]
@@ -326,7 +329,8 @@ class Diary:
             self.md.apply(ops)
         except (Conflict, NotFound) as e:
             return self._step(period, target or period.path, "raced", folded, f"done by another worker ({e.message})")
-        return self._step(period, target or period.path, "done", folded)
+        return self._step(period, target or period.path, "done", folded,
+                          f"the {self.summarizer.name} roll-up was refused: {refused}" if refused else "")
 
     def _existing(self, period: Period) -> str | None:
         for path in (period.path, f"{ARCHIVED_DIARY}{period.label}.md"):
@@ -358,7 +362,9 @@ class Diary:
         if m.meta.get("type") == "session" or m.path.startswith(SESSIONS):
             title = str(m.meta.get("description") or m.description)
             lists = {k: tuple(str(x) for x in m.meta.get(k) or ()) for k in LISTS}
-            return SessionSummary(title, **lists).digest()
+            d = SessionSummary(title, **lists).digest()
+            main = prose.worked_on(title, [str(f) for f in m.meta.get("files") or ()])  # the request, and where
+            return replace(d, worked_on=(main,) if main else ())  # one line a session: its follow-ups are the record's
         return Digest.from_meta(m.meta, _paragraph_of(m.body))
 
     def _render(self, period: Period, digest: Digest, inputs: list[model.Memory], prior: model.Memory | None) -> str:

@@ -19,6 +19,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import subprocess
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -26,8 +29,9 @@ from typing import Any, Protocol
 
 from .. import paths
 from ..errors import InvalidArgument, MemdirError
-from . import fence, notes, prompts
+from . import fence, notes, prompts, prose
 from .transcripts import Transcript, redact, redacted
+from .turns import first_request
 
 LISTS = ("asked", "corrections", "preferences", "decisions", "broke", "open")
 DIGEST_LISTS = ("learned", "decided", "worked_on", "broke", "open")
@@ -35,7 +39,6 @@ ITEM_CHARS = 200
 MAX_ITEMS = 6
 USER_SENTENCES = 6  # sentences of a user's turn read for cues
 PASTED = 12  # a user's turn of more sentences than this is read by its first paragraph: the rest is pasted
-_NARRATION = re.compile(r"^(?:I'll|I will|I'm going to|Let me|Now,? |Next,? |First,? |Then,? |Starting )")
 PERIOD_CHARS = {"day": 1200, "week": 600, "month": 600}
 
 
@@ -122,25 +125,34 @@ def estimate_tokens(text: str) -> int:
 
 # ---------------------------------------------------------------- extractive
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# A sentence ends at . ! ? before a space, whatever case the next one starts in (people type in lower case), but
+# not after an abbreviation or a lone letter ("e.g. this", "v. 2").
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|approx|dr|mr|mrs|ms|st|fig|ca|al|incl|resp)\.|(?:^|\s)\w\.)$",
+                           re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
-_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (kind, who, re.compile(rx, re.IGNORECASE))
-    for kind, who, rx in (
-        ("preferences", "user", r"\b(?:i (?:prefer|like|love|hate|always|usually|never)|i'd (?:prefer|rather|like)"
-                                r"|i would (?:prefer|rather)|i don't (?:like|want)|please (?:always|never|use|don't)"
-                                r"|(?:always|never) (?:use|add|write|run|put|do|make|show)|my preference|call me"
-                                r"|remember (?:that|this|to)?)\b"),
-        ("corrections", "user", r"(?:^(?:no|nope|wrong|stop)\b|\b(?:that's not|that is not|not what i|i said|you forgot"
-                                r"|should(?:n't| not) have|instead|actually,|don't|do not|undo|revert)\b)"),
-        ("decisions", "any", r"\b(?:let's|let us|we'll|we will|decided|decision|go with|going with|agreed|settled on"
-                             r"|we chose|the plan is|plan:)\b"),
-        ("open", "any", r"\b(?:todo|to do|later|next steps?|still (?:need|open|to)|not yet|follow[- ]up|open question"
-                        r"|remaining|pending|tbd|blocked|waiting (?:on|for)|unresolved|haven't|left to)\b"),
-        ("broke", "any", r"(?:\[tool error:|\b(?:error|errors|failed|fails|failing|failure|exception|traceback|broke"
-                         r"|broken|crash(?:ed|es)?|bug|regression|timed out|doesn't work|does not work|not working)\b)"),
+# What a person's sentence is, by its cue words; only the person's own words are read for these (the
+# assistant's prose is never copied as a fact), and a turn's first sentence without a cue is its request.
+_CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
+    (kind, later, re.compile(rx, re.IGNORECASE))
+    for kind, later, rx in (  # later: only after the first request (the first asks, it corrects nothing yet)
+        ("preferences", False, r"\b(?:i (?:prefer|like|love|hate|always|usually|never)|i'd (?:prefer|rather)"
+                               r"|i would (?:prefer|rather)|i don't (?:like|want)|my preference|call me"
+                               r"|(?:^|please )(?:always|never)\b|(?:always|never) (?:use|add|write|run|put|do|make|show"
+                               r"|test|ask|commit|push|check|keep|include|mention)|from now on|going forward"
+                               r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"),
+        ("corrections", True, r"(?:^(?:no|nope|wrong|stop|not)\b|\b(?:that's not|that is not|that's wrong|not what i"
+                              r"|i said|you forgot|you missed|should(?:n't| not) have|why did you)\b|^(?:please )?(?:don't"
+                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b)"),
+        ("open", False, r"\b(?:later|tomorrow|next (?:week|month|time)|not yet|todo|to-do|for now|follow[- ]up"
+                        r"|still (?:need|have) to|after lunch|another time|some other time|leave (?:it|that|this|the \S+"
+                        r"(?: \S+)?) (?:for|until))\b"),
+        ("decisions", True, r"\b(?:let's go with|let us go with|we'll go with|we will go with|(?:i|we) (?:decided|agreed"
+                            r"|chose|settled)|decided to|the decision is|go with|going with|agreed on|settled on"
+                            r"|the plan is)\b"),
     )
 )
+_RECALL = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)
 _STOP = frozenset("""a an the and or but if then so of to in on at by for with from as is are was were be been being it its
 this that these those i you he she we they me my your our their them us do does did done not no yes can could should
 would will just also very more most some any all each every into out up down over about than too only own same such
@@ -161,10 +173,17 @@ def sentences(text: str) -> list[str]:
         if line.lstrip().startswith("[tool "):  # a tool's line is one item, whatever full stops it holds
             out.append(" ".join(line.split()))
             continue
+        held = ""
         for part in _SENTENCE.split(line.strip().lstrip("-*> ").strip()):
-            part = " ".join(part.split())
+            part = " ".join(f"{held} {part}".split())
+            if _ABBREVIATION.search(part):
+                held = part  # not an end: the next piece belongs to this sentence
+                continue
+            held = ""
             if part:
                 out.append(part)
+        if held:
+            out.append(held)
     return out
 
 
@@ -192,87 +211,149 @@ def _bounded(lists: dict[str, list[str]], head: str, limit: int, newest: Sequenc
         cap -= 1
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """`text` cut at a word to fit `limit` characters (a title)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:-—") + "…"
+
+
+def request_of(t: Transcript) -> str | None:
+    """The person's first real request: as the reader found it, else found in the turns (a transcript built by hand)."""
+    got = t.meta.get("request") if "request" in t.meta else first_request(t.turns).get("request")
+    return got if isinstance(got, str) else None
+
+
+def title_of(t: Transcript) -> str:
+    """The record's title: the person's first real request (its first sentence), shortened; else what the harness
+    titled the session; else what was done; and for a conversation in which the person asked nothing at all, the
+    words it opened with, said to be no request. Never the assistant's words where the person asked something,
+    never a placeholder."""
+    request = request_of(t)
+    text = notes.unfilled(request.split("\n\n", 1)[0]) if isinstance(request, str) else ""
+    said = sentences(text)
+    if said:  # its first sentence when that asks or says enough, else as much of the request as fits
+        enough = len(said[0]) >= 60 or len(said) == 1 or _ASKING.search(said[0]) or not notes.statement(said[0])
+        return shorten(said[0] if enough else text)
+    if isinstance(t.meta.get("summary"), str) and t.meta["summary"].strip():
+        return shorten(t.meta["summary"])
+    a = t.activity
+    if a.files:
+        return shorten("Changed " + ", ".join(a.files[:3]) + (f" and {len(a.files) - 3} more" if len(a.files) > 3 else ""))
+    if a.commands:
+        return shorten("Ran " + a.commands[0])
+    opened = next((x.text for x in t.turns if x.role == "assistant" and not x.text.startswith("[tool ")), "")
+    return shorten("A session without a request: " + " ".join(opened.split())) if opened else "A session without a request"
+
+
+_ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
+
+
+def provenance(t: Transcript, line: int | None) -> str:
+    """Where a learning came from: the session and the line (or message) of its transcript."""
+    sid = t.meta.get("record") or t.meta.get("session")
+    where = f"{t.where} {line}" if line else ""
+    return f" (session {sid}{', ' + where if where else ''})" if sid else f" ({where})" if where else ""
+
+
+def _same(a: set[str], seen: list[set[str]], strict: bool = False) -> bool:
+    """Whether an item says what one already kept says: most of its content words shared (`strict`, for learnings:
+    most of both items' words, so two facts about one subject stay two)."""
+    return bool(a) and any(b and notes.overlap(a, b, strict) >= notes.SAME for b in seen)
+
+
 @dataclass
 class Extractive:
-    """The default summariser: keeps the sentences that carry the signal, in order; no model."""
+    """The default summariser: the facts a person would note, in order; no model."""
 
     name: str = "extractive"
     usage: Counter[str] = field(default_factory=Counter)
 
     def session(self, transcript: Transcript, *, date: str, limit: int) -> SessionSummary:
-        """The record as a person would write it: the first real request as the title; each turn's opening
-        request; the user's corrections, preferences and decisions; what failed (the tools' failing lines, never
-        the assistant's narration); and what is open at the end (the user's words, the last answer's)."""
+        """The record as a person would write it, from the person's own words: the first real request as the
+        title; each later turn's request (acknowledgements are not requests); what they corrected or stated as a
+        preference or fact, as learnings about them in the third person naming the session and line they came
+        from; their decisions; what they left for later, and a last request nothing answered. What broke and what
+        was done come from the tool calls (`Transcript.activity`), never from the assistant's prose."""
+        t = transcript
         lists: dict[str, list[str]] = {k: [] for k in LISTS}
-        seen: set[str] = set()
-        last = max((i for i, t in enumerate(transcript.turns) if t.role == "assistant"), default=-1)
-        first_request = True
-        tools = bool(transcript.activity.tools)  # tool calls were read: their failing lines say what broke
-        for i, turn in enumerate(transcript.turns):
+        title = title_of(t)
+        request = request_of(t)
+        kept = [set(notes.content(title))]  # what asked, open and decisions hold (a request is said once)
+        learned: list[set[str]] = []
+        first = next((i for i, x in enumerate(t.turns) if x.role == "user" and not x.text.startswith("[tool ")
+                      and isinstance(request, str) and notes.unacknowledged(x.text).startswith(request[:40])), -1)
+        answered, openers = -1, {}  # each user turn's opening request, where it was kept as one
+        for i, turn in enumerate(t.turns):
             self.usage["input_tokens"] += estimate_tokens(turn.text)
-            said = sentences(turn.text)
-            if turn.role == "user":
-                said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(turn.text.split("\n\n", 1)[0])
-                said = said[:USER_SENTENCES]  # past these (or past the first paragraph of a long turn) is pasted text
-            elif tools:
-                said = [x for x in said if not _NARRATION.match(x)]  # "Let me run the tests first": not a decision
-            first = True
-            for sentence in said:
-                if notes.pleasantry(sentence):
-                    continue  # "Thanks." is no request and no work done
-                kind = self._kind(sentence, turn.role, final=i == last, tools=tools)
-                if turn.role == "user" and first and not sentence.startswith("[tool "):
-                    if kind is None or first_request and kind != "preferences":
-                        kind = "asked"  # a turn's opening sentence is its request; the first corrects nothing yet
-                    first_request = False
-                first = False
-                if kind is None:
+            if turn.role == "assistant":
+                answered = i
+            if turn.role != "user" or turn.text.startswith("[tool "):
+                continue
+            text = notes.unacknowledged(turn.text)
+            said = sentences(text)
+            said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(text.split("\n\n", 1)[0])[:USER_SENTENCES]
+            for n, sentence in enumerate(said):  # past these (or the first paragraph of a long turn) is pasted text
+                if notes.pleasantry(sentence) or sentence.startswith("[tool "):
                     continue
-                key = _key(sentence)
-                if key and key not in seen:
-                    seen.add(key)
-                    lists[kind].append(clip(sentence))
-        request = transcript.meta.get("request")
-        opening = sentences(request)[0] if isinstance(request, str) and sentences(request) else None
-        title = clip(transcript.meta.get("title") or opening or (lists["asked"][0] if lists["asked"] else _first_words(transcript)), 80)
-        kept = _bounded(lists, title, limit)
-        out = SessionSummary(title, *(tuple(kept[k]) for k in LISTS))
-        self.usage["output_tokens"] += estimate_tokens(title) + sum(estimate_tokens(x) for k in LISTS for x in kept[k])
+                kind = _kind(sentence, later=i > first)
+                if kind is None and n == 0:
+                    kind = "asked"  # a turn's opening sentence is its request
+                if kind is None or (i == first and n == 0 and kind in ("asked", "open", "decisions")):
+                    continue  # the first request is the title
+                item = self._item(t, kind, sentence, turn.line)
+                words = set(notes.content(sentence))
+                seen = learned if kind in ("preferences", "corrections") else kept
+                if item and not _same(words, seen, seen is learned):
+                    seen.append(words)
+                    lists[kind].append(item)
+                    if kind == "asked":
+                        openers[i] = item
+        last = max((i for i, x in enumerate(t.turns) if x.role == "user" and notes.unacknowledged(x.text)
+                    and not x.text.startswith("[tool ")), default=-1)
+        if last > answered and last in openers:  # the last request: nothing answered it
+            lists["asked"].remove(openers[last])
+            lists["open"].append(clip(notes.reported(openers[last])))
+        out_lists = _bounded(lists, title, limit)
+        out = SessionSummary(title, *(tuple(out_lists[k]) for k in LISTS))
+        self.usage["output_tokens"] += estimate_tokens(title) + sum(estimate_tokens(x) for k in LISTS for x in out_lists[k])
         return out
 
     @staticmethod
-    def _kind(sentence: str, role: str, *, final: bool = True, tools: bool = False) -> str | None:
-        if sentence.startswith("[tool ") and not sentence.startswith("[tool error:"):
-            return None
-        for kind, who, rx in _CUES:
-            if kind == "broke" and role == "assistant" and tools:
-                continue  # the assistant's narration of a failure is not the failure: the tool's line is
-            if kind == "open" and role == "assistant" and tools and not final:
-                continue  # what the assistant left open mid-session was most often done later
-            if (who == "any" or who == role) and rx.search(sentence):
-                return kind
-        return None
+    def _item(t: Transcript, kind: str, sentence: str, line: int | None) -> str | None:
+        """A sentence as its list holds it: a learning in the third person with where it came from, what is open
+        or decided in the reporting voice, a request as the person put it."""
+        if kind in ("preferences", "corrections"):
+            said = notes.learning(sentence, kind)
+            return clip(said, ITEM_CHARS - 60) + provenance(t, line) if said else None
+        said = notes.unfilled(sentence)
+        if kind == "asked" and re.fullmatch(r"/[\w:.-]+", said):
+            return None  # a bare slash command stands for the request after it
+        if kind == "asked":
+            return clip(said) or None  # a request stays in the person's words
+        return clip(notes.reported(said)) or None
 
     def digest(self, period: str, label: str, items: Sequence[Digest], *, limit: int) -> Digest:
         for item in items:
             self.usage["input_tokens"] += estimate_tokens(item.text) + sum(
                 estimate_tokens(x) for k in DIGEST_LISTS for x in getattr(item, k))
         merged = _notes(items, add=period != "day")
-        if period == "day":
-            text = _paragraph(merged, limit)
-        elif period == "week":
-            text = _sentences(merged, limit)
-        else:
-            text = _themes(items, merged, limit)
+        lists = {k: getattr(merged, k) for k in DIGEST_LISTS}
+        text = prose.paragraph(lists, limit) if period == "day" else prose.sentences(lists, limit) \
+            if period == "week" else prose.themes(lists, limit)
         self.usage["output_tokens"] += estimate_tokens(text)
         return Digest(text, *(getattr(merged, k) for k in DIGEST_LISTS))
 
 
-def _first_words(t: Transcript) -> str:
-    for turn in t.turns:
-        if turn.text.strip():
-            return paths.lines(turn.text.strip())[0]
-    return "session"
+def _kind(sentence: str, *, later: bool) -> str | None:
+    """What a person's sentence is: a preference, a correction (not in the first request), what is left for later,
+    a decision; None for anything else."""
+    for kind, only_later, rx in _CUES:
+        if (later or not only_later) and rx.search(sentence) and not (kind == "preferences" and _RECALL.search(sentence)):
+            return kind
+    return None
 
 
 def merge(items: Sequence[Digest], cap: int = MAX_ITEMS * 2) -> Digest:
@@ -289,58 +370,24 @@ def merge(items: Sequence[Digest], cap: int = MAX_ITEMS * 2) -> Digest:
     return Digest("", *(tuple(v[-cap:] if k == "open" else v[:cap]) for k, v in out.items()))
 
 
+def _learned(item: str) -> str | None:
+    """A learning in the third person (one a model wrote in the user's voice put there), else None."""
+    return item if item.startswith("The user") else notes.learning(item, "preferences")
+
+
 def _notes(items: Sequence[Digest], *, add: bool, cap: int = MAX_ITEMS * 2) -> Digest:
     """The lists as notes (`notes.py`): repeats merged with the days they came up on (`add`: items are days
     or weeks; else the sessions of one day), the most repeated first, no pleasantries, learnings in the
     third person."""
     out: dict[str, list[str]] = {}
     for k in DIGEST_LISTS:
-        lists = [[notes.third_person(x) for x in getattr(i, k)] if k == "learned" else list(getattr(i, k)) for i in items]
-        folded = notes.across(lists, add=add)
+        lists = [[y for x in getattr(i, k) if (y := _learned(x))] if k == "learned" else list(getattr(i, k))
+                 for i in items]
+        folded = notes.across(lists, add=add, strict=k == "learned")
         if k != "open":  # what is still open stays in the order it came; the rest by how often it came up
             folded = sorted(folded, key=lambda i: -i.count)
         out[k] = [i.render() for i in folded]
     return Digest("", *(tuple(v[-cap:] if k == "open" else v[:cap]) for k, v in out.items()))
-
-
-_LEADS = (("learned", "Learned"), ("decided", "Decided"), ("worked_on", "Worked on"), ("broke", "Broke"), ("open", "Open"))
-
-
-def _paragraph(d: Digest, limit: int) -> str:
-    """One paragraph, durable learnings first, cut item by item from the end of each part to fit."""
-    parts = {k: list(getattr(d, k)) for k, _ in _LEADS}
-    while True:
-        text = " ".join(f"{lead}: {'; '.join(_bare(x) for x in parts[k])}." for k, lead in _LEADS if parts[k])
-        if len(text) <= limit:
-            return text or "Nothing of note."
-        longest = max(parts, key=lambda k: (len(parts[k]), k))
-        parts[longest].pop()
-
-
-def _bare(text: str) -> str:
-    return text.rstrip(" .;")
-
-
-def _sentences(d: Digest, limit: int) -> str:
-    """Two or three sentences: learnings, the main work, what stays open."""
-    picks = [("Learned", d.learned[:3] or d.decided[:3]), ("Worked on", d.worked_on[:3]), ("Still open", d.open[-2:])]
-    n = 3
-    while True:
-        chosen = [(lead, items[:n]) for lead, items in picks if items]
-        text = " ".join(f"{lead}: {'; '.join(_bare(x) for x in items)}." for lead, items in chosen)
-        if len(text) <= limit or n == 1:
-            return clip(text, limit) if text else "A quiet week."
-        n -= 1
-
-
-def _themes(items: Sequence[Digest], merged: Digest, limit: int) -> str:
-    """Three bullets: the largest clusters of what was said this month (`notes.themes`), each with its most
-    repeated item and on how many days it came up."""
-    said = [x for k in ("worked_on", "decided", "learned") for x in getattr(merged, k)]
-    bullets = [f"- {name}: {_bare(best.text)} ({total} days)" if total > 1 else f"- {name}: {_bare(best.text)}"
-               for name, best, total in notes.themes(said)]
-    per = max(20, limit // 3 - 1)
-    return "\n".join(clip(b, per) for b in bullets) or "- nothing recurring"
 
 
 # ---------------------------------------------------------------- model providers
@@ -465,14 +512,80 @@ class OpenAISummarizer(_Model):
         return reply.choices[0].message.content or ""
 
 
+# The agent CLIs a person already runs, as summarisers: the prompt goes in on standard input, the answer comes out
+# on standard output, and the CLI's own login is used (memdir holds no key of its own).
+AGENT_CLIS = {
+    "claude": ["claude", "-p"],  # Claude Code's print mode reads the prompt from stdin
+    "codex": ["codex", "exec", "--skip-git-repo-check", "-"],  # "-": the prompt from stdin
+    "gemini": ["gemini", "-p", "Follow the instructions above; answer with what they ask for and nothing else."],
+}
+MODEL_FLAG = {"claude": "--model", "codex": "--model", "gemini": "--model"}
+SUMMARIZING = "MEMDIR_SUMMARIZING"  # set for the CLI a summary runs in: its own session is no session to capture
+
+
+@dataclass
+class AgentCLI(_Model):
+    """An agent CLI the person already runs (`claude -p`, `codex exec`, `gemini -p`, or any `command`) as the
+    summariser: the redacted transcript and the prompt go in on standard input, in a fresh empty folder, with
+    `MEMDIR_SUMMARIZING=1` in its environment; its standard output is the answer. A CLI that is missing, fails,
+    or does not answer within `timeout` seconds is a `SummarizerError` saying so in memdir's own words (never its
+    output, which may hold anything)."""
+
+    command: tuple[str, ...] = ()
+    timeout: float = 300.0
+    name: str = "command"
+
+    def _ask(self, system: str, user: str) -> str:
+        argv = [*self.command, *([MODEL_FLAG[self.name], self.model] if self.model and self.name in MODEL_FLAG else [])]
+        prompt = f"{system}\n\n{user}\n"
+        with tempfile.TemporaryDirectory(prefix="memdir-summary-") as folder:
+            try:
+                done = subprocess.run(argv, input=prompt, capture_output=True, text=True, timeout=self.timeout,
+                                      cwd=folder, env={**os.environ, SUMMARIZING: "1"}, check=False)
+            except FileNotFoundError:
+                raise SummarizerError(f"the {argv[0]} command is not installed (not found on PATH); install it or "
+                                      "name another in [summarizer] command") from None
+            except subprocess.TimeoutExpired:
+                raise SummarizerError(f"the {argv[0]} command did not answer within {self.timeout:g} s; raise "
+                                      "[summarizer] timeout") from None
+            except OSError as e:
+                raise SummarizerError(f"the {argv[0]} command could not be run ({e.strerror or type(e).__name__})") from None
+        if done.returncode != 0:
+            raise SummarizerError(f"the {argv[0]} command failed: exit status {done.returncode}")
+        self.usage["calls"] += 1
+        self.usage["input_tokens"] += estimate_tokens(prompt)
+        self.usage["output_tokens"] += estimate_tokens(done.stdout)
+        return done.stdout
+
+
 @dataclass(frozen=True)
 class Config:
-    """`[summarizer]` in memdir.toml, overridden by MEMDIR_SUMMARIZER, MEMDIR_SUMMARIZER_MODEL, _BASE_URL."""
+    """`[summarizer]` in memdir.toml, overridden by MEMDIR_SUMMARIZER, MEMDIR_SUMMARIZER_MODEL, _BASE_URL, _COMMAND,
+    _TIMEOUT."""
 
     provider: str = "extractive"
     model: str = ""
     base_url: str | None = None
     max_tokens: int = 1024
+    command: str | list[str] | None = None  # the agent CLI to run: `provider = "command"`, or another preset's
+    timeout: float = 300.0
+
+
+def _agent_cli(cfg: Config) -> AgentCLI:
+    """The agent CLI `[summarizer]` names: a preset (claude, codex, gemini) or `command`."""
+    argv = shlex.split(cfg.command) if isinstance(cfg.command, str) else [str(x) for x in cfg.command or ()]
+    if cfg.provider == "command" and not argv:
+        raise InvalidArgument("the command summariser needs a command: set command in [summarizer], e.g. "
+                              "command = \"claude -p\"")
+    try:
+        timeout = float(cfg.timeout)
+        if not 0 < timeout <= 86_400:
+            raise ValueError(timeout)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"[summarizer] timeout = {cfg.timeout!r} is not valid; give the seconds a summary may "
+                              "take, e.g. 300") from None
+    return AgentCLI(model=cfg.model, command=tuple(argv or AGENT_CLIS[cfg.provider]), timeout=timeout,
+                    name=cfg.provider)
 
 
 def load(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Summarizer:
@@ -490,8 +603,11 @@ def load(table: Mapping[str, Any] | None = None, environ: Mapping[str, str] | No
     cfg = Config(**values)
     if cfg.provider == "extractive":
         return Extractive()
+    if cfg.provider in AGENT_CLIS or cfg.provider == "command":
+        return _agent_cli(cfg)
     if cfg.provider not in ("anthropic", "openai"):
-        raise InvalidArgument(f"summarizer provider {cfg.provider!r} is not extractive, anthropic or openai")
+        raise InvalidArgument(f"summarizer provider {cfg.provider!r} is not extractive, anthropic, openai, "
+                              f"{', '.join(AGENT_CLIS)} or command")
     if not cfg.model:
         raise InvalidArgument(f"the {cfg.provider} summariser needs a model: set model in [summarizer] or MEMDIR_SUMMARIZER_MODEL")
     cls = AnthropicSummarizer if cfg.provider == "anthropic" else OpenAISummarizer

@@ -79,7 +79,8 @@ def redacted(t: Transcript) -> Transcript:
     """The transcript with every turn redacted (turn by turn: a secret never spans two turns, and a long
     transcript is not scanned again for each secret found)."""
     turns = tuple(replace(x, text=redact(x.text)) for x in t.turns)
-    meta = {k: redact_value(v) if isinstance(v, str) else v for k, v in t.meta.items()}
+    meta = {k: (redact(v) if k in ("request", "summary") else redact_value(v)) if isinstance(v, str) else v
+            for k, v in t.meta.items()}  # what was said line by line, an outside value whole
     return replace(t, turns=turns, meta=meta, activity=redact_activity(t.activity))
 
 
@@ -225,12 +226,27 @@ def parse_text(text: str) -> Transcript:
         except (json.JSONDecodeError, RecursionError):
             doc = None
         if isinstance(doc, dict) and agents.is_gemini_document(doc):
-            return agents.from_gemini_document(doc)
+            return agents.from_gemini_document(doc, _lines_of_ids(head, doc.get("messages")))
         if isinstance(doc, dict) and agents.is_codex_document(doc):
             return agents.from_codex_document(doc)
     if head.startswith("{"):
         return from_jsonl(paths.lines(text))
     return from_plain(text)
+
+
+def _lines_of_ids(text: str, messages: Any) -> dict[str, int] | None:
+    """The line of a JSON document each message's `"id"` is on (the message's line, for learnings to name), or None
+    when a message has no id to find."""
+    if not isinstance(messages, list):
+        return None
+    found: dict[str, int] = {}
+    for m in messages:
+        mid = m.get("id") if isinstance(m, Mapping) else None
+        if not isinstance(mid, str):
+            return None
+        at = text.find(json.dumps(mid, ensure_ascii=False))
+        found[mid] = text.count("\n", 0, at) + 1 if at >= 0 else 0
+    return found
 
 
 def from_plain(text: str) -> Transcript:

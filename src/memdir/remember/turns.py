@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .activity import Activity
-from .notes import pleasantry
+from .notes import unacknowledged
 
 
 @dataclass(frozen=True)
@@ -71,20 +71,7 @@ class Record(dict[str, Any]):
 
 
 _COMMAND = re.compile(r"^/[\w:.-]+")
-_OPENING = re.compile(r"[^\n]*?[.!?](?=\s|$)")
-
-
-def request_of(text: str) -> str:
-    """A user's turn without the acknowledgements it opens with ("Great, thanks. Now add the Dutch reply" ->
-    "Now add the Dutch reply"); "" when it is only an acknowledgement."""
-    text = text.strip()
-    while text:
-        m = _OPENING.match(text)
-        first = m.group(0) if m else text.split("\n", 1)[0]
-        if not pleasantry(first):
-            return text
-        text = text[len(first):].strip()
-    return ""
+request_of = unacknowledged  # a user's turn without the acknowledgements it opens with
 
 
 def first_request(turns: Iterable[Turn]) -> dict[str, Any]:

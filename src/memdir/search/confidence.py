@@ -12,7 +12,8 @@ bar for "sure" is `COVER` (0.5):
 
 - the words: the share of the query's weight the file holds (`evidence`:
   each word weighs its rarity among the files, words that name no topic
-  nothing);
+  nothing); beside a sure hit, half of that bar (`BESIDE`: a question's
+  evidence is often split over files, a prompt may ask two things);
 - the meaning: its cosine over the model's floor for a sure hit (`calibration`;
   a conversation's turn needs the floor, a topic file `semantic.SURE` times it).
 
@@ -24,12 +25,14 @@ unless the query asks about past work (`asks_about_past`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .evidence import COVER  # the confidence of a sure hit: half the query's weight held, or a cosine at the sure bar
 
 HISTORY = ("sessions/", "diary/", "archive/")  # what was done and said: records, roll-ups, what they folded
+BESIDE = 0.5  # beside a sure hit, another holding this share of the bar is sure too
 HISTORY_SHARE = 0.5  # of its score, for a record of past work when the query does not ask about the past
 
 # "last time", "yesterday", "what did we do about ...": a question about past work, not about what is known.
@@ -82,13 +85,10 @@ class Signals:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         extra = out.pop("extra")
+        if out["fields"]:
+            out["fields"] = {k: round(v, 4) for k, v in out["fields"].items()}
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in {**out, **extra}.items()
-                if v not in (None, "", {}) and not (k == "history" and v == 1.0)}
-
-
-def from_words(cover: float) -> float:
-    """Confidence from the words alone: the share of the query's weight held."""
-    return max(0.0, min(1.0, cover))
+                if v not in (None, "", {}) and not (k == "history" and v == 1.0) and not (k == "people" and not v)}
 
 
 def from_meaning(cosine: float, sure_at: float) -> float:
@@ -98,11 +98,32 @@ def from_meaning(cosine: float, sure_at: float) -> float:
     return max(0.0, min(1.0, COVER * cosine / sure_at))
 
 
+def judge(covers: Mapping[str, float], bar: float, cosines: Mapping[str, float] | None = None,
+          sure_at: Mapping[str, float] | None = None) -> dict[str, tuple[float, bool, str]]:
+    """Each hit's confidence, whether it is sure, and why not: by path, for one search's hits.
+
+    A hit is sure when it holds `bar` of the query's weight or its cosine reaches its `sure_at`; beside such a
+    hit, one holding `BESIDE` of the bar is sure too (a prompt that asks two things finds each in its own file).
+    The words' confidence is `COVER` at the share a hit needs, in proportion below and above it."""
+    cosines, sure_at = cosines or {}, sure_at or {}
+    close = {p for p, c in cosines.items() if p in covers and c >= sure_at.get(p, float("inf"))}
+    need = bar * BESIDE if close or any(c >= bar for c in covers.values()) else bar
+    out = {}
+    for path, cover in covers.items():
+        value = min(1.0, COVER * cover / need) if need > 0 else 1.0
+        cosine = cosines.get(path)
+        if cosine is not None and path in sure_at:
+            value = max(value, from_meaning(cosine, sure_at[path]))
+        sure = cover >= need or path in close
+        out[path] = (round(value, 3), sure, "" if sure else reason(cover, cosine, sure_at.get(path), need))
+    return out
+
+
 def reason(cover: float | None, cosine: float | None, sure_at: float | None, bar: float) -> str:
     """Why a hit is not sure: how much of the query it holds and how close its meaning is, against the bars."""
     parts = []
     if cover is not None:
-        parts.append(f"holds {cover:.0%} of the query's weight (sure at {bar:.0%})")
+        parts.append(f"holds {cover:.0%} of the query's weight, sure at {bar:.0%}")
     if cosine is not None and sure_at:
-        parts.append(f"cosine {cosine:.2f} (sure at {sure_at:.2f})")
+        parts.append(f"cosine {cosine:.2f}, sure at {sure_at:.2f}")
     return "; ".join(parts) or "no evidence weighed"

@@ -311,6 +311,20 @@ class FtsIndex:
         )
         return [(str(p), -float(r)) for p, r in rows]
 
+    def fields(self, words: Sequence[str], paths: Sequence[str], where: Filter) -> dict[str, dict[str, float]]:
+        """BM25 of each field alone (its weight, the others 0) for `paths`: what `--explain` shows."""
+        if not words or not paths:
+            return {}
+        alone = [", ".join(str(w if i == j else 0.0) for j, w in enumerate(WEIGHTS)) for i in range(len(WEIGHTS))]
+        cond, args = self._where(where)
+        rows = self._rows(
+            f"SELECT d.path, {', '.join(f'bm25({self._fts}, {a})' for a in alone)} FROM {self._fts} JOIN {self._docs} "
+            f"d ON d.id = {self._fts}.rowid WHERE {self._fts} MATCH ? AND d.path IN ({','.join('?' * len(paths))}){cond}",
+            match_expression(words), *paths, *args,
+        )
+        return {str(r[0]): dict(zip(("name", "description", "tags", "body"), (-float(x) for x in r[1:]), strict=True))
+                for r in rows}
+
     def frequencies(self, words: Sequence[str], where: Filter) -> dict[str, int]:
         # Over the tenant's whole table, as bm25() counts its statistics: a count inside a scope or a
         # prefix would join every match with its row (100x slower on common words) for the same weights.

@@ -143,6 +143,22 @@ class PgIndex:
         # ts_rank is small (about 0.01 to 1); scaled so that neighbour shares and symbol weights compare.
         return [(str(p), 10.0 * float(r)) for p, r in rows]
 
+    def fields(self, words: Sequence[str], paths: Sequence[str], where: Filter) -> dict[str, dict[str, float]]:
+        """`candidates`' rank of each weight class alone for `paths` (description and tags share one): `--explain`."""
+        if not words or not paths:
+            return {}
+        asked = [_tsquery(w) for w in words]
+        query = " || ".join(sql for sql, _ in asked)
+        alone = {"name": "{0, 0, 0, 1.0}", "description and tags": "{0, 0, 0.667, 0}", "body": "{0.333, 0, 0, 0}"}
+        ranks = ", ".join(f"ts_rank('{w}', d.tsv, q.q, 1)" for w in alone.values())
+        cond, args = self._where(where)
+        rows = self._rows(
+            f"SELECT d.path, {ranks} FROM memdir_search "
+            f"d, (SELECT ({query}) AS q) q WHERE d.tsv @@ q.q AND d.path IN ({','.join('?' * len(paths))}){cond}",
+            *(arg for _, arg in asked), *paths, *args,
+        )
+        return {str(r[0]): dict(zip(alone, (10.0 * float(x) for x in r[1:]), strict=True)) for r in rows}
+
     def frequencies(self, words: Sequence[str], where: Filter) -> dict[str, int]:
         cond, args = self._where(where)
         out: dict[str, int] = {}

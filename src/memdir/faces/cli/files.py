@@ -17,6 +17,7 @@ from ...recall import context as context_mod
 from ...recall import links as links_mod
 from ...remember import timeline
 from ...remember.timeline import search_history
+from ...search import SearchHit
 from ...stores.locations import CONFIG_FILE
 from .base import LS_PAGE, Context, emit, json_option, read_stdin
 
@@ -227,10 +228,13 @@ def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: b
 @click.option("--type", "types", multiple=True, help="Only files of this type (repeat for several).")
 @click.option("--since", default=None, metavar="DATE", help="Only files updated on or after DATE (2026-03-05).")
 @click.option("--history", is_flag=True, help="Search retired memories and earlier versions instead (from the journal).")
+@click.option("--explain", is_flag=True,
+              help="Show what scored each hit (per-field BM25, feedback, neighbours, the share of the query it holds, "
+                   "cosine, the history penalty), why a hit is not sure, and the candidates just below the top k.")
 @json_option
 @click.pass_obj
 def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tuple[str, ...], since: str | None,
-           history: bool, as_json: bool) -> None:
+           history: bool, explain: bool, as_json: bool) -> None:
     """Rank topic files by QUERY, best first; prints path:line:best matching line.
 
     The line and the paragraph after it are the part to read first (--json
@@ -257,22 +261,63 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
         if not past and not as_json:
             click.echo("no matches", err=True)
         sys.exit(0 if past else 1)
-    hits = obj.current().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
+    left: list[SearchHit] = []
+    if explain:
+        explained = obj.current().explain(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
+        hits, left = explained.hits, explained.left_out
+    else:
+        hits = obj.current().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
     answered = any(h.sure for h in hits)
     if as_json:
-        emit([h.to_dict() for h in hits])
+        emit(explained.to_dict() if explain else [h.to_dict() for h in hits])
         sys.exit(0 if answered else 1)
-    for h in [h for h in hits if h.sure]:
+
+    def show(h: SearchHit) -> None:
         click.echo(f"{h.path}:{h.line}:{h.snippet}")
+        if explain:
+            click.echo(f"    {why(h)}")
+
+    for h in [h for h in hits if h.sure]:
+        show(h)
     weaker = [h for h in hits if not h.sure]
     if weaker:
         click.echo(f"-- {'weaker matches' if answered else 'no file answers this for sure; weaker matches'}, "
                    "which may not answer it:")
     for h in weaker:
-        click.echo(f"{h.path}:{h.line}:{h.snippet}")
+        show(h)
+    if left:
+        click.echo(f"-- left out, below the top {k}:")
+    for h in left:
+        show(h)
     if not hits:
         click.echo("no matches", err=True)
     sys.exit(0 if answered else 1)
+
+
+def why(h: SearchHit) -> str:
+    """One line of what scored a hit (`--explain`)."""
+    s = h.signals
+    parts = [f"{'sure' if h.sure else 'not sure'} {h.confidence:.2f}", f"score {h.score:.4g}"]
+    if s is None:
+        return " · ".join(parts)
+    if s.bm25:
+        fields = ", ".join(f"{name} {value:.3g}" for name, value in (s.fields or {}).items() if value)
+        parts.append(f"bm25 {s.bm25:.3g}" + (f" ({fields})" if fields else ""))
+    if s.cover is not None and not s.why:  # an unsure hit's why says it
+        parts.append(f"holds {s.cover:.0%} of the query")
+    if s.cosine is not None:
+        parts.append(f"cosine {s.cosine:.2f}")
+    parts += [f"{label} +{value:.3g}" for label, value in (("feedback", s.feedback), ("neighbours", s.neighbours))
+              if value]
+    if s.lender and s.neighbours:
+        parts[-1] += f" from {s.lender}"
+    if s.people and s.people != 1.0:
+        parts.append(f"names a person ×{s.people:g}")
+    if s.history != 1.0:
+        parts.append(f"a record of past work ×{s.history:g}")
+    if s.why:
+        parts.append(s.why)
+    return " · ".join(parts)
 
 
 @click.command()

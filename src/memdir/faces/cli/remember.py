@@ -178,17 +178,28 @@ def rollup(obj: Context, due: bool, day_label: str | None, week: str | None, mon
 @click.option("--apply", "apply_plan", is_flag=True, help="Carry the plan out (journaled, undoable). Default: only show it.")
 @click.option("--trust", "trusted", multiple=True, metavar="ACTOR",
               help="A journal actor (as `memdir log` names it) whose files may retire or change any file; repeatable.")
+@click.option("--rests-on", "session", metavar="SESSION",
+              help="Only list the learnings (in topic files and the diary) that rest on this session alone: what "
+                   "forgetting it would leave without a source. Changes nothing.")
 @json_option
 @click.pass_obj
-def consolidate(obj: Context, apply_plan: bool, trusted: tuple[str, ...], as_json: bool) -> None:
+def consolidate(obj: Context, apply_plan: bool, trusted: tuple[str, ...], session: str | None, as_json: bool) -> None:
     """Propose merges of duplicates, supersessions of contradictions, diary learnings for topic files,
     and splits of oversized files; with --apply, carry them out through the normal write path.
 
     A file's text changes or retires another file only when every actor that wrote it (the journal)
     could have written the other: you, an actor given with --trust, or one that wrote that file
-    itself. Any other action is held: shown, never applied.
+    itself. Any other action is held: shown, never applied. Every learning carried into a topic file
+    names the sessions it came from.
     """
     md = _open(obj)
+    if session is not None:
+        alone = upkeep.resting_on(md, session)
+        if as_json:
+            emit([x.to_dict() for x in alone])
+        else:
+            click.echo("\n".join(f"{x.path}:{x.line}\t{x.text}" for x in alone) or f"no learning rests on {session} alone")
+        return
     plan = upkeep.plan(md, trusted=trusted)
     if apply_plan:
         plan = upkeep.apply(md, plan)

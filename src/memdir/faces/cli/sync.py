@@ -18,7 +18,8 @@ from .base import Context, emit, json_option
                    "memory another machine pushed.")
 @click.option("--remote", default=None, help="The git remote to sync with (default: the branch's, else origin).")
 @click.option("--no-push", is_flag=True, help="Commit, fetch and merge; push nothing.")
-@click.option("--no-pull", is_flag=True, help="Commit and push; fetch nothing (a push the remote refuses waits).")
+@click.option("--no-pull", is_flag=True, help="Commit and push; merge nothing (a push the remote refuses because it "
+              "moved waits for a sync that merges).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds a fetch or a push may take before the sync gives up (nothing is lost).")
 @json_option
