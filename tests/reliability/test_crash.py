@@ -166,9 +166,11 @@ def test_a_full_or_failing_disk_fails_cleanly_and_loses_nothing(backend: Backend
 
 
 @pytest.mark.parametrize("action", ["forget", "compact"])
-def test_sigkill_while_rewriting_the_past_loses_nothing_and_completes(backend: Backend, action: str) -> None:
+def test_sigkill_while_rewriting_the_past_loses_nothing_and_completes(backend: Backend, action: str,
+                                                                      request: pytest.FixtureRequest) -> None:
     if (backend.name, action) == ("s3", "forget"):  # found by this test, not yet fixed: reported on issue 34
-        pytest.xfail("an S3 forget killed at some calls leaves its file unapplied and reconcile journals it again")
+        request.applymarker(pytest.mark.xfail(reason="an S3 forget killed at some calls can leave its deleted file "
+                                              "in place, which reconcile then journals as new"))
     ctx = _context()
     rng = random.Random(f"rewrite-{backend.name}-{action}")
     env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
