@@ -31,9 +31,13 @@ def test_retention_keeps_recent_versions_the_newest_older_ones_and_says_what_wen
         _at(monkeypatch, NOW - dt.timedelta(days=80))
         md.write("other.md", "written once, long ago\n")
         before = md.history("p.md")
-        kept, dropped = history.compact(md.store, retention=history.Retention(days=30, versions=3), now=NOW)
+        retention = history.Retention(days=30, versions=3)
+        planned = history.compact(md.store, retention=retention, now=NOW, dry_run=True)
+        assert md.history("p.md") == before and not planned.done
+        done = history.compact(md.store, retention=retention, now=NOW)
         got = md.history("p.md")
-        assert dropped == 16 and kept == len(md.store.journal())
+        assert (done.dropped, done.kept, done.files) == (16, len(md.store.journal()), {"p.md": 17}) and done.done
+        assert (planned.dropped, planned.kept, planned.files) == (done.dropped, done.kept, done.files)
         assert [r.new for r in got[:8]] == [r.new for r in before[:8]]  # 5 recent, 3 older
         assert got[8].op == "thinned" and got[8].old is None and got[8].new is None and len(got) == 9
         assert [r.op for r in md.history("other.md")] == ["write"]  # a file's newest change stays, however old

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import memdir
+from memdir import model
 from memdir.faces.cli import main
 
 
@@ -69,3 +71,42 @@ def test_drop_tenant_from_the_command_line(tmp_path: Path) -> None:
         assert md.read("a.md").body == "globex secret 99172\n"
     _, err = run(tmp_path, "db", "drop-tenant", url, "acme", "--yes", code=1)
     assert "holds nothing" in err
+
+
+def test_compact_shows_what_would_go_and_asks_for_a_narrower_retention(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdir.open(root) as md, monkeypatch.context() as m:
+        m.setattr(model, "now_stamp", lambda: model.Stamp("2020-01-01T00:00:00Z"))  # long before today
+        for i in range(5):
+            md.write("notes/일지.md", f"version {i}: 회의는 월요일\r\n")
+        md.write("other.md", "once\n")
+    out, _ = run(root, "compact", "--dry-run")  # the defaults: every version of the last 30 days stays
+    assert out.startswith("history kept 30 days, then each file's newest 10: 0 version(s) of 0 file(s) would go")
+    out, _ = run(root, "compact", "--days", "0", "--versions", "1", "--dry-run", "--json")
+    planned = json.loads(out)
+    assert (planned["files"], planned["done"], planned["days"], planned["versions"]) == ({"notes/일지.md": 3}, False, 0, 1)
+    _, err = run(root, "compact", "--days", "0", "--versions", "1", code=1)  # no terminal: --yes is needed
+    assert "cannot be brought back" in err and "pass --yes" in err
+    with memdir.open(root) as md:
+        assert len(md.history("notes/일지.md")) == 5
+    out, _ = run(root, "compact", "--days", "0", "--versions", "1", "--yes")
+    assert "3 version(s) of 1 file(s) dropped" in out and "  notes/일지.md: 3" in out
+    with memdir.open(root) as md:
+        assert [r.op for r in md.history("notes/일지.md")] == ["write", "write", "thinned"]
+        assert md.read("notes/일지.md").body == "version 4: 회의는 월요일\r\n" and md.reconcile().clean
+    out, _ = run(root, "compact")  # the settings drop nothing more, and ask nothing
+    assert "0 version(s) of 0 file(s) dropped" in out
+
+
+def test_forget_names_the_memories_it_was_merged_into(root: Path) -> None:
+    from memdir.remember import timeline
+
+    with memdir.open(root) as md:
+        md.write("people/bob.md", "Bob's locker is 4471.\r\n", description="bob")
+        md.write("people/robert.md", "Robert (Bob): locker 4471, likes tea.\n", description="robert")
+        timeline.supersede(md, "people/bob.md", by="people/robert.md", reason="the same person, merged")
+    out, _ = run(root, "forget", "people/bob.md", "--dry-run", "--json")
+    assert json.loads(out)["elsewhere"] == ["people/robert.md"]
+    out, _ = run(root, "forget", "people/bob.md", "--yes")
+    assert "merged or superseded into people/robert.md, which stays" in out and "memdir forget --text" in out
+    assert (root / "people" / "robert.md").exists()

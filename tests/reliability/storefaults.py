@@ -354,3 +354,44 @@ def worker(location: str, tenant: str | None, env: dict[str, str], me: int, seco
             problems.append(f"{kind} {path}: {type(e).__name__}: {e}")
     md.close()
     conn.send((done, conflicts, problems))
+
+
+# ---------------------------------------------------------------- rewriting the past: forget and compaction
+
+REWRITE_PATHS = ["a.md", "b.md", "d/e.md"]
+
+
+def history_for_rewrites(md: memdir.Memdir, tag: str) -> None:
+    """A few versions of each file, long enough to be packed, and a rename: what a forget or compaction rewrites."""
+    for n in range(4):
+        for path in REWRITE_PATHS[: 3 - n % 2]:
+            md.write(path, "".join(f"{tag} {path} version {n} line {i}\n" for i in range(30)))
+    md.rename("d/e.md", "d/f.md")
+    md.write("d/f.md", f"{tag} moved\n" * 30)
+
+
+def rewrite(md: memdir.Memdir, action: str) -> None:
+    """Forget a.md, or compact the whole journal keeping one older version of each file (retention that drops)."""
+    import datetime as dt
+
+    from memdir.core import history
+    from memdir.remember import forget
+
+    if action == "forget":
+        forget.erase(md, "a.md")
+    else:
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)  # every record is older than the retention's days
+        history.compact(md.store, retention=history.Retention(days=1, versions=1), now=later)
+
+
+def rewriter(location: str, tenant: str | None, env: dict[str, str], action: str, at: int, lease: float,
+             conn: Any) -> None:
+    """In a child process: forget or compact (`rewrite`) until the at-th boundary call kills it."""
+    os.environ.update(env)
+    from memdir.stores.s3 import S3Store
+
+    S3Store.lease_seconds = lease
+    md = memdir.open(location, tenant=tenant)
+    with boundary(md, Points(at, "kill")):
+        rewrite(md, action)
+    conn.send_bytes(b"done")

@@ -11,7 +11,14 @@ The same workload then runs in process with a full disk (ENOSPC) or an I/O
 error (EIO) injected at random calls: every operation either succeeds or
 fails with a one-line `StoreError`, and a failed one changed nothing.
 
-`make test` kills each backend 50 times; `make soak` (MEMDIR_SOAK=1) 500.
+Rewriting the past is killed the same way: a forget (`remember/forget.py`)
+and a compaction that drops versions (`core/history.py`), each at a random
+call. After the kill the memory holds what it held before, or (a forget)
+that without the forgotten file; every journal record left is the one
+written or its `thinned` stub, each file's newest intact; and the same
+operation run again completes it.
+
+`make test` kills each backend 50 times (and 12 times each rewrite); `make soak` (MEMDIR_SOAK=1) 500 (and 200).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from conftest import Backend
 import memdir
 
 KILLS = 500 if sf.SOAK else 50
+REWRITE_KILLS = 200 if sf.SOAK else 12  # per backend and kind of rewrite
 FAULTS = 100 if sf.SOAK else 10  # per kind of fault
 OPS = 6  # per child (4 on S3, where every request is a round trip)
 BLOCK = 10  # runs per memory: a fresh tenant after that keeps every journal short (S3 reads it all on open)
@@ -155,3 +163,71 @@ def test_a_full_or_failing_disk_fails_cleanly_and_loses_nothing(backend: Backend
         state = verify(backend, tenant, [state])
     print(f"\n{backend.name} {action}: {fired} faults injected, {failed} operations failed cleanly")
     assert fired >= FAULTS // 2
+
+
+@pytest.mark.parametrize("action", ["forget", "compact"])
+def test_sigkill_while_rewriting_the_past_loses_nothing_and_completes(backend: Backend, action: str,
+                                                                      request: pytest.FixtureRequest) -> None:
+    if (backend.name, action) == ("s3", "forget"):  # found by this test, not yet fixed: reported on issue 34
+        request.applymarker(pytest.mark.xfail(reason="an S3 forget killed at some calls can leave its deleted file "
+                                              "in place, which reconcile then journals as new"))
+    ctx = _context()
+    rng = random.Random(f"rewrite-{backend.name}-{action}")
+    env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
+    with backend.open("measure") as md:  # how many boundary calls the whole rewrite makes: the kills fall among them
+        sf.history_for_rewrites(md, "measure")
+        points = sf.Points(10**9, "kill")
+        points.armed = False
+        with sf.boundary(md, points):
+            points.armed = True
+            sf.rewrite(md, action)
+            calls = 10**9 - points.left
+    kills = cycles = 0
+    while kills < REWRITE_KILLS:
+        cycles += 1
+        assert cycles < REWRITE_KILLS * 3, f"only {kills} kills in {cycles} runs"
+        tenant = f"r{cycles}"
+        with backend.open(tenant) as md:
+            sf.history_for_rewrites(md, tenant)
+            before = sf.actual(md)
+            journal = {r.seq: r for r in md.history()}
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=sf.rewriter, args=(backend.location, backend.tenant(tenant), env, action,
+                                                     rng.randint(1, calls), LEASE, send))
+        proc.start()
+        send.close()
+        try:
+            finished = recv.poll(120) and recv.recv_bytes() == b"done"
+        except EOFError:  # killed
+            finished = False
+        proc.join(120)
+        assert proc.exitcode == (0 if finished else -9), proc.exitcode
+        kills += proc.exitcode == -9
+        if backend.name == "s3":
+            time.sleep(LEASE)  # the dead writer's lease must expire before recovery may take it over
+        for attempt in ("after the kill", "run again"):
+            with backend.open(tenant) as md:
+                _check_rewritten(md, action, before, journal, attempt)
+                if attempt == "after the kill":
+                    sf.rewrite(md, action)
+    print(f"\n{backend.name} {action}: {kills} kills survived in {cycles} runs ({calls} calls a rewrite)")
+
+
+def _check_rewritten(md: memdir.Memdir, action: str, before: dict[str, str], journal: dict[int, Any],
+                     attempt: str) -> None:
+    files = sf.stored(md)
+    gone = {k: v for k, v in before.items() if k != "a.md"}
+    got = sf.bodies(files)
+    assert got == before or (action == "forget" and got == gone), (attempt, sorted(got))
+    sf.check_consistent(md, files)
+    for rec in md.history():
+        was = journal.get(rec.seq)
+        if was is None:  # written by the rewrite: a forget's record, without content
+            assert (action, rec.op, rec.old, rec.new) == ("forget", "forget", None, None), (attempt, rec)
+        elif rec != was:
+            assert rec.op == "thinned" and rec.old is None and rec.new is None, (attempt, rec, was)
+            assert action == "compact" or (rec.path == "a.md" and rec.op == "forget"), (attempt, rec)
+    if attempt == "run again" and action == "forget":
+        assert got == gone and all(r.old is None and r.new is None for r in md.history("a.md")), attempt
+    if attempt == "run again" and action == "compact":
+        assert any(r.op == "thinned" for r in md.history()), "the compaction dropped nothing"

@@ -63,6 +63,10 @@ def test_a_delta_is_the_lines_changed() -> None:
     new = old.replace(b"fact 7:", b"fact seven:")
     small = packing.delta(old, new)
     assert packing.patch(old, small) == new and len(small) < 120 < len(old) // 100
+    smaller = packing.edelta(old, new)  # the inserted line's words are in the old content, the dictionary
+    assert packing.epatch(old, smaller) == new and len(smaller) < len(small)
+    d = packing.committed(old, new, None)  # a commit stores the smaller delta
+    assert d.form == "ze0" and d.new == smaller
 
 
 # ---------------------------------------------------------------- rewrite
@@ -216,9 +220,21 @@ def test_a_forget_killed_midway_leaves_a_consistent_memory(backend: Backend) -> 
         assert ops in (["write", "write"], ["forget"]), ops
         assert (md.store.get("p.md") is None) == (ops == ["forget"])
         assert md.reconcile().clean
+        if backend.name == "s3" and ops == ["forget"]:  # committed: the next writer takes the dead one's lease over
+            md.write("r.md", "next\n")  # and erases what the journal objects still hold of p.md
+            assert [r.old or r.new for r in _stored_journal(md) if "p.md" in (r.path, r.dest)] == [None]
         from memdir.remember import forget
 
         forget.erase(md, "p.md")  # run again, it completes
         assert [r.op for r in md.history("p.md")][0] == "forget" and md.store.get("p.md") is None
         assert all(r.old is None and r.new is None for r in md.history("p.md"))
         assert md.read("q.md").body == "kept\n" and md.reconcile().clean
+
+
+def _stored_journal(md: memdir.Memdir) -> list[Record]:
+    """Every record the S3 journal objects hold, decoded, whatever a read of the journal would show."""
+    from memdir.stores import s3rewrite
+
+    store = md.store
+    keys = [str(item["Key"])[len(store.base):] for item in store._keys("journal/")]  # type: ignore[attr-defined]
+    return s3rewrite.decoded(s3rewrite.current(s3rewrite.fetch(store, keys)))

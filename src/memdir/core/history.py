@@ -18,7 +18,8 @@ gone rather than that it never was.
 Compaction runs by itself after the commit that crosses a multiple of
 `EVERY` journal records, over the files the last `EVERY` changes touched, in
 a transaction of its own after the write's (so it can never undo a write);
-`compact(store)` runs it over the whole journal (`memdir history compact`).
+`compact(store)` runs it over the whole journal (`memdir compact`, which
+`--dry-run` shows first).
 """
 
 from __future__ import annotations
@@ -113,9 +114,24 @@ def thin(journal: Iterable[Record], retention: Retention, now: dt.datetime) -> d
     return out
 
 
+@dataclass(frozen=True)
+class Compaction:
+    """What a compaction kept and dropped: journal records, and per file the versions whose content went."""
+
+    kept: int
+    dropped: int
+    files: dict[str, int]  # path -> versions dropped or left as a `thinned` record without content
+    retention: Retention
+    done: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kept": self.kept, "dropped": self.dropped, "files": self.files, "days": self.retention.days,
+                "versions": self.retention.versions, "done": self.done}
+
+
 def compact(store: Store, paths: Iterable[str] | None = None, *, retention: Retention | None = None,
-            now: dt.datetime | None = None) -> tuple[int, int]:
-    """Pack and thin the history of `paths` (every file's without them); returns (records kept, records dropped)."""
+            now: dt.datetime | None = None, dry_run: bool = False) -> Compaction:
+    """Pack and thin the history of `paths` (every file's without them); `dry_run` only says what would go."""
     retention = retention or Retention.load(store)
     when = now or dt.datetime.strptime(model.now_stamp(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     with store.lock():
@@ -127,12 +143,16 @@ def compact(store: Store, paths: Iterable[str] | None = None, *, retention: Rete
                 found.update((r.seq, r) for r in store.journal(p))
             journal = list(found.values())
         edits = thin(journal, retention, when)
-        if edits:
+        if edits and not dry_run:
             store.rewrite(edits)
-    if edits and _small(store):
+    if edits and not dry_run and _small(store):
         store.scrub()  # a small database is vacuumed: the rows packed smaller leave no half-empty pages behind
+    files: dict[str, int] = {}
+    for rec in journal:
+        if rec.op != THINNED and (edits.get(rec.seq, rec) is None or getattr(edits.get(rec.seq), "op", "") == THINNED):
+            files[rec.dest or rec.path] = files.get(rec.dest or rec.path, 0) + 1
     dropped = sum(1 for r in edits.values() if r is None)
-    return len(edits) - dropped, dropped
+    return Compaction(len(journal) - dropped, dropped, dict(sorted(files.items())), retention, not dry_run)
 
 
 def _small(store: Store) -> bool:

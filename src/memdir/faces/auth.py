@@ -11,6 +11,7 @@ HTTP, the principals of bearer tokens: `--token`/`--token-file`/`MEMDIR_TOKEN`
     tenant = "home"                       # default: the server's --tenant
     scope-read = ["household/"]           # default (neither scope key): the whole tenant
     scope-write = ["people/alice/"]
+    forget = true                         # may erase memories for good (default false; docs/forgetting.md)
 
 Tokens are kept only as SHA-256 digests and compared in constant time; they
 are never logged. Wrong tokens are counted per client address (`Throttle`):
@@ -50,7 +51,7 @@ log = logging.getLogger(__name__)
 MIN_TOKEN_CHARS = 16
 PRINCIPAL = "memdir.principal"  # the ASGI scope key under which the HTTP guard puts the caller
 MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
-_KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write"}
+_KEYS = {"token", "token_sha256", "tenant", "scope-read", "scope-write", "forget"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\Z")  # \Z: `$` would let a trailing newline in
 FAILURES = 10  # wrong tokens one client may send...
 WINDOW = 60.0  # ...in this many seconds; then it waits until the oldest of them is this old
@@ -59,12 +60,14 @@ MAX_CLIENTS = 65_536  # clients whose failures are remembered; the longest quiet
 
 @dataclass(frozen=True)
 class Principal:
-    """One caller: `read`/`write` are folder prefixes, or None for the whole tenant."""
+    """One caller: `read`/`write` are folder prefixes, or None for the whole tenant; `forget`: may erase and redact
+    for good (within what it may write), which no principal may unless it is given."""
 
     name: str
     tenant: str | None = None
     read: tuple[str, ...] | None = None
     write: tuple[str, ...] | None = None
+    forget: bool = False
 
     @property
     def scoped(self) -> bool:
@@ -179,7 +182,10 @@ class Principals:
                 raise InvalidArgument(f"{where}: {key} must be a list of folder prefixes, e.g. [\"people/alice/\"]")
         if scope["scope-read"] is not None or scope["scope-write"] is not None:
             scope = {k: v or () for k, v in scope.items()}
-        self.add(token_digest, Principal(name, tenant, scope["scope-read"], scope["scope-write"]), where)
+        forget = entry.get("forget", False)
+        if not isinstance(forget, bool):
+            raise InvalidArgument(f"{where}: forget must be true or false")
+        self.add(token_digest, Principal(name, tenant, scope["scope-read"], scope["scope-write"], forget), where)
 
     def authenticate(self, authorization: str | None) -> Principal | None:
         """The principal of an `Authorization: Bearer ...` header, or None.
@@ -369,6 +375,19 @@ MAX_OPEN = int(os.environ.get("MEMDIR_MAX_OPEN") or 1000)  # memories a server k
 RETIRE_SECONDS = 30.0  # an evicted memory is closed this long after, so a request still using it finishes first
 
 
+def _there(md: Memdir) -> object:
+    """What says a memory's tenant is still there: a folder's database file (a drop deletes it, and an open
+    connection would read on from the deleted file), else whether the store journals anything (None: nothing)."""
+    internal = getattr(md.store, "internal", None)
+    if isinstance(internal, Path):
+        try:
+            st = os.stat(internal / "memdir.db")
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+    return bool(md.store.journal(limit=1)) or None
+
+
 class Memories:
     """The servers' open memories: one `Memdir` per principal, opened with the agent-facing defaults.
 
@@ -377,7 +396,12 @@ class Memories:
     on PostgreSQL and S3 they share the process's pool or client
     (`memdir.connect`), so connections are bounded by the pool, whatever the
     number of tenants. An evicted memory is closed `RETIRE_SECONDS` later.
+    A tenant dropped meanwhile (`memdir db drop-tenant`, in any process) is
+    seen through the store at its next request, at most every `recheck`
+    seconds: its memory is let go and opened anew, and finds nothing.
     """
+
+    recheck = 1.0  # seconds between two looks at whether an open memory's tenant was dropped
 
     def __init__(self, root: str | os.PathLike[str], *, transport: str, watch: bool = True,
                  max_open: int | None = None) -> None:
@@ -386,6 +410,7 @@ class Memories:
         self.watch = watch  # follow edits made by hand in memory folders (remember.watch)
         self.max_open = max(1, max_open or MAX_OPEN)
         self._open: OrderedDict[Principal, tuple[Memdir, Memdir, Any]] = OrderedDict()  # -> (view, parent, watcher)
+        self._seen: dict[Principal, tuple[float, object]] = {}  # -> when last looked at, what the store was (`_there`)
         self._retired: deque[tuple[float, Memdir, Any]] = deque()
         self._lock = threading.RLock()
         self._shared = connect(root, agent=True) if scheme_of(os.fspath(root)) in ("postgresql", "s3") else None
@@ -400,11 +425,12 @@ class Memories:
     def of(self, principal: Principal) -> Memdir:
         with self._lock:
             got = self._open.get(principal)
-            if got is not None:
+            if got is not None and not self._dropped(principal, got[1]):
                 self._open.move_to_end(principal)
                 return got[0]
             self._close_retired(time.monotonic() - RETIRE_SECONDS)
             got = self._open[principal] = self._open_for(principal)
+            self._seen[principal] = (time.monotonic(), _there(got[1]))
             self.opened += 1
             while len(self._open) > self.max_open:
                 if not self.evicted:
@@ -414,6 +440,27 @@ class Memories:
                 self._retired.append((time.monotonic(), parent, watcher))
                 self.evicted += 1
             return got[0]
+
+    def _dropped(self, principal: Principal, md: Memdir) -> bool:
+        """Whether the tenant of this open memory was dropped since it was opened; if so it is let go."""
+        now = time.monotonic()
+        when, was = self._seen.get(principal, (0.0, None))
+        if now - when < self.recheck:
+            return False
+        there = _there(md)
+        self._seen[principal] = (now, there or was)
+        if not was or there == was:
+            return False
+        self.let_go(principal.tenant)
+        return True
+
+    def let_go(self, tenant: str | None) -> None:
+        """Close every open memory of `tenant` (dropped): its next request opens it anew."""
+        with self._lock:
+            for principal in [p for p in self._open if p.tenant == tenant]:
+                _, parent, watcher = self._open.pop(principal)
+                self._seen.pop(principal, None)
+                self._retired.append((time.monotonic(), parent, watcher))  # closed once requests using it are done
 
     def _open_for(self, principal: Principal) -> tuple[Memdir, Memdir, Any]:
         actor = self.actor(principal)

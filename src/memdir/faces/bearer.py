@@ -5,7 +5,8 @@ the principal (`sub`) and the scopes (`scope`: a space-separated string or a
 list). Scopes that memdir reads are `memdir:read:PREFIX` and
 `memdir:write:PREFIX` (a write prefix may be read too), and `memdir:read` and
 `memdir:write` for the whole tenant; a token with none of them gets the whole
-tenant, one with any gets only what they say, scopes of other services are
+tenant, one with any gets only what they say (`memdir:forget` adds the right
+to erase and redact for good, which no token has without it), scopes of other services are
 ignored, and a token with a scope in memdir's namespace that is none of these
 (`memdir:admin`, a typo) is refused: a scope memdir cannot read never widens
 what a token may do. A JWKS file may hold public keys only. Every token must carry `exp` and the
@@ -132,13 +133,14 @@ class Verifier:
         if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
             raise ValueError(f"claim {self.claims.scopes!r} is neither a string nor a list of strings")
         granted: dict[str, list[str]] = {"read": [], "write": []}
+        forget = "memdir:forget" in scopes
         for scope in scopes:
-            if not scope.lower().startswith("memdir"):
-                continue  # another service's scope
+            if not scope.lower().startswith("memdir") or scope == "memdir:forget":
+                continue  # another service's scope, or the right to forget
             found = _SCOPE.fullmatch(scope)
             if found is None:
-                raise ValueError(f"scope {scope!r} is not one memdir reads (memdir:read[:PREFIX], memdir:write[:PREFIX])")
+                raise ValueError(f"scope {scope!r} is not one memdir reads (memdir:read[:PREFIX], memdir:write[:PREFIX], memdir:forget)")
             granted[found.group(1)].append(found.group(2) or "")  # no prefix: the whole tenant
         if not granted["read"] and not granted["write"]:
-            return Principal(f"jwt:{name}", tenant)
-        return Principal(f"jwt:{name}", tenant, tuple(granted["read"]), tuple(granted["write"]))
+            return Principal(f"jwt:{name}", tenant, forget=forget)
+        return Principal(f"jwt:{name}", tenant, tuple(granted["read"]), tuple(granted["write"]), forget)

@@ -36,6 +36,7 @@ from .. import errors, pages
 from ..core.memdir import ANY, Memdir
 from ..recall import context as context_mod
 from ..remember import capture as capture_mod
+from ..remember import forget as forget_mod
 from ..stores.base import redact
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
@@ -234,6 +235,7 @@ class Api:
             route("/v1/history/{path:path}", self.history, "GET"),
             route("/v1/undo/{path:path}", self.undo, "POST"),
             route("/v1/sessions", self.capture, "POST"),
+            route("/v1/forget", self.forget, "POST"),
         ]
 
     @staticmethod
@@ -384,6 +386,37 @@ class Api:
         done = await run_in_threadpool(lambda: capture_mod.capture(md, args["session_id"], args["transcript"],
                                                                    at=args.get("at"), event="http"))
         return JSONResponse(done.to_dict(), status_code=201 if done.change == "created" else 200)
+
+
+    async def forget(self, request: Request) -> Response:
+        """Forget for good (`remember.forget`): `{"path"}` erases a memory and its history, `{"text"}` or
+        `{"pattern"}` redacts everywhere (a principal without a scope only); `"dry_run": true` says what would go.
+        Only a principal given the right may (`forget = true` in the auth file, the JWT scope `memdir:forget`)."""
+        principal: Principal = request.scope[PRINCIPAL]
+        if not principal.forget:
+            raise ApiError(403, "Forbidden", f"principal {principal.name!r} may not forget; the operator grants it "
+                           "(forget = true in the auth file, or the JWT scope memdir:forget)")
+        try:
+            args = json.loads(_text(await _body(request)))
+        except (json.JSONDecodeError, RecursionError):
+            raise ApiError(400, "BadRequest", "the body must be a JSON object: {\"path\"} or {\"text\"}") from None
+        fields = {"path": str, "text": str, "pattern": str, "ignore_case": bool, "dry_run": bool}
+        if not isinstance(args, dict) or [k for k in args if not isinstance(args[k], _field(fields, k, "a forget"))]:
+            raise ApiError(400, "BadRequest", "the body must be a JSON object of path or text or pattern (strings), "
+                           "ignore_case and dry_run (true or false)")
+        md, dry = self.memdir(request), bool(args.get("dry_run"))
+        if ("path" in args) == ("text" in args or "pattern" in args):
+            raise ApiError(400, "BadRequest", "give path (erase a memory) or text or pattern (redact), one of them")
+        if "path" in args:
+            if dry:
+                return JSONResponse((await run_in_threadpool(forget_mod.plan, md, args["path"]))[0].to_dict())
+            return JSONResponse((await run_in_threadpool(forget_mod.erase, md, args["path"])).to_dict())
+        if principal.scoped:
+            raise ApiError(403, "Forbidden", "redacting reaches every file and journal record of the tenant; "
+                           "it needs a principal without a scope")
+        done = await run_in_threadpool(lambda: forget_mod.redact(
+            md, args.get("text"), pattern=args.get("pattern"), ignore_case=bool(args.get("ignore_case")), dry_run=dry))
+        return JSONResponse(done.to_dict())
 
 
 _CAPTURE_FIELDS: dict[str, tuple[type, ...]] = {"session_id": (str,), "transcript": (str, list), "at": (str,)}

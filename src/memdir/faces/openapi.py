@@ -329,6 +329,23 @@ def document() -> dict[str, Any]:
                 "responses": {"200": _json(CAPTURED, "The record replaced, or the attempt skipped or pending"),
                               "201": _json(CAPTURED, "The record written"), **_errors(400, 401, 403, 413, 415, 429)},
             }},
+            "/v1/forget": {"post": {
+                "summary": "Forget for good (docs/forgetting.md): erase a memory and every version of it, or redact "
+                           "a string everywhere; only a principal given the right (forget = true, scope memdir:forget)",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {
+                        "path": {"type": "string", "description": "The memory to erase, with its other names and "
+                                 "roll-ups"},
+                        "text": {"type": "string", "description": "A string to redact everywhere (a principal "
+                                 "without a scope only)"},
+                        "pattern": {"type": "string", "description": "An RE2 pattern to redact everywhere"},
+                        "ignore_case": {"type": "boolean"},
+                        "dry_run": {"type": "boolean", "description": "Only say what would go"},
+                    }}}}},
+                "responses": {"200": _json({"type": "object"}, "What was (or would be) forgotten, and where"),
+                              **_errors(400, 401, 403, 404, 409, 413, 429)},
+            }},
         },
     }
 

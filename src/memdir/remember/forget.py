@@ -55,10 +55,11 @@ class Erasure:
     rollups: tuple[str, ...] = ()  # of `paths`, the diary files rolled up from it
     done: bool = False
     notes: tuple[str, ...] = ()  # places that could not be scrubbed now
+    elsewhere: tuple[str, ...] = ()  # other memories it was merged or superseded into: its text may live there too
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "paths": list(self.paths), "records": self.records, "rollups": list(self.rollups),
-                "done": self.done, "notes": list(self.notes)}
+                "done": self.done, "notes": list(self.notes), "elsewhere": list(self.elsewhere)}
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,21 @@ def plan(md: Memdir, path: str) -> tuple[Erasure, list[Record]]:
         rollups |= found
         names = lineage(journal, names | found)
     erased = [r for r in journal if r.path in names or r.dest in names]
-    return Erasure(p, tuple(sorted(names)), len(erased), tuple(sorted(rollups))), erased
+    into = {m.group(1).strip() for r in erased if r.new for m in [SUPERSEDED_BY.search(_head(r.new))] if m}
+    elsewhere = tuple(sorted(t for t in into - names if md.store.get(t) is not None))
+    return Erasure(p, tuple(sorted(names)), len(erased), tuple(sorted(rollups)), elsewhere=elsewhere), erased
+
+
+SUPERSEDED_BY = re.compile(r"(?m)^superseded_by:[ \t]*['\"]?([^'\"\r\n]+?)['\"]?[ \t]*\r?$")
+
+
+def _head(data: bytes) -> str:
+    """A file's frontmatter block (where `timeline.supersede` names what replaced it), or nothing."""
+    text = data[:4096].decode("utf-8", "replace")
+    if not text.startswith("---"):
+        return ""
+    end = text.find("\n---", 3)
+    return text[:end] if end > 0 else ""
 
 
 def erase(md: Memdir, path: str, *, scrub: bool = True) -> Erasure:

@@ -72,8 +72,9 @@ from .. import paths
 from ..errors import Conflict, InvalidPath, NotFound, StoreError
 from ..model import Entry
 from ..paths import INDEX_NAME
-from . import s3rewrite, s3shared
+from . import packing, s3rewrite, s3shared
 from .base import REWRITES, Blob, Change, Record, check_change, in_prefixes, take_token, version_of
+from .s3rewrite import Vanished as _Vanished
 from .s3shared import parse_url as parse_url  # re-exported: `remember.diary`
 from .s3shared import ping as ping  # re-exported: `locations.ping_location`
 from .s3shared import shared_client
@@ -140,6 +141,7 @@ class S3Store:
         self._known: dict[str, tuple[str, str]] = {}  # path -> (ETag, version) of what the journal wrote
         self._log: list[tuple[int, str, Entry | None]] = []  # catalog changes in seq order
         self._records: dict[int, Record] = {}
+        self._forms: dict[int, str | None] = {}  # how each record in _records is stored (`packing`)
         self._record_only: set[int] = set()  # seqs that journaled a change made outside memdir
         self._complete_from = 1  # every journal record with seq >= this is in _records
         self._snapshot_seq = 0
@@ -148,6 +150,7 @@ class S3Store:
         self._dirty = False  # a commit of ours is journaled but not fully applied
         self._looked = 0.0  # when we last read another writer's lease
         self._stale = False  # a journal record folded says another process rewrote the past we hold
+        self._rewriting = False  # committing a rewrite's changes: a record refers to no other (its old may differ)
         self._memo = f"{self.endpoint} {self.where}"  # what the process knows of this tenant (`s3shared`)
         self.lazy = shared  # an open asks S3 nothing: recover() and the journal wait for their first use
         if shared and s3shared.bucket_known(self.endpoint, self.bucket):
@@ -296,50 +299,48 @@ class S3Store:
             hint = self._read("head.json")  # one small GET instead of a LIST for readers
             if hint is not None and int(json.loads(hint[0])["seq"]) <= self._head:
                 return
+            if hint is None and next(self._keys("journal/"), None) is None:  # the tenant was dropped: hold nothing
+                self._reset()
+                self._loaded = True
+                return
         keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/", self._head_key)]
         try:
             if keys and self._head and s3rewrite.first_seq(keys[0]) > self._head + 1:
                 raise _Vanished(keys[0])  # the objects after ours were merged by a rewrite: load from its snapshot
-            bodies = self._fetch(keys) if keys else []
+            objects = s3rewrite.fetch(self, keys)
+            raws = [raw for raw in s3rewrite.current(objects) if int(raw["seq"]) > self._head]
+            records = s3rewrite.decoded(raws, self._based)
         except _Vanished:
             self._reset()
             self._load()
             return
-        for key, body in zip(keys, bodies, strict=True):
-            self._fold(key, body)
+        self._fold(raws, records)
+        if keys:
+            self._head_key = keys[-1]
         self._fresh = bool(self._depth)
         if self._stale:  # another process rewrote the past this process holds: read it again when asked
             self._drop_history()
 
     def _drop_history(self) -> None:
-        self._records, self._complete_from, self._stale = {}, self._head + 1, False
+        self._records, self._forms, self._complete_from, self._stale = {}, {}, self._head + 1, False
 
     def _reset(self) -> None:
         """Forget what was loaded of the journal and the catalog (the next use loads them again)."""
         self._loaded, self._head, self._head_key, self._settled, self._stale = False, 0, "", "", False
-        self._known, self._log, self._records, self._record_only = {}, [], {}, set()
+        self._known, self._log, self._records, self._record_only, self._forms = {}, [], {}, set(), {}
         self._complete_from, self._snapshot_seq, self._fresh = 1, 0, False
 
-    def _fetch(self, keys: Sequence[str]) -> builtins.list[builtins.list[dict[str, Any]]]:
-        def one(key: str) -> builtins.list[dict[str, Any]]:
-            got = self._read(key)
-            if got is None:
-                raise _Vanished(key)  # merged into an older one by a rewrite
-            records: builtins.list[dict[str, Any]] = json.loads(got[0])["records"]
-            return records
+    def _based(self, seqs: set[int]) -> dict[int, Any]:
+        return s3rewrite.based(self, seqs)
 
-        if len(keys) < 2:
-            return [one(k) for k in keys]
-        with ThreadPoolExecutor(16) as pool:
-            return builtins.list(pool.map(one, keys))
-
-    def _fold(self, key: str, body: builtins.list[dict[str, Any]]) -> None:
-        for raw, rec in zip(body, s3rewrite.decoded(body), strict=True):
+    def _fold(self, raws: Sequence[dict[str, Any]], records: Sequence[Record]) -> None:
+        for raw, rec in zip(raws, records, strict=True):
             seq = rec.seq
             if seq <= self._head:
                 continue
             self._stale |= rec.op in REWRITES
             self._records[seq] = rec
+            self._forms[seq] = raw.get("form")
             if raw.get("record_only"):
                 self._record_only.add(seq)
             if rec.dest is not None:
@@ -353,7 +354,6 @@ class S3Store:
             elif rec.new_version is not None:
                 self._known[target] = (_md5(rec.new), rec.new_version)
             self._head = seq
-        self._head_key = key
         if self._head:
             s3shared.saw_journal(self._memo)
 
@@ -393,8 +393,13 @@ class S3Store:
     def _matching(self, path: str | None, limit: int | None, prefixes: Sequence[str] | None) -> builtins.list[Record] | None:
         """Newest-first records from what is loaded, or None if older records are needed."""
         out = []
+        forgot: set[str] = set()
         for seq in range(self._head, self._complete_from - 1, -1):
             rec = self._records.get(seq)
+            if rec is not None and rec.op == "forget":
+                forgot.add(rec.path)
+            elif rec is not None and (rec.path in forgot or rec.dest in forgot):
+                continue  # erased, but its writer died before it dropped them: the next lease holder does
             if rec is not None and (path is None or path in (rec.path, rec.dest)) and in_prefixes(rec.path, prefixes):
                 out.append(rec)
                 if limit is not None and len(out) >= limit:
@@ -402,23 +407,7 @@ class S3Store:
         return out if self._complete_from <= 1 else None
 
     def _load_all(self) -> None:
-        """Read the journal objects older than the snapshot (history reaches back before it)."""
-        if self._complete_from <= 1:
-            return
-        for attempt in (1, 2):
-            keys = [str(item["Key"])[len(self.base):] for item in self._keys("journal/")]
-            older = [k for k in keys if s3rewrite.first_seq(k) < self._complete_from]
-            try:
-                bodies = self._fetch(older)
-            except _Vanished:  # merged by a rewrite meanwhile: list again
-                if attempt == 2:
-                    raise StoreError(f"{self.where}: the journal keeps changing under this read; retry") from None
-                continue
-            for body in bodies:
-                for rec in s3rewrite.decoded(body):
-                    self._records.setdefault(rec.seq, rec)
-            self._complete_from = 1
-            return
+        s3rewrite.load_all(self)
 
     # ------------------------------------------------------------ locking
 
@@ -433,6 +422,7 @@ class S3Store:
                     if took_over:
                         self._pull()
                         self._settle()
+                        s3rewrite.finish(self)
                 except BaseException:
                     self._depth -= 1
                     self._release()
@@ -581,11 +571,13 @@ class S3Store:
                 else:
                     version = None if change.data is None else version_of(seq)
                 entry = None if change.entry is None else replace(change.entry, version=version or "").to_dict()
+                prev = None if self._rewriting else s3rewrite.writer(self, change.path, change.expect)
+                packed = packing.committed(change.old, change.data, prev)
                 raws.append({
                     "seq": seq, "time": change.time, "actor": change.actor, "op": change.op, "path": change.path,
                     "dest": change.dest, "old_version": change.expect, "new_version": version,
-                    "old": s3rewrite.b64(change.old), "new": s3rewrite.b64(change.data), "undoes": change.undoes, "entry": entry,
-                    "record_only": change.record_only,
+                    "old": s3rewrite.b64(packed.old), "new": s3rewrite.b64(packed.new), "undoes": change.undoes,
+                    "entry": entry, "record_only": change.record_only, "form": packed.form, "base": packed.base,
                 })
             key = f"journal/{first:012d}.json"
             self._renew()  # still ours (If-Match), right before the commit point, whatever the clocks say
@@ -595,7 +587,8 @@ class S3Store:
                 raise Conflict(
                     f"another writer committed to {self.where} at the same time; read again and retry"
                 ) from None
-            self._fold(key, raws)
+            self._fold(raws, s3rewrite.decoded(raws, self._based))
+            self._head_key = key
             self._dirty = True
             try:
                 for raw in raws:
@@ -612,7 +605,7 @@ class S3Store:
 
     def _apply(self, raw: dict[str, Any], current: dict[str, tuple[str, str] | None]) -> None:
         """Make the content objects what journal record `raw` says (conditional on what was checked)."""
-        path, dest, data = raw["path"], raw["dest"], s3rewrite.unb64(raw["new"])
+        path, dest, data = raw["path"], raw["dest"], self._records[raw["seq"]].new
         target = dest or path
         if data is not None:
             was = current.get(target)
@@ -743,7 +736,7 @@ class S3Store:
             try:
                 self._pull()
                 self._settled = ""  # the holder died: its newest commit may be half applied
-                notes = self._settle()
+                notes = self._settle() + s3rewrite.finish(self)
                 last = self._records.get(self._head)
                 if self.lazy and not notes and last is not None and last.op != "external" and self._head > self.derived():
                     notes = [f"change #{self._head} to {last.path} was committed, its MEMORY.md files were not: rendering them"]
@@ -753,15 +746,20 @@ class S3Store:
                 self._release()
 
     def rewrite(self, edits: Mapping[int, Record | None], changes: Sequence[Change] = ()) -> builtins.list[Record]:
-        """The journal objects rewritten first (`s3rewrite`), then `changes` committed, then a fresh snapshot."""
+        """`changes` committed first (a forget's records: a writer that dies after them leaves a forgotten file,
+        which the next lease holder finishes erasing: `s3rewrite.finish`), then the journal objects rewritten."""
         with self.lock():
             self._pull()
             if not changes and edits.get(self._head, True) is None:
                 raise StoreError(f"cannot drop journal record #{self._head}: it is the newest, and a seq must never "
                                  "be given twice")
+            self._rewriting = True
+            try:
+                records = self.commit(changes)
+            finally:
+                self._rewriting = False
             if edits:
                 s3rewrite.rewrite(self, edits)
-            records = self.commit(changes)
             self._snapshot()
             self._drop_history()
             return records
@@ -789,8 +787,3 @@ class _Condition(Exception):
 
 class _Missing(Exception):
     """The object does not exist."""
-
-
-class _Vanished(Exception):
-    """A journal object listed a moment ago is gone (a rewrite merged it)."""
-

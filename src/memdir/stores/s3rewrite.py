@@ -5,28 +5,49 @@ leaving a tenant that opens and reads right if the writer dies after it:
 
 1. A catalog snapshot at the newest journal seq, so no reader needs the
    catalog entries the older journal objects hold (they are left out below).
-2. Every journal object but the newest merged into the oldest one's key:
-   records replaced or dropped, packed against each other (`packing`); the
-   newest rewritten in place when an edit names one of its records.
-3. The merged objects deleted. A process that finds a journal object gone, or
-   a gap between the journal it folded and the next object, loads the tenant
-   again from the snapshot (`S3Store._pull`).
+2. The newest journal object rewritten in place when an edit names one of its
+   records or one of them refers to an older object's: then it refers to none.
+3. Every journal object but the newest merged into the oldest one's key:
+   records replaced or dropped, packed against each other (`packing`), with
+   `through`, the last seq of the objects it replaces.
+4. The merged objects deleted. A reader takes each seq from the first object
+   that holds or covers it (`current`), so objects a rewrite stopped before
+   deleting are passed over (and the next rewrite deletes them). A process
+   that finds a journal object gone, or a gap between the journal it folded
+   and the next object, loads the tenant again from the snapshot
+   (`S3Store._pull`).
 
-Then the store commits the rewrite's changes as usual; a forget or redact
-record among them tells every process that folds it to load the journal again
-(`base.REWRITES`), so none keeps content that is gone.
+A commit packs its record as the other stores do (`packing.committed`): `old`
+a reference to the record that wrote it, if this process holds it decoded and
+it is newer than the catalog snapshot (so a reader that starts from the
+snapshot has it, or reads the older objects once: `based`), `new` compressed
+against `old`.
+
+The store commits the rewrite's changes (a forget's records) before these
+steps; a forget or redact record among them tells every process that folds it
+to load the journal again (`base.REWRITES`), so none keeps content that is
+gone. A writer that dies between its forget records and step 4 leaves a
+forgotten file whose past is still there: the next writer to take over its
+lease erases it (`finish`); an interrupted redaction must be run again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..errors import StoreError
 from . import packing
 from .base import Record
 
 S3Store = Any  # an `s3.S3Store` (which imports this module)
+Raw = dict[str, Any]  # a journal record as stored in its object
+
+
+class Vanished(Exception):
+    """A journal object listed a moment ago is gone, or a record a reference leads to (a rewrite merged them)."""
 
 
 def first_seq(key: str) -> int:
@@ -55,15 +76,103 @@ def stored(raw: dict[str, Any]) -> Record:
     )
 
 
-def decoded(body: list[dict[str, Any]]) -> list[Record]:
-    """The records of one journal object, content decoded (a packed record refers only to its own object)."""
-    rows = [(stored(raw), raw.get("form"), raw.get("base")) for raw in body]
-    return packing.decoded(rows, lambda seqs: {})
+def row(raw: Raw) -> packing.Row:
+    return stored(raw), raw.get("form"), raw.get("base")
 
 
-def _edited(body: list[dict[str, Any]], edits: Mapping[int, Record | None], keep_entries: bool) -> list[dict[str, Any]]:
-    kept: list[tuple[dict[str, Any], Record]] = []
-    for raw, rec in zip(body, decoded(body), strict=True):
+def _none(seqs: set[int]) -> dict[int, packing.Row]:
+    return {}
+
+
+def decoded(body: list[Raw], fetch: Any = _none) -> list[Record]:
+    """Journal records as stored, content decoded (`fetch(seqs)` gives the records references lead to)."""
+    return packing.decoded([row(raw) for raw in body], fetch)
+
+
+def fetch(store: S3Store, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The journal objects at these keys, read in parallel; `Vanished` if one is gone."""
+    def one(key: str) -> dict[str, Any]:
+        got = store._read(key)
+        if got is None:
+            raise Vanished(key)  # merged into an older one by a rewrite
+        obj: dict[str, Any] = json.loads(got[0])
+        return obj
+
+    if len(keys) < 2:
+        return [one(k) for k in keys]
+    with ThreadPoolExecutor(16) as pool:
+        return list(pool.map(one, keys))
+
+
+def current(objects: Sequence[Mapping[str, Any]]) -> list[Raw]:
+    """The records of journal objects read in key order, each seq from the first object that holds or covers it
+    (a merged object's `through`): the objects it replaced, which a rewrite stopped before deleting, are passed over."""
+    out: list[Raw] = []
+    covered = 0
+    for obj in objects:
+        for raw in obj["records"]:
+            if int(raw["seq"]) > covered:
+                out.append(raw)
+        covered = max(covered, int(obj.get("through", 0)), *(int(raw["seq"]) for raw in obj["records"]))
+    return out
+
+
+def load_all(store: S3Store) -> None:
+    """Read the journal objects older than the records the store holds (history reaching back before its snapshot)."""
+    if store._complete_from <= 1:
+        return
+    for attempt in (1, 2):
+        keys = [str(item["Key"])[len(store.base):] for item in store._keys("journal/")]
+        older = [k for k in keys if first_seq(k) < store._complete_from]
+        try:
+            body = current(fetch(store, older))
+        except Vanished:  # merged by a rewrite meanwhile: list again
+            if attempt == 2:
+                raise StoreError(f"{store.where}: the journal keeps changing under this read; retry") from None
+            continue
+        held: dict[int, packing.Row] = {seq: (rec, None, None) for seq, rec in store._records.items()}
+        mine = [raw for raw in body if int(raw["seq"]) not in held]
+        try:
+            records = decoded(mine, lambda seqs, held=held: held)
+        except StoreError:  # a reference to a record the merge dropped: read again
+            if attempt == 2:
+                raise
+            continue
+        for rec, raw in zip(records, mine, strict=True):
+            store._records.setdefault(rec.seq, rec)
+            store._forms.setdefault(rec.seq, raw.get("form"))
+        store._complete_from = 1
+        return
+
+
+def based(store: S3Store, seqs: set[int]) -> dict[int, packing.Row]:
+    """The records references lead to, decoded: those the store holds, else its whole history read once."""
+    if not seqs <= store._records.keys():
+        load_all(store)
+    if not seqs <= store._records.keys():
+        raise Vanished(f"journal record #{min(seqs - store._records.keys())}")  # dropped by a rewrite meanwhile
+    return {seq: (store._records[seq], None, None) for seq in seqs}
+
+
+def writer(store: S3Store, path: str, version: str | None) -> tuple[int, str | None] | None:
+    """(seq, form) of the record that wrote `path`'s content at `version`, if the store holds it decoded and it is
+    newer than the snapshot (what `packing.committed` refers a new record's old content to)."""
+    if version is None or len(version) != 16:
+        return None
+    try:
+        seq = int(version, 16)
+    except ValueError:
+        return None
+    rec = store._records.get(seq)
+    if seq <= store._snapshot_seq or rec is None or rec.new_version != version or (rec.dest or rec.path) != path:
+        return None
+    return seq, store._forms.get(seq)
+
+
+def _edited(body: list[Raw], edits: Mapping[int, Record | None], keep_entries: bool,
+            records: list[Record] | None = None) -> list[Raw]:
+    kept: list[tuple[Raw, Record]] = []
+    for raw, rec in zip(body, records if records is not None else decoded(body), strict=True):
         new = edits[rec.seq] if rec.seq in edits else rec
         if new is not None:
             kept.append((raw, new))
@@ -86,16 +195,39 @@ def rewrite(store: S3Store, edits: Mapping[int, Record | None]) -> None:
         return
     store._snapshot()
     newest, older = keys[-1], keys[:-1]
+    (top,) = fetch(store, [newest])
+    body = top["records"]
+    if any(seq >= first_seq(newest) for seq in edits) or any(
+            raw.get("base") is not None and int(raw["base"]) < first_seq(newest) for raw in body):
+        records = decoded(body, lambda seqs: based(store, seqs))
+        store._put(newest, json.dumps({"records": _edited(body, edits, True, records)}, ensure_ascii=False).encode())
     if older:
-        body = [raw for part in store._fetch(older) for raw in part]
+        body = current(fetch(store, older))
         merged = _edited(body, edits, keep_entries=False)
-        store._put(older[0], json.dumps({"records": merged}, ensure_ascii=False).encode())
+        through = first_seq(newest) - 1
+        store._put(older[0], json.dumps({"records": merged, "through": through}, ensure_ascii=False).encode())
         for key in older[1:]:
             store._delete(key)
-    if any(seq >= first_seq(newest) for seq in edits):
-        (body,) = store._fetch([newest])
-        store._put(newest, json.dumps({"records": _edited(body, edits, keep_entries=True)},
-                                      ensure_ascii=False).encode())
+
+
+def finish(store: S3Store) -> list[str]:
+    """Having taken over a dead writer's lease (its newest commit settled): if that commit forgot files, erase what
+    the journal still holds of them, as the writer would have next (`S3Store.rewrite` commits first)."""
+    if not store._head_key:
+        return []
+    (newest,) = fetch(store, [store._head_key])  # read: the snapshot may be this commit's, and nothing held of it
+    forgot = {str(raw["path"]): int(raw["seq"]) for raw in newest["records"] if raw["op"] == "forget"}
+    if not forgot:
+        return []
+    load_all(store)  # every record, those a read of the journal hides as erased too
+    edits: dict[int, Record | None] = {seq: None for seq, r in store._records.items()
+                                       if any(p in forgot and seq < forgot[p] for p in (r.path, r.dest))}
+    if not edits:
+        return []
+    rewrite(store, edits)
+    store._snapshot()
+    store._drop_history()
+    return [f"completed the forgetting of {', '.join(sorted(forgot))}, which a writer died in"]
 
 
 def drop(store: S3Store) -> None:

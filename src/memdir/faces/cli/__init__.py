@@ -16,7 +16,7 @@ COMMANDS = {  # the group module of each command; tests/faces/test_cli.py checks
     "remember": ("capture", "sessions", "rollup", "consolidate", "check", "stats", "feedback", "supersede"),
     "hooks": ("hook",),
     "sync": ("sync", "conflicts", "project"),
-    "forgetting": ("forget",),
+    "forgetting": ("forget", "compact"),
 }
 main.lazy.update({name: f"{__name__}.{group}" for group, names in COMMANDS.items() for name in names})
 

@@ -1,4 +1,5 @@
-"""Forgetting for good: `memdir forget PATH`, `memdir forget --text STRING`, `memdir db drop-tenant URL TENANT`."""
+"""Forgetting for good: `memdir forget PATH`, `memdir forget --text STRING`, `memdir db drop-tenant URL TENANT`;
+and by age: `memdir compact` (the `[history]` retention)."""
 
 from __future__ import annotations
 
@@ -6,22 +7,23 @@ import sys
 
 import click
 
+from ...core import history
 from ...remember import forget as forgetting
 from .base import Context, emit, fail, json_option
 
 IRREVOCABLE = "This cannot be undone: no journal version, archive copy, roll-up or index row of it is kept."
 
 
-def _confirm(plan: str, yes: bool) -> None:
+def _confirm(plan: str, yes: bool, warning: str = IRREVOCABLE, verb: str = "forget", done: str = "forgotten") -> None:
     """Show what will go and ask, unless --yes; a script without a terminal must say --yes."""
     click.echo(plan, err=True)
-    click.echo(IRREVOCABLE, err=True)
+    click.echo(warning, err=True)
     if yes:
         return
     if not sys.stdin.isatty():
-        fail("nothing was forgotten: pass --yes to forget without a question (no terminal to ask on)")
-    if not click.confirm("Forget it?", default=False, err=True):
-        fail("nothing was forgotten")
+        fail(f"nothing was {done}: pass --yes to {verb} without a question (no terminal to ask on)")
+    if not click.confirm(f"{verb.capitalize()} it?", default=False, err=True):
+        fail(f"nothing was {done}")
 
 
 @click.command()
@@ -84,13 +86,18 @@ def _show(data: object, text: str, as_json: bool) -> None:
 def _erasure_plan(e: forgetting.Erasure) -> str:
     lines = [f"forget {e.path}: {len(e.paths)} name(s), {e.records} journal record(s)"]
     lines += [f"  {p}" + ("  (rolled up from it)" if p in e.rollups else "") for p in e.paths]
-    return "\n".join(lines)
+    return "\n".join(lines + _elsewhere(e))
 
 
 def _erased(e: forgetting.Erasure) -> str:
     names = ", ".join(e.paths)
     lines = [f"forgot {e.path}: {names}; {e.records} journal record(s) erased"]
-    return "\n".join(lines + [f"note: {n}" for n in e.notes])
+    return "\n".join(lines + [f"note: {n}" for n in e.notes] + _elsewhere(e))
+
+
+def _elsewhere(e: forgetting.Erasure) -> list[str]:
+    return [f"note: it was merged or superseded into {p}, which stays and may hold its text: redact that with "
+            f"`memdir forget --text`" for p in e.elsewhere]
 
 
 def _where(r: forgetting.Redaction, what: str) -> str:
@@ -109,13 +116,59 @@ def drop_tenant(url: str, name: str, yes: bool, as_json: bool) -> None:
     """Delete every byte of TENANT at URL: its rows in every table, its S3 objects, its folder (a folder URL
     holds tenant T in tenants/T/), and the local copies memdir made (search index, vectors). Cannot be undone.
 
-    A server holding the tenant open keeps it until restarted; drop it through
-    the server instead (DELETE /v1/tenant, for a principal allowed to forget).
+    A server holding the tenant open (in any process) sees the drop at the
+    tenant's next request and lets go of it; that request finds nothing.
     """
     _confirm(f"drop tenant {name!r} at {url}: every file, journal record, index row and cached copy of it", yes)
     removed = forgetting.drop_tenant(url, name)
     _show({"tenant": name, "removed": removed}, "\n".join(removed), as_json)
 
 
+@click.command()
+@click.option("--dry-run", "-n", is_flag=True, help="Only show which versions would go; change nothing.")
+@click.option("--days", type=click.IntRange(min=0), help="Keep every version this many days old or younger "
+              "(default: [history] days in memdir.toml, else 30).")
+@click.option("--versions", type=click.IntRange(min=0), help="Of the older versions, keep each file's newest this many "
+              "(default: [history] versions, else 10).")
+@click.option("--yes", "-y", is_flag=True, help="With --days or --versions: do not ask (for scripts).")
+@json_option
+@click.pass_obj
+def compact(obj: Context, dry_run: bool, days: int | None, versions: int | None, yes: bool, as_json: bool) -> None:
+    """Apply the history retention now: pack the journal, and drop the versions it no longer keeps.
+
+    Every version younger than the retention's days is kept, and of the older
+    ones each file's newest few; a file's newest change always stays. Where
+    versions go, one record without content (op `thinned`) says so, so undo,
+    `log -p`, as-of reads and rollback say the version is gone. memdir also
+    does this by itself every 64 changes, over the files they touched; this
+    runs it over the whole journal. The versions dropped cannot be brought
+    back: --dry-run shows them first, and with --days or --versions (a
+    retention other than the settings) it asks unless --yes.
+
+    \b
+    memdir compact --dry-run             # what the settings would drop
+    memdir compact --days 7 --versions 3 --yes
+    """
+    md = obj.memdir()
+    settings = history.Retention.load(md.store)
+    retention = history.Retention(settings.days if days is None else days,
+                                  settings.versions if versions is None else versions)
+    done = history.compact(md.store, retention=retention, dry_run=True)
+    if not dry_run:  # packs the journal too, whether or not a version goes
+        if done.files and retention != settings:
+            _confirm(_compaction(done), yes, "The versions dropped cannot be brought back.", "compact",
+                     "compacted")
+        done = history.compact(md.store, retention=retention)
+    _show(done.to_dict(), _compaction(done), as_json)
+
+
+def _compaction(c: history.Compaction) -> str:
+    lines = [f"history kept {c.retention.days} days, then each file's newest {c.retention.versions}: "
+             f"{sum(c.files.values())} version(s) of {len(c.files)} file(s) {'dropped' if c.done else 'would go'}; "
+             f"{c.kept} journal record(s) kept"]
+    return "\n".join(lines + [f"  {path}: {n}" for path, n in c.files.items()])
+
+
 def register(main: click.Group) -> None:
     main.add_command(forget)
+    main.add_command(compact)
