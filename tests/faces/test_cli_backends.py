@@ -32,13 +32,14 @@ def test_memdir_url_and_tenant_from_the_environment(tmp_path: Path) -> None:
 
 def test_db_migrate_check_then_apply(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'm.db'}"
-    assert run("db", "migrate", url, "--check", code=1).stdout == "pending: 0001_tables, 0002_search, 0003_rate\n"
+    assert run("db", "migrate", url, "--check", code=1).stdout == "pending: 0001_tables, 0002_search, 0003_rate, 0004_rewrite\n"
     assert not (tmp_path / "m.db").exists()
-    assert run("db", "migrate", url).stdout == f"{url}: applied 0001_tables, 0002_search, 0003_rate\n"
+    assert run("db", "migrate", url).stdout == f"{url}: applied 0001_tables, 0002_search, 0003_rate, 0004_rewrite\n"
     assert run("db", "migrate", url).stdout == f"{url}: already up to date\n"
     assert run("--root", url, "db", "migrate", "--check").stdout == f"up to date: {url}\n"
     report = json.loads(run("db", "migrate", url, "--json").stdout)
-    assert report == {"location": url, "applied": [], "pending": [], "current": ["0001_tables", "0002_search", "0003_rate"],
+    assert report == {"location": url, "applied": [], "pending": [], "current": ["0001_tables", "0002_search", "0003_rate",
+                                                                                 "0004_rewrite"],
                       "granted": None}
 
 
