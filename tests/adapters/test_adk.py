@@ -35,7 +35,7 @@ from google.adk.memory import InMemoryMemoryService  # noqa: E402
 from google.adk.memory.memory_entry import MemoryEntry  # noqa: E402
 from google.adk.sessions.session import Session  # noqa: E402
 from google.genai import types  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from memdir.adapters.adk import MemdirMemoryService, register  # noqa: E402
@@ -242,6 +242,9 @@ steps = st.lists(st.tuples(st.sampled_from(["session", "events", "delete", "sear
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(pools, steps)
+# A file that shares only the best hits' other words ("banana") is ranked by the feedback query, not returned.
+@example(pool=[(0, ["apple"], "user")] * 4 + [(0, ["banana"], "user"), (0, ["apple"], "user"), (0, ["apple", "banana"], "user")],
+         sequence=[("session", 0, [0, 4, 6], "apple")])
 def test_generated_sequences_find_the_same(backend: Backend, pool: list[tuple[int, list[str], str]],
                                            sequence: list[tuple[str, int, list[int], str]]) -> None:
     events = [(KEYS[k], event(_id(n), " ".join(words), author, T0 + n)) for n, (k, words, author) in enumerate(pool)]

@@ -38,7 +38,8 @@ def test_db_migrate_check_then_apply(tmp_path: Path) -> None:
     assert run("db", "migrate", url).stdout == f"{url}: already up to date\n"
     assert run("--root", url, "db", "migrate", "--check").stdout == f"up to date: {url}\n"
     report = json.loads(run("db", "migrate", url, "--json").stdout)
-    assert report == {"location": url, "applied": [], "pending": [], "current": ["0001_tables", "0002_search", "0003_rate", "0004_rewrite"],
+    assert report == {"location": url, "applied": [], "pending": [], "current": ["0001_tables", "0002_search", "0003_rate",
+                                                                                 "0004_rewrite"],
                       "granted": None}
 
 

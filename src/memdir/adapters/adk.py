@@ -42,7 +42,8 @@ same session is one record and a deleted event leaves the record too.
 
 `search_memory` is memdir's search (`mode=`, auto by default) in the user's folder, best first, at most
 `max_results` (10, as ADK's own) entries and `max_chars` characters of text
-(PreloadMemoryTool puts every entry in the prompt). An event comes back as it
+(PreloadMemoryTool puts every entry in the prompt, unasked, so only hits search is sure of come back:
+a file that only shares words with the best hits, ranked by the feedback query, is left out). An event comes back as it
 came in (id, author, timestamp, its text as one part); any other file as its
 body, with its path as the id.
 
@@ -314,6 +315,8 @@ class MemdirMemoryService(BaseMemoryService):
         out: list[MemoryEntry] = []
         left = self.max_chars
         for hit in self.md.search(query, k=self.max_results, prefix=folder, mode=self.mode):
+            if not hit.sure:
+                continue
             try:
                 m = self.md.read(hit.path)
             except MemdirError:

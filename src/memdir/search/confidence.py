@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .evidence import COVER  # the confidence of a sure hit: half the query's weight held, or a cosine at the sure bar
@@ -80,14 +80,12 @@ class Signals:
     cover: float | None = None  # the share of the query's weight the file holds
     fused: float | None = None  # hybrid: the fused score before the signals
     why: str = ""  # why it is not sure, or why it was left out
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        extra = out.pop("extra")
         if out["fields"]:
             out["fields"] = {k: round(v, 4) for k, v in out["fields"].items()}
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in {**out, **extra}.items()
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()
                 if v not in (None, "", {}) and not (k == "history" and v == 1.0) and not (k == "people" and not v)}
 
 

@@ -52,7 +52,7 @@ WEIGHTS = (3.0, 2.0, 2.0, 1.0)  # name, description, tags, body
 CANDIDATES = 200  # how many index matches the ranking looks at
 NEIGHBOUR_SHARE = 0.4  # of a file's score lent to its neighbours in a sequence
 SECOND_SHARE = 0.0  # of a file's score lent to the files two places away (measured, not kept: see the docstring)
-SCAN = 50  # candidates whose share of the query is weighed (4 x k when k is larger)
+SCAN = 50  # candidates whose share of the query is weighed (k when k is larger)
 COVER_WEIGHT = 1.0  # a file holding all of the query's weight gains this share of the best BM25 (`evidence`)
 BATCH = 500
 
@@ -334,7 +334,7 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bo
             signals.setdefault(path, Signals()).feedback = added
     if COVER_WEIGHT and query:  # how much of the query a file holds, beside how often it says it
         strongest = max(scores.values())
-        read = sorted(scores, key=lambda p: (-scores[p], p))[: max(SCAN, 4 * k)]  # further down: out of reach
+        read = sorted(scores, key=lambda p: (-scores[p], p))[: max(SCAN, k)]  # further down: out of reach
         for path, held in covers(index, query, index.docs(read, where).values(), where).items():
             signals[path].cover = held
             scores[path] += COVER_WEIGHT * strongest * held
