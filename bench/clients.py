@@ -16,6 +16,7 @@ Not in `make test`: it needs the npm registry, which a test must not.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -188,4 +189,6 @@ def starts(runs: int = 7) -> bool:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()  # --help: the docstring
     sys.exit(main())

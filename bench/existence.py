@@ -14,6 +14,7 @@ within the noise is what an agent measuring the faces would see: nothing.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -83,4 +84,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()  # --help: the docstring
     sys.exit(main())

@@ -11,9 +11,9 @@ extra's Playwright. Run it on demand, not in the tests.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -213,4 +213,8 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "screens")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("out", nargs="?", type=Path, default=Path(__file__).parent / "screens",
+                        help="the folder the PNGs go to (default: bench/screens/)")
+    main(parser.parse_args().out)

@@ -14,6 +14,7 @@ Each stemmer is scored on both: the share of `SAME` pairs it merges, and the
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -120,4 +121,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()  # --help: the docstring
     main()

@@ -19,3 +19,9 @@ def timed(fn: Callable[[], object], runs: int) -> list[float]:
 def summary(samples: list[float]) -> tuple[float, float]:
     samples = sorted(samples)
     return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
+
+
+if __name__ == "__main__":  # a module the benchmarks import, not a benchmark: --help says so
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__ + " Imported by the bench scripts; it runs nothing itself.").parse_args()

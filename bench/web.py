@@ -9,8 +9,8 @@ median and p95 of the next 20.
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -75,4 +75,7 @@ def main(files: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="?", type=int, default=10_000, help="topic files in the memory (10,000)")
+    main(parser.parse_args().files)

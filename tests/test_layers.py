@@ -96,6 +96,7 @@ LAZY = {  # what brings in a heavy optional dependency loads on first use
     ("faces.cli.serving", "faces.mcp"), ("faces.cli.serving", "faces.http"),  # the MCP SDK, starlette: `serve` only
     ("faces.cli.serving", "faces.asgi"),  # starlette, prometheus_client: `serve --http` only
     ("faces.cli.resident", "faces.mcp"),  # the MCP SDK, where it is installed: the resident process loads it once
+    ("faces.http", "faces.mcp"),  # the MCP SDK: only an app that serves /mcp (not the page or the API alone)
     ("stores.locations", "stores.postgres"), ("stores.locations", "stores.s3"),  # psycopg, boto3: with their URLs
     ("remember.diary", "stores.postgres"), ("remember.diary", "stores.s3"),
 }

@@ -140,6 +140,28 @@ def test_apps_and_users_are_apart(md: memdir.Memdir) -> None:
     assert folders == ["adk/app/alice", "adk/app/alice.3bc51062", "adk/other/alice"]  # Alice: a name of its own
 
 
+def test_sessions_whose_ids_join_alike_keep_a_record_each(md: memdir.Memdir) -> None:
+    """App `a/b` with user `c` and app `a` with user `b/c`: one record id `adk:a/b/c/s1` before, now two."""
+    ours = MemdirMemoryService(md)
+    asyncio.run(ours.add_session_to_memory(session("s1", event("x1", "the first user's pancakes"), app="a/b", user="c")))
+    asyncio.run(ours.add_session_to_memory(session("s1", event("x2", "the second user's waffles"), app="a", user="b/c")))
+    records = capture.sessions(md)
+    assert len(records) == 2 and len({r.session for r in records}) == 2
+    texts = sorted(md.read(r.path).body for r in records)
+    assert "pancakes" in texts[0] + texts[1] and "waffles" in texts[0] + texts[1]
+    assert not any("pancakes" in t and "waffles" in t for t in texts)
+
+
+def test_a_record_captured_under_the_old_id_is_replaced_not_doubled(md: memdir.Memdir) -> None:
+    ours = MemdirMemoryService(md)
+    capture.capture(md, "adk:app/alice@example.com/s1", [{"role": "user", "content": "older record"}],
+                    at="2026-05-28T10:00:00Z")
+    asyncio.run(ours.add_session_to_memory(session("s1", event("y1", "muffins"), user="alice@example.com")))
+    records = capture.sessions(md)
+    assert [r.session for r in records] == [MemdirMemoryService.record_id("app", "alice@example.com", "s1")]
+    assert "muffins" in md.read(records[0].path).body
+
+
 def test_search_is_capped_for_preload(md: memdir.Memdir) -> None:
     ours = MemdirMemoryService(md, max_chars=300)
     events = [event(f"{i:02x}" * 4, f"marble {'stone ' * 20}{i}", at=T0 + i) for i in range(15)]

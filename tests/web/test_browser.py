@@ -141,7 +141,20 @@ def test_a_concurrent_agent_write_is_a_conflict_never_an_overwrite(browser: Any,
         page.context.close()
 
 
-def test_undo_from_the_feed_from_a_selection_and_from_a_history(browser: Any, root: Path) -> None:
+@pytest.fixture
+def ticking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write a second after the one before: what a slow machine does, now on every run."""
+    import datetime as dt
+    import itertools
+
+    from memdir import model
+
+    start, seconds = dt.datetime.now(dt.UTC).replace(microsecond=0), itertools.count()
+    monkeypatch.setattr(model, "now_stamp",
+                        lambda: model.Stamp((start + dt.timedelta(seconds=next(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")))
+
+
+def test_undo_from_the_feed_from_a_selection_and_from_a_history(browser: Any, root: Path, ticking: None) -> None:
     agent = memdir.open(root, actor="mcp:claude")
     agent.write("project/flock.md", "Flock launches on 2026-11-01.\n")
     agent.write("reference/guess.md", "An agent's guess.\n")
@@ -177,8 +190,10 @@ def test_undo_from_the_feed_from_a_selection_and_from_a_history(browser: Any, ro
         page.check("input[name=b] >> nth=1")
         page.click("button:has-text('Compare')")
         compared = page.locator("#compared-title + .diff")
-        assert "Flock launches on 2026-12-15." in compared.locator(".del").first.inner_text()
-        assert "Flock launches on 2026-11-01." in compared.locator(".add").first.inner_text()
+        # Any line of each side, not the first: when a second ticked between the two writes, their `updated:`
+        # lines differ too and come first (the test then depended on the clock).
+        assert any("Flock launches on 2026-12-15." in t for t in compared.locator(".del").all_inner_texts())
+        assert any("Flock launches on 2026-11-01." in t for t in compared.locator(".add").all_inner_texts())
         page.get_by_role("button", name="Undo change").click()  # the newest change, from the history
         assert agent.read("project/flock.md").body == "Flock launches on 2026-11-01.\n"
         agent.close()

@@ -324,3 +324,69 @@ def test_the_page_flags_a_long_file_and_frontmatter_broken_by_hand(root: Path) -
             md.sync(["project/flock.md"])
         assert md.history("project/flock.md")[0].actor == f"external:{getpass.getuser()}"  # not the server's
         assert md.actor.startswith("http:")
+
+
+# ---------------------------------------------------------------- the third hardening round
+
+JWT_SECRET = b"a-shared-secret-of-at-least-32-bytes!!"
+
+
+def test_a_session_a_jwt_made_ends_when_the_token_does(root: Path) -> None:
+    import jwt
+
+    from memdir.faces.bearer import Verifier
+
+    principals = Principals(Principal("default"))
+    principals.verifier = Verifier(audience="memdir", secret=JWT_SECRET)
+    exp = int(time.time()) + 300
+    token = jwt.encode({"sub": "alice", "tenant": "acme", "aud": "memdir", "exp": exp}, JWT_SECRET, algorithm="HS256")
+    with Running(root, principals) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/login")
+        status, url, _ = b.post("/ui/login", {"token": token, "next": "/ui/list"})
+        assert (status, url) == (200, srv.url + "/ui/list")
+        sessions = srv.server.config.app.page.sessions
+        sessions.clock = lambda: exp - 1.0  # the token still holds
+        assert b.get("/ui/list")[1] == srv.url + "/ui/list"
+        sessions.clock = lambda: exp + 1.0  # it has expired: so has the session (before: 12 h after its last use)
+        assert b.get("/ui/list")[1].startswith(srv.url + "/ui/login")
+
+
+def test_the_page_goes_on_after_the_server_closed_the_memory_it_used(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    from memdir.faces import auth
+
+    monkeypatch.setattr(auth, "MAX_OPEN", 1)  # one memory open: each new principal closes the last one's
+    monkeypatch.setattr(auth, "RETIRE_SECONDS", 0.0)
+    principals = Principals(Principal("default"))
+    tokens = {name: f"{name}-token-0123456789" for name in ("alice", "bob", "carol")}
+    for name, token in tokens.items():
+        principals.add(auth.digest(token), Principal(name, name), "test")
+    with Running(tmp_path / "served", principals) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/login")
+        b.post("/ui/login", {"token": tokens["alice"], "next": "/ui/list"})
+        assert b.get("/ui/new")[0] == 200
+        for name in ("bob", "carol"):  # alice's memory is let go of, then closed
+            assert call("GET", f"{srv.url}/v1/files", token=tokens[name]).status == 200
+        status, url, html = b.post("/ui/new", {"path": "notes/after.md", "body": "written after the eviction"})
+        assert status == 200 and "notes/after.md" in url, html  # before: 503 until the server restarted
+        assert (tmp_path / "served" / "tenants" / "alice" / "notes" / "after.md").exists()
+
+
+def test_the_page_works_whichever_worker_answers(root: Path) -> None:
+    """`serve --workers 2`: the session, its CSRF token and its messages are the server's, not one worker's."""
+    with Served(root, "--workers", "2", env={"MEMDIR_HEADER_TIMEOUT": "10"}) as srv:
+        pids: set[int] = set()
+        deadline = time.monotonic() + 300
+        while len(pids) < 2:  # workers start after the banner: a request sent before may time out while they import
+            assert time.monotonic() < deadline, "the workers never started"
+            try:
+                pids.add(call("GET", f"{srv.url}/healthz").json["pid"])
+            except OSError:
+                pass
+        b = Browser(srv.url)
+        assert b.get("/ui/new")[0] == 200  # the form holds the CSRF token
+        answers = [b.post("/ui/new", {"path": f"notes/n{i}.md", "body": f"note {i}"})[0] for i in range(12)]
+    assert answers == [200] * 12  # before: a form posted to the worker that did not make the session was 403
+    assert sorted(p.name for p in (root / "notes").iterdir()) == sorted(f"n{i}.md" for i in range(12))

@@ -36,7 +36,8 @@ memory with that id, in every session of the user, and an event deleted this
 way (or whose file a person deleted) is not brought back by the session being
 added again. Every change is journaled: `memdir log` shows it, `memdir undo`
 takes it back. After each change to a session its record is captured again
-(`memdir.capture` with the session id `adk:<app>/<user>/<session>`), so the
+(`memdir.capture` with the session id `adk:<app>/<user>/<session>`, each id as
+its folder is named), so the
 same session is one record and a deleted event leaves the record too.
 
 `search_memory` is memdir's search (`mode=`, auto by default) in the user's folder, best first, at most
@@ -154,8 +155,10 @@ class MemdirMemoryService(BaseMemoryService):
 
     @staticmethod
     def record_id(app_name: str, user_id: str, session_id: str) -> str:
-        """The session id memdir's capture keeps the session's record under."""
-        return f"adk:{app_name}/{user_id}/{session_id}"
+        """The session id memdir's capture keeps the session's record under: each id as its folder's name
+        (`_name`: one name per id, never a `/`), so app `a/b` with user `c` and app `a` with user `b/c` are
+        two records (the ids as given, `adk:a/b/c/...`, were one)."""
+        return f"adk:{_name(app_name)}/{_name(user_id)}/{_name(session_id)}"
 
     # ------------------------------------------------------------ the interface
 
@@ -253,6 +256,9 @@ class MemdirMemoryService(BaseMemoryService):
         """The session's record, captured again from the events memory holds (removed when none is left)."""
         sid = self.record_id(app_name, user_id, session_id)
         events = self._events(self._session_folder(app_name, user_id, session_id))
+        before = f"adk:{app_name}/{user_id}/{session_id}"  # the id records had before it was one per session
+        if before != sid and capturing.find(self.md, sid) is None and (old := capturing.find(self.md, before)):
+            self.md.delete(old)  # captured again below under the id that is this session's alone
         if not events:
             if (path := capturing.find(self.md, sid)) is not None:
                 self.md.delete(path)

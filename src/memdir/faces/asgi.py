@@ -7,7 +7,8 @@ uvicorn workers load it the same way
 (`gunicorn -k uvicorn.workers.UvicornWorker 'memdir.faces.asgi:create_app()'`).
 Every worker opens its own memories over the shared store, so what must hold
 across processes is the store's: compare-and-swap, the rate bucket, the
-roll-up locks and the journal.
+roll-up locks and the journal; the page's sessions and the wrong-token counts
+live in a private folder `serve` makes for its workers (`Settings.shared`).
 
 `Operations` wraps the app: `GET /healthz` (the process answers), `GET
 /readyz` (the store answers: 503 when it does not, the reason in the server's
@@ -30,6 +31,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -231,7 +233,7 @@ def build(settings: Settings, memories: Memories | None = None) -> tuple[ASGIApp
         memories.of(principal)
     metrics = Metrics(memories)
     app = http.build(principals, memories, host=settings.host, mcp=mcp.server(principals, memories),
-                     proxies=Proxies(settings.trusted_proxies), extra=[metrics_route(metrics)])
+                     proxies=Proxies(settings.trusted_proxies), extra=[metrics_route(metrics)], shared=settings.shared)
     return Operations(app, memories, metrics, open_server=not principals.required), memories
 
 
@@ -246,7 +248,8 @@ def run_workers(settings: Settings, sock: Any, workers: int, banner: Any) -> Non
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    os.environ[ENV] = settings.to_env()  # what each worker's create_app() reads
+    shared = tempfile.mkdtemp(prefix="memdir-serve-")  # private (0700): the page's sessions and wrong tokens, shared
+    os.environ[ENV] = replace(settings, shared=shared).to_env()  # what each worker's create_app() reads
     samples = tempfile.mkdtemp(prefix="memdir-metrics-")  # private (0700): the workers' metrics, summed by a scrape
     os.environ[MULTIPROC_ENV] = samples  # read by prometheus_client when a worker imports it
     host, port = sock.getsockname()[:2]
@@ -258,3 +261,4 @@ def run_workers(settings: Settings, sock: Any, workers: int, banner: Any) -> Non
         Multiprocess(config, sockets=[sock]).run()
     finally:
         shutil.rmtree(samples, ignore_errors=True)
+        shutil.rmtree(shared, ignore_errors=True)

@@ -31,6 +31,7 @@ import ipaddress
 import logging
 import os
 import re
+import sqlite3
 import threading
 import time
 import tomllib
@@ -44,8 +45,9 @@ from ..core.memdir import Memdir
 from ..core.opening import connect, default_actor
 from ..core.opening import open as open_memdir
 from ..errors import InvalidArgument
-from ..remember.watch import Watcher, folder_of
+from ..remember.watch import Watchers
 from ..stores.locations import check_tenant, ping_location, scheme_of
+from ..stores.locations import folder_of as folder_path
 
 log = logging.getLogger(__name__)
 MIN_TOKEN_CHARS = 16
@@ -212,6 +214,16 @@ class Principals:
         return found
 
 
+    def expires(self, authorization: str | None) -> float | None:
+        """When the credential of an `Authorization: Bearer ...` header ends (a JWT's `exp`), or None: a
+        static token does not (the page ends a session made from it with the token's)."""
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if self.verifier is None or scheme.lower() != "bearer" or token.strip().count(".") != 2:
+            return None
+        until: float | None = self.verifier.expires(token.strip())
+        return until
+
+
 def client_key(host: str) -> str:
     """Whose failures an address counts as: an IPv6 address by its /64 (one host's usual share), others as given."""
     try:
@@ -231,18 +243,35 @@ class Throttle:
     The servers ask `wait` before they look at a token, so a blocked client
     cannot tell a right token from a wrong one, and count a wrong one with
     `failed`. A right token does not clear the count (else one token of its
-    own would let a client go on guessing others').
+    own would let a client go on guessing others'). With `path` the count is
+    a SQLite file the worker processes of one server share (`serve --workers
+    N`), so N workers allow `limit` guesses, not N times as many (give or take
+    the N - 1 other workers may be checking at the same moment).
     """
 
-    def __init__(self, limit: int = FAILURES, window: float = WINDOW, *, clock: Callable[[], float] = time.monotonic,
-                 max_clients: int = MAX_CLIENTS) -> None:
-        self.limit, self.window, self.clock, self.max_clients = limit, window, clock, max_clients
+    def __init__(self, limit: int = FAILURES, window: float = WINDOW, *, clock: Callable[[], float] | None = None,
+                 max_clients: int = MAX_CLIENTS, path: str | Path | None = None) -> None:
+        shared = path is not None
+        self.limit, self.window, self.max_clients = limit, window, max_clients
+        self.clock = clock or (time.time if shared else time.monotonic)  # processes share the wall clock
         self._failures: OrderedDict[str, deque[float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._db = None
+        if shared:
+            self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS failures(client TEXT NOT NULL, at REAL NOT NULL)")
+            self._db.execute("CREATE INDEX IF NOT EXISTS failures_by_client ON failures(client, at)")
 
     def wait(self, client: str) -> float:
         """Seconds until `client` may try a token again (0: now)."""
         key, now = client_key(client), self.clock()
+        if self._db is not None:
+            with self._lock:
+                last = [float(r[0]) for r in self._db.execute(
+                    "SELECT at FROM failures WHERE client = ? AND at > ? ORDER BY at DESC LIMIT ?",
+                    (key, now - self.window, self.limit))]
+            return max(0.0, min(last) + self.window - now) if len(last) >= self.limit else 0.0
         with self._lock:
             times = self._failures.get(key)
             if times is None:
@@ -256,6 +285,14 @@ class Throttle:
 
     def failed(self, client: str) -> None:
         key, now = client_key(client), self.clock()
+        if self._db is not None:
+            with self._lock, self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("INSERT INTO failures VALUES (?, ?)", (key, now))
+                self._db.execute("DELETE FROM failures WHERE at <= ?", (now - self.window,))  # only the window counts
+                self._db.execute("DELETE FROM failures WHERE rowid <= (SELECT MAX(rowid) FROM failures) - ?",
+                                 (self.max_clients * self.limit,))  # a bounded table, the oldest going first
+            return
         with self._lock:
             times = self._failures.setdefault(key, deque(maxlen=self.limit))
             times.append(now)
@@ -414,6 +451,8 @@ class Memories:
         self._retired: deque[tuple[float, Memdir, Any]] = deque()
         self._lock = threading.RLock()
         self._shared = connect(root, agent=True) if scheme_of(os.fspath(root)) in ("postgresql", "s3") else None
+        folder = os.fspath(root) if scheme_of(os.fspath(root)) == "file" else None
+        self._watchers = Watchers(str(folder_path(folder))) if watch and folder is not None else None  # one per root
         self.opened = 0  # memories opened since start
         self.evicted = 0  # memories let go to stay within max_open
 
@@ -468,7 +507,7 @@ class Memories:
             md = self._shared.tenant(principal.tenant, actor=actor)
         else:
             md = open_memdir(self.root, tenant=principal.tenant, actor=actor, agent=True)
-        watcher = Watcher(md).start() if self.watch and folder_of(md) is not None else None
+        watcher = md if self._watchers is not None and self._watchers.add(md) else None
         if principal.scoped:
             return md.scope(read=principal.read or (), write=principal.write or ()), md, watcher
         return md, md, watcher
@@ -476,8 +515,8 @@ class Memories:
     def _close_retired(self, before: float) -> None:
         while self._retired and self._retired[0][0] <= before:
             _, md, watcher = self._retired.popleft()
-            if watcher is not None:
-                watcher.stop()
+            if watcher is not None and self._watchers is not None:
+                self._watchers.remove(watcher)
             md.close()
 
     def stats(self) -> dict[str, int]:
@@ -495,4 +534,6 @@ class Memories:
             for _, parent, watcher in self._open.values():
                 self._retired.append((0.0, parent, watcher))
             self._open.clear()
+            if self._watchers is not None:
+                self._watchers.stop()
             self._close_retired(float("inf"))

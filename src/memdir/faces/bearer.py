@@ -103,6 +103,17 @@ class Verifier:
             self._keys = {k.key_id: k for k in keys}
 
     def principal(self, token: str) -> Principal | None:
+        claims = self._claims(token)
+        if claims is None:
+            return None
+        try:
+            return self._principal(claims)
+        except (MemdirError, ValueError, TypeError) as e:
+            log.debug("JWT refused: %s", e)  # for the operator only; the caller gets one line that says nothing of it
+            return None
+
+    def _claims(self, token: str) -> dict[str, Any] | None:
+        """The claims of a token whose signature, `exp`, `aud` (and `iss`) hold, else None."""
         jwt = _jwt()
         try:
             if self._secret is not None:
@@ -114,12 +125,17 @@ class Verifier:
                 if found is None:
                     raise jwt.InvalidKeyError(f"no key with kid {kid!r}")
                 key, algorithms = found, [a for a in PUBLIC if a == getattr(found, "algorithm_name", a)]
-            claims = jwt.decode(token, key, algorithms=algorithms, audience=self.audience, issuer=self.issuer,
-                                leeway=self.leeway, options={"require": ["exp", "aud"]})
-            return self._principal(claims)
-        except (jwt.PyJWTError, MemdirError, ValueError, TypeError) as e:
+            claims: dict[str, Any] = jwt.decode(token, key, algorithms=algorithms, audience=self.audience,
+                                                issuer=self.issuer, leeway=self.leeway, options={"require": ["exp", "aud"]})
+            return claims
+        except (jwt.PyJWTError, ValueError, TypeError) as e:
             log.debug("JWT refused: %s", e)  # for the operator only; the caller gets one line that says nothing of it
             return None
+
+    def expires(self, token: str) -> float | None:
+        """The `exp` of a token this verifier accepts (seconds since the epoch), else None."""
+        claims = self._claims(token)
+        return None if claims is None else float(claims["exp"])
 
     def _principal(self, claims: dict[str, Any]) -> Principal:
         name, tenant = claims.get(self.claims.principal), claims.get(self.claims.tenant)

@@ -40,7 +40,6 @@ from ..remember import forget as forget_mod
 from ..stores.base import redact
 from ..web.page import Page
 from .auth import PRINCIPAL, Memories, Principal, Principals, Proxies, Throttle, is_loopback
-from .mcp import Sessions as mcp_sessions
 from .openapi import document
 from .tools import not_text
 
@@ -584,20 +583,25 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def build(principals: Principals, memories: Memories, *, host: str, mcp: Any = None,
-          proxies: Proxies | None = None, extra: list[Route] | None = None) -> ASGIApp:
+          proxies: Proxies | None = None, extra: list[Route] | None = None, shared: str | None = None) -> ASGIApp:
     """The ASGI app: the `/v1` API, `/openapi.json`, the web page (`/ui/`), and `/mcp` when given a low-level MCP server.
 
     `proxies` are the proxies whose forwarded client address and scheme count (none by default); `extra`
-    routes sit behind the same guard (`/metrics`)."""
+    routes sit behind the same guard (`/metrics`); `shared` is the folder the worker processes of one server
+    share (`serve --workers N`), where the page's sessions and the wrong-token counts live."""
     routes = Api(memories).routes() + list(extra or ())
     if mcp is None:
         app = Starlette(routes=routes)
     else:
         app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, custom_starlette_routes=routes)
     app.add_exception_handler(HTTPException, _not_found)
-    inner: ASGIApp = app if mcp is None else mcp_sessions(app, mcp.session_manager)  # each MCP session its principal's
-    throttle = Throttle()  # one count of wrong tokens for the API, MCP and the page
-    return Guard(inner, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle),
+    inner: ASGIApp = app
+    if mcp is not None:  # each MCP session its principal's (faces.mcp loads the SDK: only a server with MCP does)
+        from .mcp import Sessions
+
+        inner = Sessions(app, mcp.session_manager)
+    throttle = Throttle(path=None if shared is None else os.path.join(shared, "throttle.db"))  # API, MCP and page
+    return Guard(inner, principals, loopback=is_loopback(host), page=Page(principals, memories, throttle, shared=shared),
                  proxies=proxies, throttle=throttle)
 
 

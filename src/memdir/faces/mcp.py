@@ -67,8 +67,7 @@ NAME = "memdir"
 DESCRIPTION = "Memory made of plain markdown files: an index, topic files, a journal with undo"
 SESSION_HEADER = "mcp-session-id"  # how a handshake-protocol client over HTTP names its session
 KEPT = 10_000  # conversations kept at most (the SDK's HTTP session manager keeps as many sessions open)
-# MCP sessions one principal holds over HTTP at most; one more closes its least recently used (env MEMDIR_MCP_SESSIONS)
-SESSIONS_PER_PRINCIPAL = int(os.environ.get("MEMDIR_MCP_SESSIONS") or 64)
+SESSIONS_PER_PRINCIPAL = 64  # MCP sessions a principal holds over HTTP at most (MEMDIR_MCP_SESSIONS, read at start)
 
 logger = logging.getLogger(__name__)
 
@@ -282,7 +281,7 @@ class Sessions:
 
     def __init__(self, app: Any, manager: Any, per_principal: int | None = None) -> None:
         self.app, self.manager = app, manager
-        self.per_principal = max(1, per_principal or SESSIONS_PER_PRINCIPAL)
+        self.per_principal = max(1, per_principal or int(os.environ.get("MEMDIR_MCP_SESSIONS") or SESSIONS_PER_PRINCIPAL))
         self.held: OrderedDict[Principal, OrderedDict[str, None]] = OrderedDict()  # a principal's sessions, by use
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

@@ -36,6 +36,7 @@ class Settings:
     jwt_claims: str = ""
     trusted_proxies: tuple[str, ...] = ()
     host: str = "127.0.0.1"
+    shared: str | None = None  # the private folder the workers of one server share (the page's sessions, wrong tokens)
 
     @property
     def jwt(self) -> bool:

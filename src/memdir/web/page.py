@@ -8,9 +8,10 @@ principal, and the library's refusals are shown in its own words.
 
 Who may use it is who may use the API: the server's default principal when it
 has no tokens, else the principal of a token given once in a login form. A
-login starts a session: an HttpOnly, SameSite=Strict cookie naming it, kept in
-this process only (a restart logs everyone out; `sessions` keeps strangers'
-sessions apart from logged-in ones). A wrong token, at the login form or in a
+login starts a session: an HttpOnly, SameSite=Strict cookie naming it, kept by
+the server (shared by its workers; a restart logs everyone out; `sessions`
+keeps strangers' sessions apart from logged-in ones, and ends one a JWT made
+when the token expires). A wrong token, at the login form or in a
 bearer header, counts against the client's address in the server's throttle,
 which answers 429 once there were too many. Every state change is a form
 POST carrying the session's CSRF token, on top of `http.Guard`'s check that
@@ -21,14 +22,17 @@ the request comes from this server's own origin. Changes are journaled as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import hmac
+import json
 import logging
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
@@ -58,6 +62,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 COOKIE = "memdir_session"
 MAX_FORM = 1024 * 1024  # bytes of a form at most (a memory is far smaller)
+
+
+def _dump(principal: Any) -> str:
+    """A principal as text a session keeps (the server's `Principal` is a dataclass of strings and tuples)."""
+    fields = dataclasses.asdict(principal) if dataclasses.is_dataclass(principal) and not isinstance(principal, type) \
+        else principal
+    return json.dumps(fields, sort_keys=True)
 FEED_PAGE = 50
 HISTORY_LIMIT = 200
 JOURNAL_SCAN = 5000  # journal records the feed reads at most per request
@@ -85,12 +96,17 @@ class Principal(Protocol):
 
 
 class Principals(Protocol):
-    """The server's callers: whether a token is required, and whose a bearer header is."""
+    """The server's callers: whether a token is required, whose a bearer header is, and when its credential ends."""
 
     @property
     def required(self) -> bool: ...
 
+    @property
+    def default(self) -> Any: ...
+
     def authenticate(self, authorization: str | None) -> Any: ...
+
+    def expires(self, authorization: str | None) -> float | None: ...
 
 
 class Memories(Protocol):
@@ -172,12 +188,13 @@ def local(url: str, default: str = "/") -> str:
 class Page:
     """The web page as an ASGI app; `http.Guard` hands it the requests it `owns`."""
 
-    def __init__(self, principals: Principals, memories: Memories, throttle: Throttle | None = None) -> None:
+    def __init__(self, principals: Principals, memories: Memories, throttle: Throttle | None = None, *,
+                 shared: str | None = None) -> None:
+        """`shared`: the folder the processes of one server share (`serve --workers N`): the sessions live there."""
         self.principals = principals
         self.memories = memories
         self.throttle = throttle or _Unthrottled()
-        self.sessions = Sessions()
-        self._views: dict[Principal, Memdir] = {}
+        self.sessions = Sessions(None if shared is None else Path(shared) / "sessions.db", dump=_dump, load=self._load)
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("memdir.web", "templates"),
             autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
@@ -220,14 +237,20 @@ class Page:
     # ------------------------------------------------------------ plumbing
 
     def memdir(self, principal: Principal) -> Memdir:
-        """The principal's memory (as the API has it, written as a person writes), journaling as `web:<name>`."""
-        md = self._views.get(principal)
-        if md is None:
-            base = self.memories.of(principal).as_person()  # a person's saves keep long files whole
-            md = copy.copy(base)  # the same view under another actor (as capture does)
-            md.actor = f"web:{principal.name if principal.name != 'default' else default_actor()}"
-            self._views[principal] = md
+        """The principal's memory (as the API has it, written as a person writes), journaling as `web:<name>`.
+
+        Asked of `memories` on every request, never kept here: the server closes the memories it lets go of
+        (its least recently used), and one it opens again is a new one."""
+        md = copy.copy(self.memories.of(principal).as_person())  # a person's saves keep long files whole
+        md.actor = f"web:{principal.name if principal.name != 'default' else default_actor()}"  # as capture does
         return md
+
+    def _load(self, text: str) -> Any:
+        """A principal `_dump` wrote (by this process or another worker of the server)."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            return data
+        return type(self.principals.default)(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
     def _route(self, path: str, handler: Handler, methods: tuple[str, ...]) -> Route:
         async def run(request: Request) -> Response:
@@ -255,7 +278,9 @@ class Page:
             return self._page_error(request, 401, "log in first: this server needs a token")
         fresh = session is None or session.principal != principal
         if fresh:
-            session = self.sessions.new(principal, proven=bool(header and self.principals.required))
+            proven = bool(header and self.principals.required)
+            session = self.sessions.new(principal, proven=proven,
+                                        until=self.principals.expires(header) if proven else None)
         assert session is not None
         form: dict[str, list[str]] = {}
         if request.method == "POST":
@@ -279,6 +304,7 @@ class Page:
             logger.exception("%s %s failed", request.method, request.url.path)
             response = self._page_error(request, 500, f"{request.method} {request.url.path} failed inside memdir "
                                         f"({type(e).__name__}); this is a bug: retry once, then report it")
+        self.sessions.save(session)  # the messages the next page shows
         if fresh:
             self._cookie(response, request, session.id)
         return self._headers(response)
@@ -377,7 +403,7 @@ class Page:
                                      if token else "give the token you were given for this server"), 401
                 else:
                     self.sessions.drop(session.id)  # a new id on login: a session id seen before it is worth nothing
-                    session = self.sessions.new(principal, proven=True)
+                    session = self.sessions.new(principal, proven=True, until=self.principals.expires(f"Bearer {token}"))
                     moved = RedirectResponse(local(nxt), 303)
                     self._cookie(moved, request, session.id)
                     return self._headers(moved)
