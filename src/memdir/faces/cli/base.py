@@ -38,14 +38,20 @@ class Context:
 
     def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
-            if self.root == projects.TEAM:  # the team's memory of the project this runs in
-                self.root = str(projects.team_root(Path.cwd()))
             if create:
                 self.prepare_root()
+            self.resolve_team()
             options.setdefault("actor", _actor())
             options.setdefault("agent", self.agent)
             self._md = open_memdir(self.root, tenant=self.tenant_name(), create=create, **options)
         return self._md
+
+    def resolve_team(self) -> bool:
+        """Whether --root is @team, the team's memory of the project this runs in: then it names its folder."""
+        if self.root != projects.TEAM:
+            return False
+        self.root = str(projects.team_root(Path.cwd()))
+        return True
 
     def tenant_name(self, given: str | None = None) -> str | None:
         """The tenant `given` (else --tenant) names: @project is the tenant of the project this runs in."""
@@ -65,6 +71,10 @@ class Context:
         the parents too), so `--root ~/typo-memroy` does not silently start an
         empty memory somewhere unexpected.
         """
+        if self.resolve_team():  # a team memory made here gets its .gitattributes too
+            folder_of(self.root).mkdir(exist_ok=True)
+            projects.set_up_team(folder_of(self.root))
+            return
         if scheme_of(self.root) != "file":
             return
         folder = folder_of(self.root)
