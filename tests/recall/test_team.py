@@ -145,6 +145,14 @@ def test_the_hooks_show_the_team_memory_under_the_paths_the_tools_take(tmp_path:
     payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(top), "session_id": "s1"}
     text = hooks.session_start(personal, payload)["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert team.HEADER in text and 'path="team/feedback/reviews.md"' in text and 'path="feedback/tone.md"' in text
+    pulled = top / "team-memory" / "project" / "deploys.md"  # a teammate's memory, brought by a git pull
+    pulled.parent.mkdir()
+    pulled.write_text("---\nname: Deploys\ndescription: Deploys go out on Thursdays from the release branch\n"
+                      "type: project\n---\nDeploys go out on Thursdays from the release branch, never on Fridays.\n")
+    asked = {"hook_event_name": "UserPromptSubmit", "prompt": "which day do deploys go out from the release branch",
+             "cwd": str(top), "session_id": "s1"}
+    hit = hooks.user_prompt_submit(personal, asked)["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert 'path="team/project/deploys.md"' in hit and "never on Fridays" in hit
 
 
 def test_the_stdio_server_started_in_a_project_serves_its_team_memory(tmp_path: Path,
