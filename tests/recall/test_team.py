@@ -71,6 +71,9 @@ def test_the_tools_write_and_read_the_team_memory_under_team(tmp_path: Path, per
     assert ctx.text.index("Answer briefly") < ctx.text.index(team.HEADER) < ctx.text.index("two reviews")
     assert ctx.data["tokens"] <= ctx.data["budget"] == 2000
     assert {"team/feedback/reviews.md", "feedback/tone.md"} <= {i["path"] for i in ctx.data["included"]}
+    for budget in (100, 300, 420):  # a small budget goes to yours first, the team's only where a third has room
+        small = s.handle("get_memory_context", {"budget": budget})
+        assert not small.is_error and small.data["tokens"] <= budget, small.text
 
     index = s.handle("read_memory_index", {})
     assert "Answer briefly" in index.text and 'read_memory_index(folder="team/")' in index.text

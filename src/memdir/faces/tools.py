@@ -464,7 +464,7 @@ class Session:
         wanted = [p.strip() for p in include.split(",") if p.strip()]
         team = self._theirs()
         theirs = None
-        if team is not None and budget >= 3 * context_mod.MIN_BUDGET:  # the team's takes a third at most
+        if team is not None and budget // 3 - TEAM_HEADER_TOKENS >= context_mod.MIN_BUDGET:  # a third at most
             ours = [x for w in wanted if (x := team_mod.inner(w, folder=not w.endswith(".md"))) is not None]
             theirs = context_mod.build(team, query, budget=budget // 3 - TEAM_HEADER_TOKENS, include=ours)
             wanted = [w for w in wanted if team_mod.inner(w, folder=not w.endswith(".md")) is None]

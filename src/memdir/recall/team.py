@@ -75,7 +75,8 @@ class Team:
         self.agent = agent  # a model drives it: the agents' limits bind the team's memory too
         self.root = os.path.realpath(root) if root is not None else None  # the personal memory's folder, if one
         self._folder: Path | None = None
-        self._md: Memdir | None = None
+        self._md: Memdir | None = None  # the team's memory as the face uses it (a view, for an agent)
+        self._opened: Memdir | None = None  # ... and as opened, which closing closes
 
     def mine(self) -> Memdir:
         if not isinstance(self._mine, Memdir):
@@ -94,6 +95,7 @@ class Team:
         if mine is not None and mine == os.path.realpath(folder):
             return None
         md = open_memdir(folder, create=False, actor=self.actor)
+        self._opened = md
         md.sync()
         self._folder, self._md = folder, md.for_agent() if self.agent else md
         return self._md
@@ -126,7 +128,7 @@ class Team:
                 f"`memdir --root @team init` in the project (then commit {projects.TEAM_FOLDER}/), {mine}")
 
     def close(self) -> None:
-        md, self._md, self._folder = self._md, None, None
+        md, self._opened, self._md, self._folder = self._opened, None, None, None
         if md is not None:
             md.close()
 
