@@ -119,6 +119,11 @@ def test_without_a_team_memory_a_team_write_is_refused_in_one_line(tmp_path: Pat
     personal.write("team/oncall.md", "Rotation: weekly.\n", description="on-call rotation")
     assert not session(personal, top).handle("append_memory", {"path": "team/oncall.md", "line": "Mondays"}).is_error
     assert "Mondays" in personal.read("team/oncall.md").body
+    (tmp_path / "again").mkdir()
+    with memdir.open(project(tmp_path / "again") / "team-memory") as shared:  # a server of the team's memory itself
+        assert not session(shared, tmp_path / "again" / "flock").handle("write_memory_file", {
+            "path": "team/x.md", "content": "x"}).is_error
+        assert (tmp_path / "again" / "flock" / "team-memory" / "team" / "x.md").is_file()
 
 
 def test_the_cli_writes_team_paths_to_the_team_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

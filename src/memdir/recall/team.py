@@ -77,6 +77,7 @@ class Team:
         self._folder: Path | None = None
         self._md: Memdir | None = None  # the team's memory as the face uses it (a view, for an agent)
         self._opened: Memdir | None = None  # ... and as opened, which closing closes
+        self.itself = False  # the personal memory is the team's (`--root @team`): team/ is a folder of it
 
     def mine(self) -> Memdir:
         if not isinstance(self._mine, Memdir):
@@ -92,7 +93,8 @@ class Team:
         if folder is None:
             return None
         mine = self.root if self.root is not None else (_root(self._mine) if isinstance(self._mine, Memdir) else None)
-        if mine is not None and mine == os.path.realpath(folder):
+        self.itself = mine is not None and mine == os.path.realpath(folder)
+        if self.itself:
             return None
         md = open_memdir(folder, create=False, actor=self.actor)
         self._opened = md
@@ -109,6 +111,8 @@ class Team:
         team = self.memory()
         if team is not None:
             return team, rest, PREFIX
+        if self.itself:
+            return mine or self.mine(), path, ""
         try:
             mine = mine or self.mine()
         except MemdirError:  # no personal memory yet, so no team/ folder in it either
