@@ -484,22 +484,23 @@ class Session:
     def search_memory(self, query: str, k: int = 10, type: str | None = None, since: str | None = None) -> Result:
         hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
         team = self._theirs()
+        ours: set[int] = set()  # the team's hits (a folder of yours may be called team/ too)
         if team is not None:  # each side in its own order, the surer first where they meet
             theirs = [replace(h, path=team_mod.PREFIX + h.path)
                       for h in team.search(query, k=k, types=(type,) if type else (), since=since)]
+            ours = {id(h) for h in theirs}
             hits = list(heapq.merge(hits, theirs, key=lambda h: (not h.sure, -h.confidence)))[:k]
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
         def line(h: SearchHit) -> str:
-            whose = " (the team's)" if team is not None and h.path.startswith(team_mod.PREFIX) else ""
+            whose = " (the team's)" if id(h) in ours else ""
             return f"- {h.path}{whose} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
 
         sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
         if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
             sure.append("weaker matches, which may not answer it:" if sure else
                         f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
-        found = [h.to_dict() | ({"team": True} if team is not None and h.path.startswith(team_mod.PREFIX) else {})
-                 for h in hits]
+        found = [h.to_dict() | ({"team": True} if id(h) in ours else {}) for h in hits]
         return Result("\n".join(sure + weaker), data={"hits": found})
 
     # -------------------------------------------------------- writing
