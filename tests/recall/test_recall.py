@@ -178,3 +178,14 @@ def test_a_near_miss_injects_nothing_and_an_answerable_prompt_its_file(md: memdi
     assert injected("gravel tyre pressure")[0] == "bike/gravel.md"  # "32 psi" holds "pressure"
     assert injected("when is Gareth's birthday?")[0] == "people/gareth.md"
     assert injected("where do we keep the plasters?") == ["home/first-aid.md"]  # a question, not small talk
+
+
+def test_a_prompt_of_several_clauses_is_answered_by_the_file_sure_of_one(mem: memdir.Memdir) -> None:
+    """A prompt is not a query: the words around its question, which no file holds, weigh the most; a file holding
+    the question's clause is recalled, and one clause of the prompt alone recalls nothing when no file holds it."""
+    preamble = "Quick question before I start on the refactoring today: "
+    assert mem.search(preamble + "when is the flock launch date?", mode="lexical")[0].sure is False  # as one query
+    text = context_of(recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": preamble +
+                                                      "when is the flock launch date?"}), "UserPromptSubmit")
+    assert re.findall(r'path="([^"]+)"', text) == ["project/flock.md"]
+    assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": preamble + "is the oven preheated?"}) is None

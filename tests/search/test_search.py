@@ -469,3 +469,15 @@ def test_a_short_name_weighs_as_a_word_and_the_pieces_of_contractions_do_not() -
     assert ios.cover("The app ships on Android first.") < 0.6
     pieces = evidence.weigh(Query(("don", "t", "ship"), ()), 10, {"ship": 1})
     assert set(pieces.stems) == {"ship"}
+
+
+def test_a_prompt_is_cut_into_the_clauses_that_each_name_two_topics() -> None:
+    from memdir.search.confidence import clauses
+
+    assert clauses("Quick question before I start on the tests today: when is Maya's birthday party?") == [
+        "Quick question before I start on the tests today:", "when is Maya's birthday party?"]
+    assert clauses("When is the flock launch, and what does the stripe webhook retry?") == [
+        "When is the flock launch", "and what does the stripe webhook retry?"]
+    assert clauses("ok, thanks. so when is the flock launch date?") == []  # one part: the query as it is
+    assert clauses("how much did the bathroom renovation cost?") == []
+    assert len(clauses(". ".join(f"step {i} failed again" for i in range(9)))) == 4  # the last four

@@ -18,7 +18,13 @@ its inverse document frequency, a word no file holds weighs most, words that
 name no topic weigh nothing), a share that means the same in a memory of 5
 files and of 100,000, where a BM25 floor does not. It is search's own bar for a
 sure hit (`search/confidence.py`): a weaker hit is ranked for whoever asks, never
-put in front of a model unasked. On `bench/precision.py`'s labelled memories a
+put in front of a model unasked. A prompt of several sentences or clauses is also
+searched clause by clause (`confidence.clauses`): "Quick question before I start
+on the tests today: when is the flock launch?" holds its question in its last
+clause, and the words around it weigh the most, as no file holds them (with that
+preamble before each labelled question the answer was injected for 1% of them;
+clause by clause 54%, and for every question naming two topics or more as often
+as without it). On `bench/precision.py`'s labelled memories a
 quarter of the prompt (the bar until issue 30) added the answering file for 92%
 of the prompts memory answers but added something to 46% of those it cannot
 answer (most of them near-misses), 1.9 files a prompt; half of it added the

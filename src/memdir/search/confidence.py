@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .evidence import COVER  # a sure hit's confidence: the bar's share of the query held, or the sure cosine
+from .evidence import COVER, GENERIC  # COVER: a sure hit's confidence, the bar's share held or the sure cosine
+from .text import STOPWORDS, stem, terms
 
 HISTORY = ("sessions/", "diary/", "archive/")  # what was done and said: records, roll-ups, what they folded
 BESIDE = 0.5  # beside a sure hit, another holding this share of the bar is sure too
@@ -61,6 +62,38 @@ def without_past(query: str) -> str:
     """The query less the words that ask about the past ("last time", "what did we"): they say when, not what,
     so they weigh nothing in the evidence (no file holds "last time", and it would weigh most)."""
     return " ".join(_PAST.sub(" ", query).split())
+
+
+# Where a prompt's sentences and clauses end: a stop, a colon or semicolon, a question or exclamation mark (and the
+# full-width ones of Chinese and Japanese), a comma, a dash between spaces, a line break.
+_CLAUSE = re.compile(r"(?<=[.!?;:])\s+|[。！？；：，、\n]+\s*|,\s*|\s+[-–—]{1,2}\s+")
+CLAUSES = 4  # at most this many clauses of a prompt are weighed apart (the last ones: the ask is often last)
+
+
+def clauses(query: str) -> list[str]:
+    """The parts of a query that may each be asked on their own: its sentences and clauses, each naming two
+    topics or more (a shorter one joins the next), when there are two or more such parts; else none.
+
+    A prompt is not a query: "Quick question before I start on the tests today: when is the flock launch?"
+    holds the question in its last clause, and the words around it, which no file holds, weigh the most;
+    a file that answers one part is sure of that part (`judge`'s bar on the part's own weight)."""
+    parts: list[str] = []
+    pending = ""
+    for piece in _CLAUSE.split(query):
+        piece = f"{pending} {piece}".strip() if pending else piece.strip()
+        if len(_topics(piece)) >= 2:
+            parts.append(piece)
+            pending = ""
+        else:
+            pending = piece
+    if pending and parts:
+        parts[-1] = f"{parts[-1]} {pending}"
+    return parts[-CLAUSES:] if len(parts) > 1 else []
+
+
+def _topics(text: str) -> set[str]:
+    """The words of `text` that can name a topic (not function words, not `GENERIC`, not the pieces of "don't")."""
+    return {w for w in terms(text) if w not in STOPWORDS and stem(w) not in GENERIC and (len(w) > 2 or not w.isalpha())}
 
 
 def is_history(path: str, kind: str | None = None) -> bool:
