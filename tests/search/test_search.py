@@ -479,5 +479,6 @@ def test_a_prompt_is_cut_into_the_clauses_that_each_name_two_topics() -> None:
     assert clauses("When is the flock launch, and what does the stripe webhook retry?") == [
         "When is the flock launch", "and what does the stripe webhook retry?"]
     assert clauses("ok, thanks. so when is the flock launch date?") == []  # one part: the query as it is
+    assert clauses("Can you check something for me: where are the plasters?") == ["where are the plasters?"]
     assert clauses("how much did the bathroom renovation cost?") == []
     assert len(clauses(". ".join(f"step {i} failed again" for i in range(9)))) == 4  # the last four

@@ -71,24 +71,27 @@ CLAUSES = 4  # at most this many clauses of a prompt are weighed apart (the last
 
 
 def clauses(query: str) -> list[str]:
-    """The parts of a query that may each be asked on their own: its sentences and clauses, each naming two
-    topics or more (a shorter one joins the next), when there are two or more such parts; else none.
+    """The parts of a query that may each be asked on their own: its sentences and clauses that name two topics
+    or more or ask about one (shorter ones join the next until they do), each weighing less than the whole.
 
     A prompt is not a query: "Quick question before I start on the tests today: when is the flock launch?"
     holds the question in its last clause, and the words around it, which no file holds, weigh the most;
     a file that answers one part is sure of that part (`judge`'s bar on the part's own weight)."""
+    whole = _topics(query)
     parts: list[str] = []
     pending = ""
     for piece in _CLAUSE.split(query):
-        piece = f"{pending} {piece}".strip() if pending else piece.strip()
-        if len(_topics(piece)) >= 2:
-            parts.append(piece)
-            pending = ""
+        piece = piece.strip()
+        for candidate in (piece, f"{pending} {piece}".strip()):
+            named = _topics(candidate)
+            if len(named) >= 2 or (named and candidate.endswith(("?", "？"))):  # "... today: where's the key?"
+                if named != whole and candidate not in parts:
+                    parts.append(candidate)
+                pending = ""
+                break
         else:
-            pending = piece
-    if pending and parts:
-        parts[-1] = f"{parts[-1]} {pending}"
-    return parts[-CLAUSES:] if len(parts) > 1 else []
+            pending = f"{pending} {piece}".strip()
+    return parts[-CLAUSES:]
 
 
 def _topics(text: str) -> set[str]:
