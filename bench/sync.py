@@ -8,7 +8,8 @@ repository on the same disk (`sync --init`, the first sync); machine b joins it 
 land through memdir). Then, each run, a makes 10 changes (8 writes, a rename, a delete) and syncs them out,
 b syncs them in, and b syncs again with nothing new. The hook rows run `memdir hook claude-code` in a fresh
 process, as Claude Code does, on b with `[sync] auto` off and on: SessionStart (with nothing to pull, and with
-10 changes to pull) and SessionEnd (which starts the push in the background and returns). Medians of --runs, in
+10 changes to pull) and SessionEnd (which starts the push in the background and returns); then SessionStart and
+UserPromptSubmit in a project without a team memory and with one of 300 files (recall reads both). Medians of --runs, in
 ms of wall time and of CPU time (this process's and its children's, git's included): on a shared machine the
 CPU column is the one to compare. The hooks run with MEMDIR_RESIDENT=off, each in a process of its own, so the
 CPU they cost is counted here (a resident process saves the import, with auto sync on or off alike). Git reads an empty HOME and no system config. Not a test: run it, read the
@@ -74,9 +75,9 @@ def clock(fn: Callable[[], object]) -> tuple[float, float]:
     return (time.perf_counter() - start) * 1000, (cpu() - used) * 1000
 
 
-def hook(root: Path, event: str, cwd: Path) -> tuple[float, float]:
+def hook(root: Path, event: str, cwd: Path, **extra: str) -> tuple[float, float]:
     payload = json.dumps({"hook_event_name": event, "source": "startup", "session_id": "bench", "cwd": str(cwd),
-                          "transcript_path": str(cwd / "none.jsonl")})
+                          "transcript_path": str(cwd / "none.jsonl"), **extra})
     return clock(lambda: subprocess.run([sys.executable, "-m", "memdir", "--root", str(root), "hook", "claude-code"],
                                         input=payload.encode(), capture_output=True, check=False, cwd=cwd))
 
@@ -126,6 +127,23 @@ def measure(tmp: Path, n: int, runs: int) -> list[tuple[str, float, float]]:
         ("hook SessionEnd, auto on (push in background)", end_on))]
     a.close()
     b.close()
+    return rows + team(tmp, tmp / "b", runs)
+
+
+def team(tmp: Path, personal: Path, runs: int, files: int = 300) -> list[tuple[str, float, float]]:
+    """The hooks run in a project without a team memory, then with one of `files` files (recall reads both)."""
+    project = tmp / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    asked = {"prompt": "which folder holds the note about things worth keeping"}
+    rows = []
+    for label in ("no team memory", f"team memory of {files} files"):
+        if label != "no team memory":
+            build(project / "team-memory", files).close()
+        start = [hook(personal, "SessionStart", project) for _ in range(runs)]
+        prompt = [hook(personal, "UserPromptSubmit", project, **asked) for _ in range(runs)]
+        rows += [(f"hook {event}, {label}", summary([w for w, _ in samples])[0],
+                  summary([c for _, c in samples])[0]) for event, samples in (("SessionStart", start),
+                                                                               ("UserPromptSubmit", prompt))]
     return rows
 
 

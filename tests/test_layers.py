@@ -92,6 +92,13 @@ def test_no_module_is_over_800_lines() -> None:
     assert long == {}
 
 
+def test_the_design_stays_a_read_of_at_most_400_lines() -> None:
+    """DESIGN.md is the architecture one reads whole; reference detail goes to docs/internals.md."""
+    design = SRC.parent.parent / "DESIGN.md"
+    assert len(design.read_text().splitlines()) <= 400
+    assert "docs/internals.md" in design.read_text()  # where what was moved out is
+
+
 LAZY = {  # what brings in a heavy optional dependency loads on first use
     ("faces.cli.serving", "faces.mcp"), ("faces.cli.serving", "faces.http"),  # the MCP SDK, starlette: `serve` only
     ("faces.cli.serving", "faces.asgi"),  # starlette, prometheus_client: `serve --http` only

@@ -43,6 +43,10 @@ def test_a_saved_request_and_an_ordinary_turn_get_nothing(tmp_path: Path) -> Non
         {"type": "tool_use", "id": "t1", "name": "mcp__memdir__remember_feedback", "input": {"rule": "lint first"}}]))
     assert stop(saved) is None
     assert stop(SESSION) is None  # its last request asks nothing to be remembered
+    team = transcript(tmp_path, turn("user", ASK), turn("assistant", [  # its Write tool, into the team's memory
+        {"type": "tool_use", "id": "t2", "name": "Write",
+         "input": {"file_path": "/src/flock/team-memory/feedback/lint.md", "content": "Lint first."}}]))
+    assert stop(team) is None
     recall = transcript(tmp_path, turn("user", "do you remember what we decided about the cache?"))
     assert stop(recall) is None  # asking to recall is not asking to keep
     assert stop(tmp_path / "gone.jsonl") is None

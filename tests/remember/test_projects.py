@@ -145,7 +145,8 @@ def test_recall_reads_the_team_memory_beside_the_personal_one(tmp_path: Path, mo
                                 "Two reviews before a merge."]).exit_code == 0
     assert (one / "team-memory" / "feedback" / "reviews.md").is_file()
     assert git(one, "status", "--porcelain", "--untracked-files=all").splitlines() == [
-        "?? team-memory/MEMORY.md", "?? team-memory/feedback/reviews.md"]  # .memdir/ keeps itself out of git
+        "?? team-memory/.gitattributes", "?? team-memory/MEMORY.md", "?? team-memory/feedback/reviews.md"
+    ]  # .memdir/ keeps itself out of git
     with memdir.open(tmp_path / "personal") as md:
         md.write("feedback/tone.md", "Short answers.", type="feedback", description="Answer briefly")
         payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(one), "session_id": "s1"}
@@ -175,6 +176,35 @@ def test_the_personal_sync_never_touches_the_projects_repository(tmp_path: Path,
     assert not [p for p in remote_texts(remote) if "team" in p.split("/")[0]]
     refused = runner.invoke(main, ["--root", "@team", "sync"])
     assert refused.exit_code == 1 and "inside the git repository at" in refused.stderr
+
+
+def test_two_clones_merge_the_team_memory_without_merging_its_index(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    up = project_upstream(tmp_path)
+    one = clone(up, tmp_path / "one", "git@github.com:acme/flock.git")
+    monkeypatch.chdir(one)
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", "@team", "init"]).exit_code == 0
+    assert "MEMORY.md merge=union" in (one / "team-memory" / ".gitattributes").read_text()
+    git(one, "add", "team-memory")
+    git(one, "commit", "-qm", "team memory")
+    git(one, "push", "-q", str(up), "main")
+    two = clone(up, tmp_path / "two", "git@github.com:acme/flock.git")
+    for where, path, words in ((one, "project/release.md", "Release on Tuesdays."), (two, "project/ci.md", "CI runs on 3.12.")):
+        monkeypatch.chdir(where)
+        assert runner.invoke(main, ["--root", "@team", "write", path, "-d", words, "--body", words]).exit_code == 0
+        git(where, "add", "team-memory")
+        git(where, "commit", "-qm", f"remember {path}")
+    git(one, "push", "-q", str(up), "main")
+    git(two, "pull", "-q", "--no-rebase", "--no-edit", str(up), "main")  # both changed MEMORY.md at one place: no conflict
+    merged = (two / "team-memory" / "MEMORY.md").read_text()
+    assert "<<<<<<<" not in merged and "Release on Tuesdays" in merged and "CI runs on 3.12" in merged
+    monkeypatch.chdir(two)
+    assert runner.invoke(main, ["--root", "@team", "reconcile", "--fix"]).exit_code == 0
+    index = (two / "team-memory" / "MEMORY.md").read_text()
+    assert index.count("Release on Tuesdays") == 1 and index.count("CI runs on 3.12") == 1
+    assert runner.invoke(main, ["--root", "@team", "init"]).exit_code == 0  # set up again: nothing added twice
+    assert (two / "team-memory" / ".gitattributes").read_text().count("merge=union") == 1
 
 
 # ---------------------------------------------------------------- automatic

@@ -216,3 +216,11 @@ def test_pasted_text_and_the_assistants_narration_are_not_what_the_user_said() -
     s = Extractive().session(t, date="2026-11-30", limit=4000)
     assert s.title == "check the retry section of this doc:"
     assert (s.corrections, s.open, s.decisions) == ((), (), ())
+
+
+def test_a_correction_of_two_words_keeps_the_sentence_that_says_why() -> None:
+    t = load([{"role": "user", "content": "Build the daily km model."},
+              {"role": "assistant", "content": "Building it on prod now."},
+              {"role": "user", "content": "NOT prod. The agents file says dev only."}])
+    assert Extractive().session(t, date="2026-02-17", limit=4000).corrections == (
+        "The user corrected the agent: NOT prod. The agents file says dev only (message 3)",)

@@ -77,6 +77,8 @@ def test_claude_code_jsonl() -> None:
     ("[]", "empty"),
     ('{"type": "summary", "summary": "x"}\n', "empty"),
     (42, "unreadable"),
+    ('[{"sessionId": "s", "messageId": 0, "type": "user", "message": "hi", "timestamp": "2026-01-21T14:03:17Z"}]',
+     "prompt log"),  # the Gemini CLI's logs.json: its sessions are under chats/
 ])
 def test_what_cannot_be_captured_says_why(source: object, reason: str) -> None:
     with pytest.raises(TranscriptError) as e:

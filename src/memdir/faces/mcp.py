@@ -35,6 +35,7 @@ import re
 import signal
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -53,6 +54,7 @@ from .. import pages
 from ..core.limits import Limits
 from ..core.memdir import Memdir
 from ..errors import MemdirError
+from ..recall.team import Team
 from ..version import __version__
 from . import tools
 from .auth import PRINCIPAL, Memories, Principal, Principals
@@ -90,9 +92,10 @@ class Conversations:
     handshake-protocol client's `mcp-session-id` tells its sessions apart.
     """
 
-    def __init__(self, principals: Principals, memories: Memories) -> None:
+    def __init__(self, principals: Principals, memories: Memories, team: Path | None = None) -> None:
         self.principals = principals
         self.memories = memories
+        self.team = team  # a local server's folder: its project's team memory is `team/` (`recall.team`)
         self.open: OrderedDict[tuple[Principal, str | None], Conversation] = OrderedDict()
 
     def principal(self, ctx: Any) -> Principal:
@@ -118,7 +121,8 @@ class Conversations:
             if found.md is not md:
                 found.md, found.session.md = md, md.for_agent()
             return found
-        found = self.open[key] = Conversation(md, tools.Session(md))
+        shared = None if self.team is None or principal.scoped else Team(md, self.team, actor=md.actor, agent=True)
+        found = self.open[key] = Conversation(md, tools.Session(md, team=shared))
         if len(self.open) > KEPT:
             self.open.popitem(last=False)
         return found
@@ -150,8 +154,9 @@ def structured(result: tools.Result) -> dict[str, Any] | None:
     return {"text": result.text, **{k: v for k, v in result.data.items() if k != "text"}}
 
 
-def server(principals: Principals, memories: Memories) -> Server[Any]:
-    """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`faces.http`)."""
+def server(principals: Principals, memories: Memories, team: Path | None = None) -> Server[Any]:
+    """A low-level MCP `Server` for the principals; run it over stdio (`serve_stdio`) or HTTP (`faces.http`).
+    With `team` (a folder), its project's team memory is served beside each memory, under `team/`."""
     listed = [
         types.Tool(
             name=t.name,
@@ -258,7 +263,7 @@ def server(principals: Principals, memories: Memories) -> Server[Any]:
         title=NAME,
         description=DESCRIPTION,
         instructions=tools.prompt(),
-        lifespan=lambda _: contextlib.nullcontext(Conversations(principals, memories)),  # entered once per connection
+        lifespan=lambda _: contextlib.nullcontext(Conversations(principals, memories, team)),  # entered once per connection
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -363,7 +368,7 @@ def _cursor(cursor: str | None) -> int:
 
 def serve_stdio(principals: Principals, memories: Memories) -> None:
     """Serve one client over stdin and stdout with the SDK's stdio transport until stdin closes and all is answered."""
-    app = server(principals, memories)
+    app = server(principals, memories, team=Path.cwd())  # a client starts it in the project's folder
     wire = _Stdio()
     # Ctrl-C, or a client closing the server the polite way (Claude Code sends SIGINT, then SIGTERM 100 ms later):
     # stop at once, as SIGTERM does. Python's KeyboardInterrupt would wait for ever on the thread reading stdin;

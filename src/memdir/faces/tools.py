@@ -13,11 +13,12 @@ the model can act on. Limits, scopes and history come from `Memdir`.
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import pages, paths
@@ -26,6 +27,7 @@ from ..errors import MemdirError, NotFound
 from ..model import Entry, Memory
 from ..recall import context as context_mod
 from ..recall import links as links_mod
+from ..recall import team as team_mod
 from ..recall.links import Links
 from ..remember import capture
 from ..search import SearchHit
@@ -370,13 +372,24 @@ def _undo_hint(path: str) -> str:
 
 @dataclass
 class Session:
-    """One conversation's use of the tools: remembers which files the model has seen."""
+    """One conversation's use of the tools: remembers which files the model has seen.
+
+    With `team` (the faces that run in a project's folder), `team/PATH` is the project's team memory's PATH:
+    reads, searches and the context show its files under `team/`, and writes there land in it."""
 
     md: Memdir
     seen: set[str] = field(default_factory=set)
+    team: team_mod.Team | None = None
 
     def __post_init__(self) -> None:
         self.md = self.md.for_agent()  # a model makes these calls: rate limited by default
+
+    def _at(self, path: str, *, folder: bool = False) -> tuple[Memdir, str, str]:
+        """The memory `path` is in (the team's for `team/...`), the path inside it, and the prefix that shows it."""
+        return (self.md, path, "") if self.team is None else self.team.target(path, folder=folder, mine=self.md)
+
+    def _theirs(self) -> Memdir | None:
+        return None if self.team is None else self.team.memory()
 
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
         """Run one tool call; never raises for a bad call: errors come back as `Result(is_error=True)`."""
@@ -396,11 +409,17 @@ class Session:
     # -------------------------------------------------------- reading
 
     def read_memory_index(self, folder: str = "") -> Result:
-        text = self.md.index(folder)
-        return Result(text, data={"folder": paths.folder(folder), "text": text})
+        md, inner, prefix = self._at(folder, folder=True)
+        text = md.index(inner)
+        if not prefix and not paths.folder(folder) and self._theirs() is not None:
+            text = text.rstrip("\n") + (f"\n\nThe team's memory of this project is beside yours: read its index with "
+                                        f'read_memory_index(folder="{team_mod.PREFIX}"); a path under '
+                                        f"{team_mod.PREFIX} writes there, for what the whole team should know.\n")
+        return Result(text, data={"folder": prefix + paths.folder(inner), "text": text})
 
     def list_memory_files(self, folder: str = "", offset: int = 1) -> Result:
-        entries = self.md.list(folder)
+        md, inner, prefix = self._at(folder, folder=not folder.endswith(".md"))
+        entries = [replace(e, path=prefix + e.path) for e in md.list(inner)]
         where = paths.folder(folder)
         if not entries:
             return Result(f"no memory files under {where or 'the root'}", data={"files": [], "total": 0})
@@ -419,7 +438,9 @@ class Session:
         return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
-        path, text, version = self.md.read_text(path)  # shown as it is: its frontmatter needs no parsing here
+        md, inner, prefix = self._at(path)
+        inner, text, version = md.read_text(inner)  # shown as it is: its frontmatter needs no parsing here
+        path = prefix + inner
         self.seen.add(path)
         total = len(paths.lines(text))
         if offset > max(total, 1):
@@ -429,7 +450,7 @@ class Session:
         header = f"{path} (version {version}, {total} lines)"
         data = {"path": path, "version": version, "lines": total, "offset": offset, "text": page.text,
                 "next_offset": page.next}
-        related = links_mod.of(self.md, path, text)  # the file just read, not read again
+        related = _under(links_mod.of(md, inner, text), prefix)  # the file just read, not read again
         data["links"] = [x.to_dict() for x in related.links]
         data["backlinks"] = list(related.backlinks)
         trailer = _links_line(related)
@@ -440,29 +461,53 @@ class Session:
         return Result(f"{header}\n{body}{more}{trailer}", data=data)
 
     def get_memory_context(self, query: str | None = None, budget: int = 2000, include: str = "") -> Result:
-        ctx = context_mod.build(self.md, query, budget=budget, include=[p.strip() for p in include.split(",") if p.strip()])
-        self.seen.update(i.path for i in ctx.included if i.lines is None)  # whole files count as read
+        wanted = [p.strip() for p in include.split(",") if p.strip()]
+        team = self._theirs()
+        theirs = None
+        if team is not None and budget // 3 - TEAM_HEADER_TOKENS >= context_mod.MIN_BUDGET:  # a third at most
+            ours = [x for w in wanted if (x := team_mod.inner(w, folder=not w.endswith(".md"))) is not None]
+            theirs = context_mod.build(team, query, budget=budget // 3 - TEAM_HEADER_TOKENS, include=ours)
+            wanted = [w for w in wanted if team_mod.inner(w, folder=not w.endswith(".md")) is None]
+        mine = budget - (theirs.tokens + TEAM_HEADER_TOKENS if theirs is not None and theirs.text else 0)
+        ctx = context_mod.build(self.md, query, budget=mine, include=wanted)
         data = {k: v for k, v in ctx.to_dict().items() if k != "text"}
-        return Result(ctx.text or "memory is empty: nothing to recall yet", data=data)
+        text = ctx.text
+        if theirs is not None and theirs.text:
+            text = "\n\n".join(x for x in (text, f"{team_mod.HEADER}\n{team_mod.relabel(theirs.text)}") if x)
+            data["included"] += [{**i.to_dict(), "path": team_mod.PREFIX + i.path, "team": True} for i in theirs.included]
+            data["dropped"] += [{**d.to_dict(), "path": d.path and team_mod.PREFIX + d.path, "team": True}
+                                for d in theirs.dropped]
+            data["tokens"], data["budget"] = ctx.tokens + theirs.tokens + TEAM_HEADER_TOKENS, budget
+        self.seen.update(i["path"] for i in data["included"] if i["lines"] is None)  # whole files count as read
+        return Result(text or "memory is empty: nothing to recall yet", data=data)
 
     def search_memory(self, query: str, k: int = 10, type: str | None = None, since: str | None = None) -> Result:
         hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
+        team = self._theirs()
+        ours: set[int] = set()  # the team's hits (a folder of yours may be called team/ too)
+        if team is not None:  # each side in its own order, the surer first where they meet
+            theirs = [replace(h, path=team_mod.PREFIX + h.path)
+                      for h in team.search(query, k=k, types=(type,) if type else (), since=since)]
+            ours = {id(h) for h in theirs}
+            hits = list(heapq.merge(hits, theirs, key=lambda h: (not h.sure, -h.confidence)))[:k]
         if not hits:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
         def line(h: SearchHit) -> str:
-            return f"- {h.path} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
+            whose = " (the team's)" if id(h) in ours else ""
+            return f"- {h.path}{whose} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
 
         sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
         if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
             sure.append("weaker matches, which may not answer it:" if sure else
                         f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
-        return Result("\n".join(sure + weaker), data={"hits": [h.to_dict() for h in hits]})
+        found = [h.to_dict() | ({"team": True} if id(h) in ours else {}) for h in hits]
+        return Result("\n".join(sure + weaker), data={"hits": found})
 
     # -------------------------------------------------------- writing
 
-    def _before(self, path: str) -> Memory | None:
+    def _before(self, md: Memdir, path: str) -> Memory | None:
         try:
-            return self.md.read(path)
+            return md.read(path)
         except NotFound:
             return None
 
@@ -479,9 +524,10 @@ class Session:
         return Result(text + note, data=data)
 
     def write_memory_file(self, path: str, content: str, expected_version: str | None = None) -> Result:
-        before = self._before(path)
+        md, inner, prefix = self._at(path)
+        before = _shown(self._before(md, inner), prefix)
         expect: Any = ANY if expected_version is None else (None if expected_version == "new" else expected_version)
-        m = self.md.write(path, content, expect=expect)
+        m = _shown(md.write(inner, content, expect=expect), prefix)
         note = ""
         if before is not None and before.path not in self.seen and m.change != "unchanged":
             note = (f" Note: you replaced {m.path} without reading it in this conversation; if it held "
@@ -489,13 +535,15 @@ class Session:
         return self._changed("created" if before is None else "updated", m, before, note)
 
     def edit_memory_file(self, path: str, old: str, new: str) -> Result:
-        before = self._before(path)
-        m = self.md.edit(path, old, new)
+        md, inner, prefix = self._at(path)
+        before = _shown(self._before(md, inner), prefix)
+        m = _shown(md.edit(inner, old, new), prefix)
         return self._changed("edited", m, before)
 
     def append_memory(self, path: str, line: str) -> Result:
-        before = self._before(path)
-        m = self.md.append(path, line)
+        md, inner, prefix = self._at(path)
+        before = _shown(self._before(md, inner), prefix)
+        m = _shown(md.append(inner, line), prefix)
         return self._changed("created" if before is None else "appended to", m, before)
 
     def remember_feedback(self, rule: str, why: str, how_to_apply: str) -> Result:
@@ -506,26 +554,50 @@ class Session:
                       data={"path": m.path, "change": m.change, "version": m.version})
 
     def rename_memory_file(self, old_path: str, new_path: str) -> Result:
-        m = self.md.rename(old_path, new_path)
+        md, old, prefix = self._at(old_path)
+        there, new, there_prefix = self._at(new_path)
+        if prefix != there_prefix:
+            mine, theirs = (old_path, new_path) if not prefix else (new_path, old_path)
+            raise ToolInputError(f"rename_memory_file: {theirs} is in the team's memory and {mine} in yours; a rename "
+                                 "stays in one memory: write the file at its new path, then delete the old one")
+        m = _shown(md.rename(old, new), prefix)
         self.seen.add(m.path)
         text = f"renamed {paths.topic_path(old_path)} to {m.path} (version {m.version}). {_undo_hint(m.path)}"
         return Result(text, data={"path": m.path, "from": paths.topic_path(old_path), "change": "renamed",
                                   "version": m.version})
 
     def delete_memory_file(self, path: str) -> Result:
-        m = self.md.delete(path)
+        md, inner, prefix = self._at(path)
+        m = _shown(md.delete(inner), prefix)
         self.seen.discard(m.path)
         return Result(f"deleted {m.path} ({m.lines} lines). {_undo_hint(m.path)}",
                       data={"path": m.path, "change": "deleted", "lines": m.lines})
 
     def undo_memory_change(self, path: str) -> Result:
-        m = self.md.undo(path)
+        md, inner, prefix = self._at(path)
+        m = _shown(md.undo(inner), prefix)
         if m.change == "deleted":
             return Result(f"undone: {m.path} did not exist before that change, so it is deleted again",
                           data={"path": m.path, "change": "deleted"})
         self.seen.add(m.path)
         return Result(f"restored {m.path} to what it was before its last change (version {m.version}, {m.lines} lines)",
                       data={"path": m.path, "change": "restored", "version": m.version, "lines": m.lines})
+
+
+TEAM_HEADER_TOKENS = 40  # what the line before the team's context takes, about
+
+
+def _shown(m: Memory | None, prefix: str) -> Any:
+    """`m` with its path as the model names it (`team/...` for the team's memory)."""
+    return m if m is None or not prefix else replace(m, path=prefix + m.path)
+
+
+def _under(related: Links, prefix: str) -> Links:
+    """The links of a file of the team's memory, with their paths as the model names them."""
+    if not prefix:
+        return related
+    return Links(prefix + related.path, tuple(replace(x, target=x.target and prefix + x.target) for x in related.links),
+                 tuple(prefix + p for p in related.backlinks))
 
 
 def _listed(e: Entry) -> str:

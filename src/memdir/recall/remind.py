@@ -28,7 +28,7 @@ _ASKS = re.compile(r"\b(?:remember|don't forget|do not forget|from now on|keep i
                    r"|for future reference|next time)\b", re.IGNORECASE)
 _RECALLS = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)  # asks to recall
 _WRITES = r"(?:write_memory_file|edit_memory_file|append_memory|remember_feedback|rename_memory_file)\b"
-_FILES = r"(?:(?:CLAUDE|MEMORY|AGENTS|GEMINI)\.md|/memory/)"
+_FILES = r"(?:(?:CLAUDE|MEMORY|AGENTS|GEMINI)\.md|/memory/|/team-memory/)"  # the last: the project's team memory
 _SAVES = re.compile(  # a memdir write tool, or an edit of a memory file the agent keeps itself
     rf"\[tool [^\]:]*{_WRITES}|\[tool (?:Write|Edit|MultiEdit): [^\]]*{_FILES}", re.IGNORECASE)
 _REFUSED = re.compile(  # ... whose result was an error (the line transcripts keep for a failed call names it)

@@ -15,6 +15,10 @@ and `memdir sync` of the personal memory carries it to every machine.
 The team's memory is a memory folder inside the project's own repository
 (`team-memory/` at its top): reviewed in pull requests like code, shared by
 the project's own commits, never by memdir's sync of anyone's personal memory.
+Its MEMORY.md files are generated, so they are never merged as text: the
+`.gitattributes` memdir writes there when it sets the folder up (`set_up_team`)
+merges them by union (both sides' lines, no conflict to settle in a pull
+request), and memdir renders them again at its next write or `reconcile --fix`.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ from .gitrepo import Repo, top_of
 BY_PROJECT = "@project"  # the tenant that names the project of the working folder
 TEAM = "@team"  # the location that names the team's memory of the project of the working folder
 TEAM_FOLDER = "team-memory"  # the team's memory, at the top of the project's repository
+ATTRIBUTES = (  # the team memory's .gitattributes: a generated index is rendered again, never merged by hand
+    "# memdir: MEMORY.md is generated from the memories beside it; a merge keeps both sides' lines (no conflict)",
+    "# and memdir renders it again at its next write (`memdir --root @team reconcile --fix`)",
+    "MEMORY.md merge=union linguist-generated=true",
+)
 _SCP = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+):(?!//)(?P<path>.+)$")
 _URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/]*@)?(?P<host>[^/:]+)(?::\d+)?(?P<path>/.*)?$", re.I)
 
@@ -118,3 +127,16 @@ def team_folder(folder: Path) -> Path | None:
         return None
     team = top / TEAM_FOLDER
     return team if team.is_dir() else None
+
+
+def set_up_team(root: Path) -> None:
+    """Give a team memory folder its `.gitattributes` lines (those it has stay, and so does everything else)."""
+    path = root / ".gitattributes"
+    try:
+        have = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"{path} cannot be read ({e}); fix or remove it, then try again") from None
+    add = [line for line in ATTRIBUTES if line not in have.splitlines()]
+    if add:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(("" if not have or have.endswith("\n") else "\n") + "\n".join(add) + "\n")

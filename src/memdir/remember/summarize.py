@@ -303,6 +303,8 @@ class Extractive:
                     kind = "asked"  # a turn's opening sentence is its request
                 if kind is None or (i == first and n == 0 and kind in ("asked", "open", "decisions")):
                     continue  # the first request is the title
+                if kind in ("preferences", "corrections") and len(sentence.split()) < 4 and n + 1 < len(said):
+                    sentence = f"{sentence} {said[n + 1]}"  # "NOT prod." is a fragment; with its next sentence, a fact
                 item = self._item(t, kind, sentence, turn.line)
                 words = set(notes.content(sentence))
                 seen = learned if kind in ("preferences", "corrections") else kept

@@ -218,6 +218,10 @@ def parse_text(text: str) -> Transcript:
             data = json.loads(head)
         except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deeply to parse: read as text
             data = None
+        if isinstance(data, list) and data and all(isinstance(x, dict) and {"sessionId", "messageId", "message"} <= x.keys()
+                                                   for x in data[:3]):
+            raise TranscriptError("this is the Gemini CLI's prompt log (logs.json): it holds only the user's prompts, of "
+                                  "every session; capture the session files under chats/ instead", reason="prompt log")
         if isinstance(data, list):
             return agents.from_gemini_history(data) if agents.is_gemini_history(data) else from_messages(data)
     if head.startswith("{") and not head.split("\n", 1)[0].rstrip().endswith("}"):

@@ -20,6 +20,8 @@ from ...core.memdir import Memdir
 from ...core.opening import default_actor as base
 from ...core.opening import open as open_memdir
 from ...errors import MemdirError
+from ...recall import team
+from ...recall.team import Team
 from ...remember import projects
 from ...stores.locations import folder_of, scheme_of
 
@@ -35,17 +37,37 @@ class Context:
         self.root_given = root_given  # --root or MEMDIR_URL/MEMDIR_ROOT was given, not the default
         self.agent = agent  # a model runs this command: the agents' limits
         self._md: Memdir | None = None
+        self._team: Team | None = None
+        self.is_team = False  # --root is the team's memory itself (@team)
 
     def memdir(self, create: bool = False, **options: Any) -> Memdir:
         if self._md is None:
-            if self.root == projects.TEAM:  # the team's memory of the project this runs in
-                self.root = str(projects.team_root(Path.cwd()))
             if create:
                 self.prepare_root()
+            self.resolve_team()
             options.setdefault("actor", _actor())
             options.setdefault("agent", self.agent)
             self._md = open_memdir(self.root, tenant=self.tenant_name(), create=create, **options)
         return self._md
+
+    def resolve_team(self) -> bool:
+        """Whether --root is @team, the team's memory of the project this runs in: then it names its folder."""
+        if self.root != projects.TEAM:
+            return False
+        self.root = str(projects.team_root(Path.cwd()))
+        self.is_team = True
+        return True
+
+    def at(self, path: str, *, create: bool = False) -> tuple[Memdir, str, str]:
+        """The memory PATH is in, the path inside it and the prefix that shows it: `team/PATH` is the PATH of
+        the team's memory of the project this runs in (`recall.team`), anything else this memory's."""
+        self.resolve_team()
+        if self.is_team or team.inner(path) is None:
+            return self.memdir(create=create), path, ""
+        if self._team is None:
+            mine = folder_of(self.root) if scheme_of(self.root) == "file" else None
+            self._team = Team(self.memdir, actor=_actor(), agent=self.agent, root=mine)  # created by no team/ path
+        return self._team.target(path)
 
     def tenant_name(self, given: str | None = None) -> str | None:
         """The tenant `given` (else --tenant) names: @project is the tenant of the project this runs in."""
@@ -65,6 +87,10 @@ class Context:
         the parents too), so `--root ~/typo-memroy` does not silently start an
         empty memory somewhere unexpected.
         """
+        if self.resolve_team() or self.is_team:  # a team memory made here gets its .gitattributes too
+            folder_of(self.root).mkdir(exist_ok=True)
+            projects.set_up_team(folder_of(self.root))
+            return
         if scheme_of(self.root) != "file":
             return
         folder = folder_of(self.root)
@@ -82,6 +108,9 @@ class Context:
             click.echo(f"memdir: created a new memory at {folder.absolute()}", err=True)
 
     def close(self) -> None:
+        shared, self._team = self._team, None
+        if shared is not None:
+            shared.close()
         md, self._md = self._md, None
         if md is not None:
             md.close()

@@ -12,9 +12,11 @@ import click
 from ... import pages
 from ...core.limits import Limits
 from ...core.memdir import ANY
+from ...errors import InvalidArgument
 from ...paths import topic_path
 from ...recall import context as context_mod
 from ...recall import links as links_mod
+from ...recall import team
 from ...remember import timeline
 from ...remember.timeline import search_history
 from ...search import SearchHit
@@ -97,14 +99,16 @@ def write(
         expected = None
     elif expect:
         expected = expect
-    m = obj.memdir(create=True).write(
-        path, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected,
+    md, inner, prefix = obj.at(path, create=True)
+    m = md.write(
+        inner, body, name=name, description=description, type=kind, tags=list(tags) if tags else None, expect=expected,
         absolute_dates=not keep_dates,
     )
+    shown = prefix + m.path
     if as_json:
-        emit({"path": m.path, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size})
+        emit({"path": shown, "change": m.change, "version": m.version, "lines": m.lines, "size": m.size})
     else:
-        click.echo(f"{m.change} {m.path} ({m.lines} lines, version {m.version})")
+        click.echo(f"{m.change} {shown} ({m.lines} lines, version {m.version})")
 
 
 @click.command()
@@ -113,10 +117,11 @@ def write(
 @json_option
 @click.pass_obj
 def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
-    """Print the topic file PATH (as it was at --as-of)."""
-    md = obj.memdir()
+    """Print the topic file PATH (as it was at --as-of); team/PATH is the team's memory's PATH."""
+    md, path, prefix = obj.at(path)
     if as_json:
-        emit((md.read(path) if as_of is None else timeline.read_as_of(md, path, as_of)).to_dict())
+        emit((md.read(path) if as_of is None else timeline.read_as_of(md, path, as_of)).to_dict()
+             | ({"path": prefix + topic_path(path)} if prefix else {}))
         return
     # without --as-of: the file as it is, no frontmatter parse (nor PyYAML's import)
     text = md.read_text(path)[1] if as_of is None else timeline.read_as_of(md, path, as_of).text
@@ -130,11 +135,12 @@ def read(obj: Context, path: str, as_of: str | None, as_json: bool) -> None:
 @click.pass_obj
 def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
     """Delete the topic file PATH (undo brings it back)."""
-    m = obj.memdir().delete(path, expect=expect if expect else ANY)
+    md, path, prefix = obj.at(path)
+    m = md.delete(path, expect=expect if expect else ANY)
     if as_json:
-        emit({"path": m.path, "change": "deleted", "lines": m.lines})
+        emit({"path": prefix + m.path, "change": "deleted", "lines": m.lines})
     else:
-        click.echo(f"deleted {m.path} ({m.lines} lines); undo with: memdir undo {m.path}")
+        click.echo(f"deleted {prefix}{m.path} ({m.lines} lines); undo with: memdir undo {prefix}{m.path}")
 
 
 @click.command()
@@ -145,11 +151,16 @@ def rm(obj: Context, path: str, expect: str | None, as_json: bool) -> None:
 @click.pass_obj
 def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> None:
     """Rename the topic file OLD to NEW."""
-    m = obj.memdir().rename(old, new, expect=expect if expect else ANY)
+    md, inner, prefix = obj.at(old)
+    _, new_inner, there_prefix = obj.at(new) if not prefix or team.inner(new) is not None else (md, new, "")
+    if prefix != there_prefix:
+        raise InvalidArgument(f"{old if prefix else new} is in the team's memory and {new if prefix else old} in "
+                               "yours; mv stays in one memory: write the file at its new path, then rm the old one")
+    m = md.rename(inner, new_inner, expect=expect if expect else ANY)
     if as_json:
-        emit({"path": m.path, "from": old, "change": "renamed", "version": m.version})
+        emit({"path": prefix + m.path, "from": old, "change": "renamed", "version": m.version})
     else:
-        click.echo(f"renamed {old} to {m.path}")
+        click.echo(f"renamed {old} to {prefix}{m.path}")
 
 
 # ---------------------------------------------------------------- looking

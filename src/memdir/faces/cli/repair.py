@@ -49,11 +49,12 @@ def _theirs_line(found: list[Finding]) -> str:
 @click.pass_obj
 def undo(obj: Context, path: str, as_json: bool) -> None:
     """Revert the last change to PATH, as a new change (undo again to redo)."""
-    m = obj.memdir().undo(path)
+    md, path, prefix = obj.at(path)
+    m = md.undo(path)
     if as_json:
-        emit({"path": m.path, "change": m.change, "version": m.version})
+        emit({"path": prefix + m.path, "change": m.change, "version": m.version})
     else:
-        click.echo(f"{m.change} {m.path}" + (f" (version {m.version})" if m.change != "deleted" else ""))
+        click.echo(f"{m.change} {prefix}{m.path}" + (f" (version {m.version})" if m.change != "deleted" else ""))
 
 
 @click.command()

@@ -112,7 +112,8 @@ def project(obj: Context, folder: Path | None, as_json: bool) -> None:
     memdir --root ~/memory --tenant @project search "release day"
 
     The team's memory, if the project keeps one, is team-memory/ in its repository
-    (`memdir --root @team ...`); the hooks recall from it beside yours.
+    (`memdir --root @team init` sets it up): run in the project, `memdir write team/PATH`,
+    the MCP tools and the hooks reach it as team/ beside yours.
     """
     where = folder or Path.cwd()
     ident = projects.identity(where)
