@@ -99,7 +99,8 @@ def write_turn(md: memdir.Memdir, conv: str, turn: dict[str, object], layout: st
     name = title(str(turn["speaker"]), str(turn.get("date", ""))) if layout == "titled" else None
     stamp = session_stamp(str(turn.get("date", "")))
     head = f"---\ncreated: {stamp}\n---\n" if stamp else ""
-    md.write(turn_path(conv, turn), head + body, name=name)
+    # The turn's words as said: a write would add today's date to "today" and "tomorrow" (the day of the run).
+    md.write(turn_path(conv, turn), head + body, name=name, absolute_dates=False)
 
 
 def ingest(layout: str, shared: bool, mode: str = "auto") -> None:

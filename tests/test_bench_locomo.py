@@ -31,6 +31,8 @@ def test_ingest_then_answer_turn_and_session_queries(tmp_path: Path) -> None:
     assert first["ids"][0] == "D2:1" and len(first["ids"]) <= 2
     assert second["ids"][0] == "D1"
     assert (tmp_path / "memdir" / "tenants" / "conv1" / "conv-1" / "session-02" / "D2-1.md").exists()
+    said = (tmp_path / "memdir" / "tenants" / "conv1" / "conv-1" / "session-01" / "D1-1.md").read_text()
+    assert said.endswith("Caroline: I went to a support group yesterday.")  # as said, not dated by the day of the run
 
 
 def test_hybrid_mode_embeds_at_ingest_and_answers_with_the_local_model(tmp_path: Path) -> None:
