@@ -173,9 +173,12 @@ def test_the_stdio_server_started_in_a_project_serves_its_team_memory(tmp_path: 
              ("search_memory", {"query": "reviews before a merge"})]
     lines = [json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})] + [
         json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}})
-        for n, (name, args) in enumerate(calls, 2)]
+        for n, (name, args) in enumerate(calls, 2)] + [json.dumps({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+                                                          "params": {"uri": "memdir://file/team/feedback/reviews.md"}})]
     answers, code = stdio_exchange(tmp_path / "personal", lines)
-    texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a["id"] != 1}
+    texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a["id"] in (2, 3)}
     assert code == 0 and texts[2].startswith("created team/feedback/reviews.md"), texts
     assert "team/feedback/reviews.md (the team's)" in texts[3]
+    resource = next(a for a in answers if a["id"] == 4)["result"]["contents"][0]["text"]
+    assert "Two reviews before a merge" in resource
     assert (top / "team-memory" / "feedback" / "reviews.md").is_file()

@@ -384,7 +384,7 @@ class Session:
     def __post_init__(self) -> None:
         self.md = self.md.for_agent()  # a model makes these calls: rate limited by default
 
-    def _at(self, path: str, *, folder: bool = False) -> tuple[Memdir, str, str]:
+    def at(self, path: str, *, folder: bool = False) -> tuple[Memdir, str, str]:
         """The memory `path` is in (the team's for `team/...`), the path inside it, and the prefix that shows it."""
         return (self.md, path, "") if self.team is None else self.team.target(path, folder=folder, mine=self.md)
 
@@ -409,7 +409,7 @@ class Session:
     # -------------------------------------------------------- reading
 
     def read_memory_index(self, folder: str = "") -> Result:
-        md, inner, prefix = self._at(folder, folder=True)
+        md, inner, prefix = self.at(folder, folder=True)
         text = md.index(inner)
         if not prefix and not paths.folder(folder) and self._theirs() is not None:
             text = text.rstrip("\n") + (f"\n\nThe team's memory of this project is beside yours: read its index with "
@@ -418,7 +418,7 @@ class Session:
         return Result(text, data={"folder": prefix + paths.folder(inner), "text": text})
 
     def list_memory_files(self, folder: str = "", offset: int = 1) -> Result:
-        md, inner, prefix = self._at(folder, folder=not folder.endswith(".md"))
+        md, inner, prefix = self.at(folder, folder=not folder.endswith(".md"))
         entries = [replace(e, path=prefix + e.path) for e in md.list(inner)]
         where = paths.folder(folder)
         if not entries:
@@ -438,7 +438,7 @@ class Session:
         return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         inner, text, version = md.read_text(inner)  # shown as it is: its frontmatter needs no parsing here
         path = prefix + inner
         self.seen.add(path)
@@ -524,7 +524,7 @@ class Session:
         return Result(text + note, data=data)
 
     def write_memory_file(self, path: str, content: str, expected_version: str | None = None) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         expect: Any = ANY if expected_version is None else (None if expected_version == "new" else expected_version)
         m = _shown(md.write(inner, content, expect=expect), prefix)
@@ -535,13 +535,13 @@ class Session:
         return self._changed("created" if before is None else "updated", m, before, note)
 
     def edit_memory_file(self, path: str, old: str, new: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         m = _shown(md.edit(inner, old, new), prefix)
         return self._changed("edited", m, before)
 
     def append_memory(self, path: str, line: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         m = _shown(md.append(inner, line), prefix)
         return self._changed("created" if before is None else "appended to", m, before)
@@ -554,8 +554,8 @@ class Session:
                       data={"path": m.path, "change": m.change, "version": m.version})
 
     def rename_memory_file(self, old_path: str, new_path: str) -> Result:
-        md, old, prefix = self._at(old_path)
-        there, new, there_prefix = self._at(new_path)
+        md, old, prefix = self.at(old_path)
+        there, new, there_prefix = self.at(new_path)
         if prefix != there_prefix:
             mine, theirs = (old_path, new_path) if not prefix else (new_path, old_path)
             raise ToolInputError(f"rename_memory_file: {theirs} is in the team's memory and {mine} in yours; a rename "
@@ -567,14 +567,14 @@ class Session:
                                   "version": m.version})
 
     def delete_memory_file(self, path: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         m = _shown(md.delete(inner), prefix)
         self.seen.discard(m.path)
         return Result(f"deleted {m.path} ({m.lines} lines). {_undo_hint(m.path)}",
                       data={"path": m.path, "change": "deleted", "lines": m.lines})
 
     def undo_memory_change(self, path: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         m = _shown(md.undo(inner), prefix)
         if m.change == "deleted":
             return Result(f"undone: {m.path} did not exist before that change, so it is deleted again",
