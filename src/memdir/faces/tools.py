@@ -13,7 +13,6 @@ the model can act on. Limits, scopes and history come from `Memdir`.
 
 from __future__ import annotations
 
-import heapq
 import json
 import logging
 import weakref
@@ -462,46 +461,25 @@ class Session:
 
     def get_memory_context(self, query: str | None = None, budget: int = 2000, include: str = "") -> Result:
         wanted = [p.strip() for p in include.split(",") if p.strip()]
-        team = self._theirs()
-        theirs = None
-        if team is not None and budget // 3 - TEAM_HEADER_TOKENS >= context_mod.MIN_BUDGET:  # a third at most
-            ours = [x for w in wanted if (x := team_mod.inner(w, folder=not w.endswith(".md"))) is not None]
-            theirs = context_mod.build(team, query, budget=budget // 3 - TEAM_HEADER_TOKENS, include=ours)
-            wanted = [w for w in wanted if team_mod.inner(w, folder=not w.endswith(".md")) is None]
-        mine = budget - (theirs.tokens + TEAM_HEADER_TOKENS if theirs is not None and theirs.text else 0)
-        ctx = context_mod.build(self.md, query, budget=mine, include=wanted)
+        ctx = team_mod.context(self.md, self._theirs(), query, budget=budget, include=wanted)
+        self.seen.update(i.path for i in ctx.included if i.lines is None)  # whole files count as read
         data = {k: v for k, v in ctx.to_dict().items() if k != "text"}
-        text = ctx.text
-        if theirs is not None and theirs.text:
-            text = "\n\n".join(x for x in (text, f"{team_mod.HEADER}\n{team_mod.relabel(theirs.text)}") if x)
-            data["included"] += [{**i.to_dict(), "path": team_mod.PREFIX + i.path, "team": True} for i in theirs.included]
-            data["dropped"] += [{**d.to_dict(), "path": d.path and team_mod.PREFIX + d.path, "team": True}
-                                for d in theirs.dropped]
-            data["tokens"], data["budget"] = ctx.tokens + theirs.tokens + TEAM_HEADER_TOKENS, budget
-        self.seen.update(i["path"] for i in data["included"] if i["lines"] is None)  # whole files count as read
-        return Result(text or "memory is empty: nothing to recall yet", data=data)
+        return Result(ctx.text or "memory is empty: nothing to recall yet", data=data)
 
     def search_memory(self, query: str, k: int = 10, type: str | None = None, since: str | None = None) -> Result:
-        hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
-        team = self._theirs()
-        ours: set[int] = set()  # the team's hits (a folder of yours may be called team/ too)
-        if team is not None:  # each side in its own order, the surer first where they meet
-            theirs = [replace(h, path=team_mod.PREFIX + h.path)
-                      for h in team.search(query, k=k, types=(type,) if type else (), since=since)]
-            ours = {id(h) for h in theirs}
-            hits = list(heapq.merge(hits, theirs, key=lambda h: (not h.sure, -h.confidence)))[:k]
-        if not hits:
+        found = team_mod.search(self.md, self._theirs(), query, k=k, types=(type,) if type else (), since=since)
+        if not found:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
-        def line(h: SearchHit) -> str:
-            whose = " (the team's)" if id(h) in ours else ""
+        def line(h: SearchHit, theirs: bool) -> str:
+            whose = " (the team's)" if theirs else ""
             return f"- {h.path}{whose} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
 
-        sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
+        sure, weaker = [line(*x) for x in found if x[0].sure], [line(*x) for x in found if not x[0].sure]
         if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
             sure.append("weaker matches, which may not answer it:" if sure else
                         f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
-        found = [h.to_dict() | ({"team": True} if id(h) in ours else {}) for h in hits]
-        return Result("\n".join(sure + weaker), data={"hits": found})
+        hits = [h.to_dict() | ({"team": True} if theirs else {}) for h, theirs in found]
+        return Result("\n".join(sure + weaker), data={"hits": hits})
 
     # -------------------------------------------------------- writing
 
@@ -582,9 +560,6 @@ class Session:
         self.seen.add(m.path)
         return Result(f"restored {m.path} to what it was before its last change (version {m.version}, {m.lines} lines)",
                       data={"path": m.path, "change": "restored", "version": m.version, "lines": m.lines})
-
-
-TEAM_HEADER_TOKENS = 40  # what the line before the team's context takes, about
 
 
 def _shown(m: Memory | None, prefix: str) -> Any:
