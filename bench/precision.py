@@ -35,7 +35,9 @@ them when it opens the folder. Tables:
    `sure`), per mode and for plain BM25 (SQLite FTS5
    `porter unicode61` over the same files, the query's words ORed, as
    `bench/corpora.py`'s baseline); and the UserPromptSubmit handler's
-   injection: the answering file added (answerable) or anything added (no-answer).
+   injection: the answering file added (answerable) or anything added (no-answer). The same per half:
+   a bar is tuned on the memories of `TUNING` and checked on the others, split by memory so that no
+   memory's wording is on both sides.
 
 1. Search, per mode (`lexical`; `auto` before any vector index exists; then,
    with the `memdir[semantic]` extra, the vectors are built and `semantic`,
@@ -748,14 +750,31 @@ INJECT_TARGET, INJECT_NO_ANSWER_TARGET = 0.90, 0.05
 Query = Answerable | NoAnswer
 
 
+# The memories a bar is tuned on; the others are the held-out half it is checked on (split by memory, so that no
+# memory's wording is on both sides; each half has a Chinese-or-Japanese memory, a Korean-or-Thai one and an English
+# Claude Code or Obsidian folder).
+TUNING = ("chinese", "dev", "family", "obsidian", "support", "thai")
+HALVES = ("tuning", "held-out")
+
+
+def half(memory: str) -> str:
+    return HALVES[0] if memory in TUNING else HALVES[1]
+
+
 def groups(mems: list[Labelled]) -> list[tuple[str, Callable[[str, Query], bool]]]:
-    """The rows of the labelled tables: all queries, then per kind, per language and per memory."""
-    def where(kind: str = "", lang: str = "", memory: str = "") -> Callable[[str, Query], bool]:
-        return lambda m, q: (not kind or q.kind == kind) and (not lang or q.lang == lang) and (not memory or m == memory)
+    """The rows of the labelled tables: all queries, then per kind, per language and per memory; then each half
+    (`TUNING` and the rest), whole, per kind and per language."""
+    def where(kind: str = "", lang: str = "", memory: str = "", side: str = "") -> Callable[[str, Query], bool]:
+        return lambda m, q: ((not kind or q.kind == kind) and (not lang or q.lang == lang)
+                             and (not memory or m == memory) and (not side or half(m) == side))
 
     return [("all", where()), *((f"kind {k}", where(kind=k)) for k in (*ANSWERABLE_KINDS, *NO_ANSWER_KINDS)),
             *((f"lang {lang}", where(lang=lang)) for lang in LANGUAGES),
-            *((f"memory {mem.name}", where(memory=mem.name)) for mem in mems)]
+            *((f"memory {mem.name}", where(memory=mem.name)) for mem in mems),
+            *(row for side in HALVES for row in (
+                (f"{side} half", where(side=side)),
+                *((f"{side}: kind {k}", where(kind=k, side=side)) for k in (*ANSWERABLE_KINDS, *NO_ANSWER_KINDS)),
+                *((f"{side}: lang {lang}", where(lang=lang, side=side)) for lang in LANGUAGES)))]
 
 
 def labelled_scores(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]],
@@ -789,17 +808,21 @@ def labelled_scores(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]],
 def labelled_report(mems: list[Labelled], runs: dict[str, dict[str, ModeRun]], hooks: dict[str, HookRun]) -> str:
     scores = labelled_scores(mems, runs, hooks)
     modes = mode_order(runs)
-    out = ["\n## The labelled set per kind, language and memory (issue 30)\n",
-           f"### Answerable: the answering file in the top 5 (target >= {TOP5_TARGET:.0%}, paraphrases >= "
-           f"{PARAPHRASE_TARGET:.0%}); the hook injects it (target >= {INJECT_TARGET:.0%})\n"]
-    out.append(table(["queries", "n", *map(label, modes), "hook injects the answer", "hook files per prompt"],
-                     [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects the answer"]),
-                       f"{r['hook files per prompt']:.1f}"] for r in scores["answerable"]]))
-    out.append(f"\n### No answer: no sure hit (target >= {NO_SURE_HIT_TARGET:.0%}); the hook injects anything "
-               f"(target <= {INJECT_NO_ANSWER_TARGET:.0%})\n")
-    out.append(table(["queries", "n", *map(label, modes), "hook injects anything"],
-                     [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects anything"])]
-                      for r in scores["no_answer"]]))
+    out = ["\n## The labelled set per kind, language and memory (issue 30)\n"]
+    for title, side in (("", False), (f"the tuning half ({', '.join(TUNING)}) and the held-out half (the rest)", True)):
+        mine = {g: [r for r in rows if r["group"].startswith(HALVES) == side] for g, rows in scores.items()}
+        if side:
+            out.append(f"\n### Per half: {title}\n")
+        out.append(f"### Answerable: the answering file in the top 5 (target >= {TOP5_TARGET:.0%}, paraphrases >= "
+                   f"{PARAPHRASE_TARGET:.0%}); the hook injects it (target >= {INJECT_TARGET:.0%})\n")
+        out.append(table(["queries", "n", *map(label, modes), "hook injects the answer", "hook files per prompt"],
+                         [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects the answer"]),
+                           f"{r['hook files per prompt']:.1f}"] for r in mine["answerable"]]))
+        out.append(f"\n### No answer: no sure hit (target >= {NO_SURE_HIT_TARGET:.0%}); the hook injects anything "
+                   f"(target <= {INJECT_NO_ANSWER_TARGET:.0%})\n")
+        out.append(table(["queries", "n", *map(label, modes), "hook injects anything"],
+                         [[r["group"], str(r["n"]), *(pct(r[m]) for m in modes), pct(r["hook injects anything"])]
+                          for r in mine["no_answer"]]))
     out.append("\nA hit is sure as `sure()` at the top of this script says (the hit's own `sure`). Plain BM25 "
                "answers whatever shares a word with the query: all its hits count as sure.")
     return "\n".join(out)

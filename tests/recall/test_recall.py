@@ -110,7 +110,8 @@ def test_a_new_process_answers_without_loading_the_yaml_parser(
 
 
 @pytest.mark.parametrize("prompt", ["thanks!", "ok, go ahead", "yes please", "looks good to me", "/clear",
-                                    "/review flock", "", "what is the capital of Peru?"])
+                                    "/review flock", "", "what is the capital of Peru?", "好的，继续", "ありがとう！",
+                                    "고마워요", "โอเค ได้เลย"])
 def test_small_talk_commands_and_unknown_topics_get_nothing(mem: memdir.Memdir, prompt: str) -> None:
     assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": prompt}) is None
 
@@ -153,3 +154,38 @@ def test_hook_output_stays_under_claude_codes_size_cap(md: memdir.Memdir) -> Non
     assert len(recall.build(md, budget=2000, layers=(1,), tokenizer=memdir.tokens.ESTIMATE).text) > 20_000
     text = context_of(recall.session_start(md, SESSION_START), "SessionStart")
     assert 5_000 < len(text) <= recall.MAX_CHARS
+
+
+def test_a_near_miss_injects_nothing_and_an_answerable_prompt_its_file(md: memdir.Memdir) -> None:
+    """The memory knows Gareth and the bike, not Gareth's phone: a prompt that names him but asks what no file
+    holds gets nothing; one asking what a file holds as a value (a pressure in psi, a date) gets that file."""
+    md.write("people/gareth.md", "# Gareth\nNeighbour at number 14, retired joiner. Lends tools.\n"
+             "Birthday 9 August. Allergic to cats.\n", type="reference")
+    md.write("bike/gravel.md", "# Gravel bike\nTyres: 40 mm tubeless, front 32 psi, rear 35 psi on gravel.\n",
+             type="reference")
+    md.write("garden/apple-tree.md", "# Apple tree\nPlanted 2024-11-02. Prune in winter, a quarter at most.\n",
+             type="reference")
+    md.write("home/first-aid.md", "# First aid\nPlasters and the thermometer: top drawer in the bathroom.\n",
+             type="reference")
+    md.write("home/bins.md", "Black bin on Tuesdays, recycling every other Friday.\n", type="reference")
+
+    def injected(prompt: str) -> list[str]:
+        reply = recall.user_prompt_submit(md, {**USER_PROMPT_SUBMIT, "prompt": prompt})
+        return re.findall(r'path="([^"]+)"', context_of(reply, "UserPromptSubmit")) if reply else []
+
+    for near_miss in ("what is Gareth's phone number?", "when did I plant the pear tree?"):
+        assert injected(near_miss) == [], near_miss
+    assert injected("gravel tyre pressure")[0] == "bike/gravel.md"  # "32 psi" holds "pressure"
+    assert injected("when is Gareth's birthday?")[0] == "people/gareth.md"
+    assert injected("where do we keep the plasters?") == ["home/first-aid.md"]  # a question, not small talk
+
+
+def test_a_prompt_of_several_clauses_is_answered_by_the_file_sure_of_one(mem: memdir.Memdir) -> None:
+    """A prompt is not a query: the words around its question, which no file holds, weigh the most; a file holding
+    the question's clause is recalled, and one clause of the prompt alone recalls nothing when no file holds it."""
+    preamble = "Quick question before I start on the refactoring today: "
+    assert mem.search(preamble + "when is the flock launch date?", mode="lexical")[0].sure is False  # as one query
+    text = context_of(recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": preamble +
+                                                      "when is the flock launch date?"}), "UserPromptSubmit")
+    assert re.findall(r'path="([^"]+)"', text) == ["project/flock.md"]
+    assert recall.user_prompt_submit(mem, {**USER_PROMPT_SUBMIT, "prompt": preamble + "is the oven preheated?"}) is None

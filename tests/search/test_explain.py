@@ -37,8 +37,8 @@ def test_each_hit_says_what_scored_it_and_the_candidates_below_the_top_k_say_why
     for place, hit in enumerate(explained.left_out, 4):
         assert hit.signals is not None and hit.signals.why.startswith(f"ranked {place}, below the top 3")
     unsure = [h for h in explained.hits + explained.left_out if not h.sure]
-    # Beside a sure hit, a quarter of the query's weight is sure too: what the others lack is said.
-    assert unsure and all("of the query's weight, sure at 25%" in (h.signals.why if h.signals else "") for h in unsure)
+    # Beside a sure hit, half the bar (30% of the query's weight) is sure too: what the others lack is said.
+    assert unsure and all("of the query's weight, sure at 30%" in (h.signals.why if h.signals else "") for h in unsure)
 
 
 def test_the_cli_prints_a_line_of_signals_under_each_hit_and_json_carries_them(md: memdir.Memdir, root: Path) -> None:

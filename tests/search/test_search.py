@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import memdir
 from memdir import InvalidArgument, LimitExceeded, SearchHit
 from memdir.faces.cli import main
-from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, embed, evidence, match_expression, terms
+from memdir.search import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, embed, evidence, match_expression, terms
 from memdir.search.lexical import neighbours
 
 
@@ -445,3 +445,40 @@ def test_a_conversations_turns_and_topic_files_are_ranked_and_only_what_holds_th
 def test_a_run_is_two_files_numbered_alike_in_one_folder() -> None:
     assert evidence.runs(["c/s1/D1-3.md", "c/s1/D1-7.md", "c/s2/D2-1.md", "Travel/Kyoto 2025.md", "notes/a.md"]) \
         == {"c/s1/D1-3.md", "c/s1/D1-7.md"}
+
+
+def test_a_word_asking_for_a_value_is_held_where_a_value_of_its_kind_is() -> None:
+    """For `sure` only (the ranking weighs words): "pressure" is answered by "32 psi", "phone" by a phone number,
+    "cost" by a price; a date, an IP address or a house number is no phone number."""
+    weights = evidence.weigh(Query(("gravel", "tyre", "pressure"), ()), 10, {"gravel": 2, "tyre": 1})
+    bike = "Tyres: 40 mm tubeless, front 32 psi on gravel."
+    assert weights.cover(bike) < 0.6 and weights.cover(bike, answers=True) == 1.0
+    phone = evidence.weigh(Query(("gareth", "phone"), ()), 10, {"gareth": 3})
+    for text in ("Gareth at number 14, since 2026-04-02.", "Gareth's Pi: 192.168.10.2", "Gareth: birthday 9 August"):
+        assert phone.cover(text, answers=True) == phone.cover(text) < 0.5, text
+    for text in ("Gareth: 07700 900461", "Gareth, +44 20 7946 0958", "Gareth 555-123-4567"):
+        assert phone.cover(text, answers=True) == 1.0, text
+    cost = evidence.weigh(Query(("backblaze", "cost"), ()), 10, {"backblaze": 1})
+    assert cost.cover("Backblaze B2: £4 a month", answers=True) == 1.0
+    assert cost.cover("Backblaze B2 holds 400 GB", answers=True) < 0.5
+
+
+def test_a_short_name_weighs_as_a_word_and_the_pieces_of_contractions_do_not() -> None:
+    ios = evidence.weigh(Query(("ios", "app", "ship"), ()), 10, {"app": 4, "ship": 1})
+    assert ios.stems.get("io", 0) > 0  # "iOS" stems to "io": a three-letter name, not a piece of "don't"
+    assert ios.cover("The app ships on Android first.") < 0.6
+    pieces = evidence.weigh(Query(("don", "t", "ship"), ()), 10, {"ship": 1})
+    assert set(pieces.stems) == {"ship"}
+
+
+def test_a_prompt_is_cut_into_the_clauses_that_each_name_two_topics() -> None:
+    from memdir.search.confidence import clauses
+
+    assert clauses("Quick question before I start on the tests today: when is Maya's birthday party?") == [
+        "Quick question before I start on the tests today:", "when is Maya's birthday party?"]
+    assert clauses("When is the flock launch, and what does the stripe webhook retry?") == [
+        "When is the flock launch", "and what does the stripe webhook retry?"]
+    assert clauses("ok, thanks. so when is the flock launch date?") == []  # one part: the query as it is
+    assert clauses("Can you check something for me: where are the plasters?") == ["where are the plasters?"]
+    assert clauses("how much did the bathroom renovation cost?") == []
+    assert len(clauses(". ".join(f"step {i} failed again" for i in range(9)))) == 4  # the last four

@@ -15,7 +15,9 @@ Candidates come in three layers, taken in order until the budget is spent:
    files link to;
 3. search: the files that best match the query and that search is sure of
    (`search/confidence.py`: a weaker hit is ranked for a person who asks, not
-   put in front of a model unasked), as the lines the search reports for each
+   put in front of a model unasked), of the whole query or of one of its
+   clauses (`confidence.clauses`: a prompt's question sits among words no file
+   holds, which weigh the most), as the lines the search reports for each
    (the matching line to the end of its paragraph; never whole files); a hit
    linked with a file already chosen ranks higher. Records of past work
    (session records, the diary, `archive/`) come only when the query asks about
@@ -49,7 +51,7 @@ from ..core.limits import CONTEXT_BUDGET
 from ..errors import InvalidArgument, MemdirError, NotFound
 from ..model import Memory, split
 from ..remember import fence
-from ..search.confidence import asks_about_past, is_history
+from ..search.confidence import asks_about_past, clauses, is_history
 from ..tokens import Tokenizer
 from . import links
 
@@ -498,9 +500,13 @@ def _search(md: Memdir, query: str, k: int, mode: str, cover: float | None = Non
     """The one place that knows the search API: the sure hits, best first (never a file of a folder no index
     lists, nor a record of the session asking); records of past work only for a question about the past or
     when no topic file answers."""
-    sure = [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
-            for h in md.search(query, k=k, mode=mode, cover=cover)
-            if h.sure and not h.path.startswith(UNLISTED) and not own_record(h.path, session)]
+    sure: list[_Hit] = []
+    for asked in [query, *clauses(query)]:  # a file sure of one part of a prompt of several answers that part
+        taken = {h.path for h in sure}
+        sure += [_Hit(h.path, float(h.score), int(h.line), int(h.end_line), h.name, h.description, h.type, h.updated)
+                 for h in md.search(asked, k=k, mode=mode, cover=cover)
+                 if h.sure and h.path not in taken and not h.path.startswith(UNLISTED) and not own_record(h.path, session)]
+    sure = sure[:k]
     knowledge = [h for h in sure if not is_history(h.path, h.type)]
     return knowledge if knowledge and not asks_about_past(query) else sure
 

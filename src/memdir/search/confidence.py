@@ -8,11 +8,13 @@ a model without being asked (a prompt's recall, the query layer of
 `memdir.context`) takes only the hits marked `sure`.
 
 A hit's confidence is the larger of two witnesses, each scaled so that its
-bar for "sure" is `COVER` (0.5):
+bar for "sure" is `COVER` (0.6, chosen on half of `bench/precision.py`'s memories:
+`evidence`):
 
 - the words: the share of the query's weight the file holds (`evidence`:
   each word weighs its rarity among the files, words that name no topic
-  nothing); beside a sure hit, half of that bar (`BESIDE`: a question's
+  nothing; a word asking for a value, "cost" or "phone", is held where a value of
+  its kind is); beside a sure hit, half of that bar (`BESIDE`: a question's
   evidence is often split over files, a prompt may ask two things);
 - the meaning: its cosine over the model's floor for a sure hit (`calibration`;
   a conversation's turn needs the floor, a topic file `semantic.SURE` times it).
@@ -29,10 +31,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .evidence import COVER  # the confidence of a sure hit: half the query's weight held, or a cosine at the sure bar
+from .evidence import COVER, GENERIC  # COVER: a sure hit's confidence, the bar's share held or the sure cosine
+from .text import STOPWORDS, stem, terms
 
 HISTORY = ("sessions/", "diary/", "archive/")  # what was done and said: records, roll-ups, what they folded
 BESIDE = 0.5  # beside a sure hit, another holding this share of the bar is sure too
+EPSILON = 1e-9  # a share summed in floating point may fall a hair below the bar it meets
 HISTORY_SHARE = 0.5  # of its score, for a record of past work when the query does not ask about the past
 
 # "last time", "yesterday", "what did we do about ...": a question about past work, not about what is known.
@@ -58,6 +62,41 @@ def without_past(query: str) -> str:
     """The query less the words that ask about the past ("last time", "what did we"): they say when, not what,
     so they weigh nothing in the evidence (no file holds "last time", and it would weigh most)."""
     return " ".join(_PAST.sub(" ", query).split())
+
+
+# Where a prompt's sentences and clauses end: a stop, a colon or semicolon, a question or exclamation mark (and the
+# full-width ones of Chinese and Japanese), a comma, a dash between spaces, a line break.
+_CLAUSE = re.compile(r"(?<=[.!?;:])\s+|[。！？；：，、\n]+\s*|,\s*|\s+[-–—]{1,2}\s+")
+CLAUSES = 4  # at most this many clauses of a prompt are weighed apart (the last ones: the ask is often last)
+
+
+def clauses(query: str) -> list[str]:
+    """The parts of a query that may each be asked on their own: its sentences and clauses that name two topics
+    or more or ask about one (shorter ones join the next until they do), each weighing less than the whole.
+
+    A prompt is not a query: "Quick question before I start on the tests today: when is the flock launch?"
+    holds the question in its last clause, and the words around it, which no file holds, weigh the most;
+    a file that answers one part is sure of that part (`judge`'s bar on the part's own weight)."""
+    whole = _topics(query)
+    parts: list[str] = []
+    pending = ""
+    for piece in _CLAUSE.split(query):
+        piece = piece.strip()
+        for candidate in (piece, f"{pending} {piece}".strip()):
+            named = _topics(candidate)
+            if len(named) >= 2 or (named and candidate.endswith(("?", "？"))):  # "... today: where's the key?"
+                if named != whole and candidate not in parts:
+                    parts.append(candidate)
+                pending = ""
+                break
+        else:
+            pending = f"{pending} {piece}".strip()
+    return parts[-CLAUSES:]
+
+
+def _topics(text: str) -> set[str]:
+    """The words of `text` that can name a topic (not function words, not `GENERIC`, not the pieces of "don't")."""
+    return {w for w in terms(text) if w not in STOPWORDS and stem(w) not in GENERIC and (len(w) > 2 or not w.isalpha())}
 
 
 def is_history(path: str, kind: str | None = None) -> bool:
@@ -105,14 +144,14 @@ def judge(covers: Mapping[str, float], bar: float, cosines: Mapping[str, float] 
     The words' confidence is `COVER` at the share a hit needs, in proportion below and above it."""
     cosines, sure_at = cosines or {}, sure_at or {}
     close = {p for p, c in cosines.items() if p in covers and c >= sure_at.get(p, float("inf"))}
-    need = bar * BESIDE if close or any(c >= bar for c in covers.values()) else bar
+    need = bar * BESIDE if close or any(c >= bar - EPSILON for c in covers.values()) else bar
     out = {}
     for path, cover in covers.items():
         value = min(1.0, COVER * cover / need) if need > 0 else 1.0
         cosine = cosines.get(path)
         if cosine is not None and path in sure_at:
             value = max(value, from_meaning(cosine, sure_at[path]))
-        sure = cover >= need or path in close
+        sure = cover >= need - EPSILON or path in close  # three of five words alike is 0.6, not 0.59999
         out[path] = (round(value, 3), sure, "" if sure else reason(cover, cosine, sure_at.get(path), need))
     return out
 

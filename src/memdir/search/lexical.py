@@ -374,8 +374,10 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bo
     return [Ranked(p, s, signals[p]) for p, s in best]
 
 
-def covers(index: LexicalIndex, query: Query, docs: Iterable[Doc], where: Filter) -> dict[str, float]:
-    """The share of the query's weight each of `docs` holds (`evidence`), by path."""
+def covers(index: LexicalIndex, query: Query, docs: Iterable[Doc], where: Filter, *,
+           answers: bool = False) -> dict[str, float]:
+    """The share of the query's weight each of `docs` holds (`evidence`), by path; with `answers`, for
+    confidence: a word asking for a value is held where a value of its kind is (`evidence.ANSWERS`)."""
     docs = builtins.list(docs)
     if not docs or not query:
         return {d.path: 0.0 for d in docs}
@@ -386,7 +388,8 @@ def covers(index: LexicalIndex, query: Query, docs: Iterable[Doc], where: Filter
         symbol_df = dict.fromkeys(query.symbols, len(index.containing(query.symbols, where)))
     weights = evidence.weigh(query, files, df, symbol_df)
     return {d.path: weights.cover(evidence.searchable(f"{d.name}\n{textmod.name_words(d.path, d.name)}",
-                                                      d.description, d.tags, d.body)) for d in docs}
+                                                      d.description, d.tags, d.body), answers=answers)
+            for d in docs}
 
 
 def turns(index: LexicalIndex, paths: Sequence[str], where: Filter) -> set[str]:
@@ -404,7 +407,7 @@ def top(index: LexicalIndex, query: Query, k: int, where: Filter, *, past: bool 
     (of `asked`, when what the query asks about is less than its words: `confidence.without_past`)."""
     ranked = rank(index, query, k, where, expand=feedback.ON if expand is None else expand, past=past)
     docs = index.docs([r.path for r in ranked], where)
-    held = covers(index, query if asked is None else asked, docs.values(), where)
+    held = covers(index, query if asked is None else asked, docs.values(), where, answers=True)
     for r in ranked:
         r.signals.cover = held.get(r.path)
     return [(docs[r.path], r) for r in ranked if r.path in docs]

@@ -534,7 +534,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
     with searcher.lock:
         index = searcher.index()
-        held = lexical.covers(index, asked, [docs[p] for p in best], where)
+        held = lexical.covers(index, asked, [docs[p] for p in best], where, answers=True)
         talk = lexical.turns(index, best, where) if best else set()
     matched = {r.path for r in lexical_side}
     out: list[SearchHit] = []
