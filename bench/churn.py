@@ -10,9 +10,12 @@ Two workloads, with the default settings:
   writes a day (edits of a few lines, appends, now and then a new file or a delete).
 
 For each it prints the live bytes (the current files), what the store holds besides them and the search
-index (`.memdir/` without the index's tables, the SQL tables' pages or the tenant's rows but the files',
-the S3 objects but `files/`) and the ratio; the target is at most 10x. The memory is closed first (SQLite folds its write-ahead log back).
-Not a test: run it, read it, paste it.
+index (`.memdir/` without the index's tables, the SQL tables' used pages or the tenant's rows but the files',
+the S3 objects but `files/`), SQLite's free pages apart (reused by the next write; a compaction VACUUMs a
+small file), and two ratios: held/live, and history/live, what the workload added to an `empty` memory
+(one 2-byte file: on SQLite one page per table and index, ~70 KB a database holds whatever its size,
+shared by its tenants). The target, at most 10x, is for the history. The memory is closed first (SQLite
+folds its write-ahead log back). Not a test: run it, read it, paste it.
 """
 
 from __future__ import annotations
@@ -78,8 +81,9 @@ def live(md: Any) -> int:
     return sum(len(md.store.get(p).data) for p, _ in md.store.list())
 
 
-def _dbstat(path: Path, index: tuple[str, ...], live: tuple[str, ...] = ()) -> tuple[int, int]:
-    """(bytes of tables and indexes but the live files', bytes of the search index's) in a SQLite file, by dbstat."""
+def _dbstat(path: Path, index: tuple[str, ...], live: tuple[str, ...] = ()) -> tuple[int, int, int]:
+    """(bytes of the used pages of tables and indexes but the live files', of the search index's, of the free pages)
+    in a SQLite file, by dbstat. Free pages are SQLite's to reuse at the next write; a compaction VACUUMs a small file."""
     db = sqlite3.connect(path)
     try:
         rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
@@ -88,21 +92,24 @@ def _dbstat(path: Path, index: tuple[str, ...], live: tuple[str, ...] = ()) -> t
         db.close()
     idx = sum(int(n) for name, n in rows if name.startswith(index))
     files = sum(int(n) for name, n in rows if live and name.startswith(live))
-    return sum(int(n) for _, n in rows) + free - idx - files, idx
+    return sum(int(n) for _, n in rows) - idx - files, idx, int(free)
 
 
-def measure(name: str, location: str, tenant: str | None, md_store: Any) -> tuple[int, int]:
-    """(bytes held besides the search index, the index's bytes), the memory closed."""
+def measure(name: str, location: str, tenant: str | None, md_store: Any) -> tuple[int, int, int]:
+    """(bytes held besides the search index and free pages, the index's bytes, free pages' bytes), the memory closed."""
     if name == "fs":
         internal = Path(location) / ".memdir"
-        total = sum(p.stat().st_size for p in internal.rglob("*") if p.is_file() and not p.name.startswith("vectors"))
-        _, idx = _dbstat(internal / "memdir.db", ("search_", "sqlite_autoindex_search"))
-        return total - idx, idx
+        others = sum(p.stat().st_size for p in internal.rglob("*")
+                     if p.is_file() and not p.name.startswith(("vectors", "memdir.db")))
+        used, idx, free = _dbstat(internal / "memdir.db", ("search_", "sqlite_autoindex_search"))
+        wal = internal / "memdir.db-wal"
+        return used + others + (wal.stat().st_size if wal.exists() else 0), idx, free
     if name == "sqlite":
         db = Path(location.split("://", 1)[1])
-        held, idx = _dbstat(db, ("memdir_search", "sqlite_autoindex_memdir_search"),
-                            ("memdir_files", "sqlite_autoindex_memdir_files", "memdir_derived", "sqlite_autoindex_memdir_derived"))
-        return held + (Path(f"{db}-wal").stat().st_size if Path(f"{db}-wal").exists() else 0), idx
+        held, idx, free = _dbstat(db, ("memdir_search", "sqlite_autoindex_memdir_search"),
+                                  ("memdir_files", "sqlite_autoindex_memdir_files", "memdir_derived",
+                                   "sqlite_autoindex_memdir_derived"))
+        return held + (Path(f"{db}-wal").stat().st_size if Path(f"{db}-wal").exists() else 0), idx, free
     if name == "postgres":
         import psycopg
 
@@ -117,7 +124,7 @@ def measure(name: str, location: str, tenant: str | None, md_store: Any) -> tupl
                     idx += int(n)
                 elif table not in ("memdir_files", "memdir_derived"):  # the live files and their MEMORY.md
                     held += int(n)
-        return held, idx
+        return held, idx, 0  # rows' bytes: dead versions and free space are autovacuum's (docs/forgetting.md)
     import boto3
 
     client = boto3.client("s3")
@@ -125,8 +132,10 @@ def measure(name: str, location: str, tenant: str | None, md_store: Any) -> tupl
     total = 0
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
         total += sum(int(o["Size"]) for o in page.get("Contents", []) if "/files/" not in o["Key"])  # not the files
-    search_db = Path(os.environ["MEMDIR_CACHE"]).rglob("search.db")
-    return total, sum(p.stat().st_size for p in search_db)
+    from memdir.search.fts import cache_folder
+
+    search_db = cache_folder(md_store.key).rglob("search.db")
+    return total, sum(p.stat().st_size for p in search_db), 0
 
 
 def main() -> None:
@@ -157,10 +166,11 @@ def main() -> None:
         os.environ["AWS_ENDPOINT_URL"] = s3.endpoint
         s3.make_bucket("churn")
     print(f"memdir from {Path(memdir.__file__).parent}")
-    print(f"{'backend':9} {'workload':9} {'writes':>7} {'live KB':>9} {'held KB':>9} {'index KB':>9} {'held/live':>10} "
-          f"{'seconds':>8}")
+    print(f"{'backend':9} {'workload':9} {'writes':>7} {'live KB':>9} {'held KB':>9} {'free KB':>8} {'index KB':>9} "
+          f"{'held/live':>10} {'history/live':>13} {'seconds':>8}")
+    floor: dict[str, int] = {}
     try:
-        for n, workload in enumerate(args.workloads.split(",")):
+        for n, workload in enumerate(["empty", *args.workloads.split(",")]):
             for name in backends:
                 rng = random.Random(34)
                 tenant = f"churn{n}"
@@ -179,7 +189,10 @@ def main() -> None:
                 start = time.perf_counter()
                 clock[0] = dt.datetime.now(dt.UTC)
                 with memdir.open(location, tenant=tenant if name != "fs" else None) as md:
-                    if workload == "churn":
+                    if workload == "empty":  # what a memory holds before any history: its tables' first pages
+                        md.write("project/empty.md", "x\n")
+                        writes = 1
+                    elif workload == "churn":
                         churn(md, rng, args.rewrites)
                         writes = args.rewrites
                     else:
@@ -189,9 +202,11 @@ def main() -> None:
                     size = live(md)
                     store = md.store
                 seconds = time.perf_counter() - start
-                held, idx = measure(name, admin if name == "postgres" else location, tenant, store)
-                print(f"{name:9} {workload:9} {writes:7d} {size / 1024:9.1f} {held / 1024:9.1f} {idx / 1024:9.1f} "
-                      f"{held / size:9.1f}x {seconds:8.1f}", flush=True)
+                held, idx, free = measure(name, admin if name == "postgres" else location, tenant, store)
+                beyond = "" if workload == "empty" else f"{(held - floor[name]) / size:12.1f}x"
+                floor.setdefault(name, held)
+                print(f"{name:9} {workload:9} {writes:7d} {size / 1024:9.1f} {held / 1024:9.1f} {free / 1024:8.1f} "
+                      f"{idx / 1024:9.1f} {held / size:9.1f}x {beyond:>13} {seconds:8.1f}", flush=True)
     finally:
         if pg is not None and not isinstance(pg, str):
             pg.stop()

@@ -70,6 +70,30 @@ def test_only_a_principal_given_the_right_may_forget(root: Path, tmp_path: Path)
     assert not any("forget" in t.name for t in TOOLS)  # agents' tools never forget
 
 
+def test_a_scoped_forget_that_is_refused_names_no_path_outside_the_scope(root: Path, tmp_path: Path) -> None:
+    with memdir.open(root) as md:  # bob's review began in hr/, which the scoped principal cannot see
+        md.write("hr/reviews/bob-2026.md", "Bob's salary review: 8812.\n")
+        md.rename("hr/reviews/bob-2026.md", "people/bob/review.md")
+        md.write("people/carol.md", "Carol's notes.\n")
+        md.rename("people/carol.md", "people/bob/carol.md")  # another name it may read but not write
+    with Running(root, principals(tmp_path)) as s:
+        url = f"{s.url}/v1/forget"
+        for body in ({"path": "people/bob/review.md"}, {"path": "people/bob/review.md", "dry_run": True}):
+            refused = call("POST", url, body, token=SCOPED)
+            assert refused.status == 403 and "people/bob/review.md" in refused.error[1], refused.json
+            assert "hr/" not in str(refused.json) and "bob-2026" not in str(refused.json)
+        refused = call("POST", url, {"path": "people/bob/carol.md"}, token=SCOPED)
+        assert refused.status == 403 and "people/carol.md" in refused.error[1]  # it may read that name
+        # a path outside its writes gets the same answer whether or not it ever existed
+        outside = [call("POST", url, {"path": p, "dry_run": True}, token=SCOPED) for p in
+                   ("hr/reviews/bob-2026.md", "hr/reviews/nobody.md")]
+        assert [r.status for r in outside] == [403, 403]
+        assert outside[0].error[1].replace("bob-2026", "nobody") == outside[1].error[1]
+        assert call("GET", f"{s.url}/v1/files/people/bob/review.md", token=KEEPER).status == 200  # nothing went
+        assert call("POST", url, {"path": "people/bob/review.md"}, token=KEEPER).json["paths"] == [
+            "hr/reviews/bob-2026.md", "people/bob/review.md"]
+
+
 def test_the_right_to_forget_in_the_auth_file_and_a_jwt_scope(tmp_path: Path) -> None:
     found = {p.name: p.forget for p in principals(tmp_path).all}
     assert found == {"default": False, "keeper": True, "agent": False, "scoped": True}

@@ -135,6 +135,13 @@ def test_the_cli_writes_team_paths_to_the_team_memory(tmp_path: Path, monkeypatc
     assert wrote.exit_code == 0 and wrote.stdout.startswith("created team/project/ci.md")
     assert (top / "team-memory" / "project" / "ci.md").is_file() and not (tmp_path / "personal").exists()
     assert runner.invoke(main, ["--root", mine, "read", "team/project/ci.md"]).stdout.endswith("3.12.\n")
+    assert runner.invoke(main, ["--root", mine, "write", "user/me.md", "-d", "Prefers Python 3.12", "--body", "x"]).exit_code == 0
+    found = runner.invoke(main, ["--root", mine, "search", "which python CI runs on", "--json"])
+    assert {"team/project/ci.md", "user/me.md"} <= {h["path"] for h in json.loads(found.stdout)}
+    ctx = json.loads(runner.invoke(main, ["--root", mine, "context", "python CI", "--json"]).stdout)
+    assert 'path="team/MEMORY.md"' in ctx["text"] and "CI runs on 3.12" in ctx["text"]
+    assert ctx["text"].index("user/me.md") < ctx["text"].index(team.HEADER)
+    assert ctx["tokens"] <= ctx["budget"] == 2000
     moved = runner.invoke(main, ["--root", mine, "mv", "team/project/ci.md", "project/ci.md"])
     assert moved.exit_code == 1 and "mv stays in one memory" in moved.stderr
     assert runner.invoke(main, ["--root", mine, "rm", "team/project/ci.md"]).exit_code == 0
@@ -144,7 +151,7 @@ def test_the_cli_writes_team_paths_to_the_team_memory(tmp_path: Path, monkeypatc
     (top / "team-memory").rename(top / "gone")  # the project keeps no team memory any more
     refused = runner.invoke(main, ["--root", mine, "write", "team/project/ci.md", "--body", "3.12."])
     assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
-    assert "`memdir --root @team init`" in refused.stderr and not (tmp_path / "personal").exists()
+    assert "`memdir --root @team init`" in refused.stderr and not (tmp_path / "personal" / "team").exists()
 
 
 def test_the_hooks_show_the_team_memory_under_the_paths_the_tools_take(tmp_path: Path, personal: memdir.Memdir) -> None:
@@ -173,9 +180,12 @@ def test_the_stdio_server_started_in_a_project_serves_its_team_memory(tmp_path: 
              ("search_memory", {"query": "reviews before a merge"})]
     lines = [json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})] + [
         json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}})
-        for n, (name, args) in enumerate(calls, 2)]
+        for n, (name, args) in enumerate(calls, 2)] + [json.dumps({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+                                                          "params": {"uri": "memdir://file/team/feedback/reviews.md"}})]
     answers, code = stdio_exchange(tmp_path / "personal", lines)
-    texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a["id"] != 1}
+    texts = {a["id"]: a["result"]["content"][0]["text"] for a in answers if a["id"] in (2, 3)}
     assert code == 0 and texts[2].startswith("created team/feedback/reviews.md"), texts
     assert "team/feedback/reviews.md (the team's)" in texts[3]
+    resource = next(a for a in answers if a["id"] == 4)["result"]["contents"][0]["text"]
+    assert "Two reviews before a merge" in resource
     assert (top / "team-memory" / "feedback" / "reviews.md").is_file()

@@ -17,6 +17,7 @@ import random
 import re
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,18 +58,22 @@ class Fault(Exception):
 
 
 class Points:
-    """Counts boundary calls; at the `at`-th, `action` happens: "kill", "enospc" or "eio"."""
+    """Counts boundary calls; at the `at`-th, `action` happens: "kill", "enospc" or "eio". With `record`, `calls`
+    says what each point is ("before put_object journal/", ...): a measuring run names the points a test picks."""
 
-    def __init__(self, at: int, action: str) -> None:
+    def __init__(self, at: int, action: str, *, record: bool = False) -> None:
         self.left = at
         self.action = action
         self.armed = True
         self.fired = False
+        self.calls: list[str] | None = [] if record else None
 
-    def hit(self, before: bool, fail: Callable[[str], BaseException]) -> None:
+    def hit(self, before: bool, fail: Callable[[str], BaseException], label: str = "") -> None:
         if not self.armed or self.left <= 0 or (self.action != "kill" and not before):
             return
         self.left -= 1
+        if self.calls is not None:
+            self.calls.append(f"{'before' if before else 'after'} {label}")
         if self.left:
             return
         if self.action == "kill":
@@ -107,9 +112,10 @@ class _Conn:
         self._real, self._points, self._fail = real, points, fail
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
-        self._points.hit(True, self._fail)
+        label = " ".join(str(args[0]).split()[:3]) if args else ""
+        self._points.hit(True, self._fail, label)
         out = self._real.execute(*args, **kwargs)
-        self._points.hit(False, self._fail)
+        self._points.hit(False, self._fail, label)
         return out
 
     def __getattr__(self, name: str) -> Any:
@@ -130,9 +136,14 @@ class _Client:
             return attr
 
         def call(**kwargs: Any) -> Any:
-            self._points.hit(True, _s3_error)
+            if threading.current_thread().name.startswith("memdir-lease"):
+                return attr(**kwargs)  # the lease's heartbeat runs on its own clock: counting it would make the
+                # k-th call a matter of timing (a kill at a renewal is a kill beside the call next to it)
+            key = str(kwargs.get("Key", "")).rsplit("/tenants/", 1)[-1].split("/", 1)[-1]  # the tenant's key
+            label = f"{name} {key.split('/')[0] + '/' if '/' in key else key}"
+            self._points.hit(True, _s3_error, label)
             out = attr(**kwargs)
-            self._points.hit(False, _s3_error)
+            self._points.hit(False, _s3_error, label)
             return out
 
         return call
@@ -156,19 +167,19 @@ def boundary(md: memdir.Memdir, points: Points) -> Iterator[None]:
         for name in _OS_CALLS:
             real = getattr(os, name)
 
-            def wrapped(*a: Any, _real: Any = real, **k: Any) -> Any:
-                points.hit(True, _os_error)
+            def wrapped(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+                points.hit(True, _os_error, _name)
                 out = _real(*a, **k)
-                points.hit(False, _os_error)
+                points.hit(False, _os_error, _name)
                 return out
 
             patch(os, name, wrapped)
         real_write_bytes = Path.write_bytes
 
         def write_bytes(self: Path, data: Any) -> int:
-            points.hit(True, _os_error)
+            points.hit(True, _os_error, "write_bytes")
             out = real_write_bytes(self, data)
-            points.hit(False, _os_error)
+            points.hit(False, _os_error, "write_bytes")
             return out
 
         patch(Path, "write_bytes", write_bytes)
@@ -386,12 +397,17 @@ def rewrite(md: memdir.Memdir, action: str) -> None:
 
 def rewriter(location: str, tenant: str | None, env: dict[str, str], action: str, at: int, lease: float,
              conn: Any) -> None:
-    """In a child process: forget or compact (`rewrite`) until the at-th boundary call kills it."""
+    """In a child process: forget or compact (`rewrite`) until the at-th boundary call kills it; `at` 0 kills
+    nowhere and sends what each point was (`Points.calls`), so the points measured are the ones a killed child
+    meets (a fresh process, its memory just opened)."""
     os.environ.update(env)
     from memdir.stores.s3 import S3Store
 
     S3Store.lease_seconds = lease
     md = memdir.open(location, tenant=tenant)
-    with boundary(md, Points(at, "kill")):
+    points = Points(at or 10**9, "kill", record=not at)
+    with boundary(md, points):
         rewrite(md, action)
     conn.send_bytes(b"done")
+    if points.calls is not None:
+        conn.send(points.calls)

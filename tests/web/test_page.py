@@ -390,3 +390,46 @@ def test_the_page_works_whichever_worker_answers(root: Path) -> None:
         answers = [b.post("/ui/new", {"path": f"notes/n{i}.md", "body": f"note {i}"})[0] for i in range(12)]
     assert answers == [200] * 12  # before: a form posted to the worker that did not make the session was 403
     assert sorted(p.name for p in (root / "notes").iterdir()) == sorted(f"n{i}.md" for i in range(12))
+
+
+def test_forgetting_from_the_page_takes_the_right_and_a_confirmation_that_it_cannot_be_undone(root: Path) -> None:
+    from memdir.faces.auth import digest
+
+    keeper, agent = "keeper-page-token-0123456789", "agent-page-token-01234567890"
+    principals = Principals(Principal("default"))
+    principals.add(digest(keeper), Principal("keeper", forget=True), "test")
+    principals.add(digest(agent), Principal("agent"), "test")
+    with memdir.open(root) as md:
+        md.write("project/flock.md", "Flock launches on 2026-12-15; the vault code is 4471.\n")
+    with Running(root, principals) as srv:
+        b = Browser(srv.url)
+        b.get("/ui/login")
+        b.post("/ui/login", {"token": agent, "next": "/ui/file/project/flock.md"})
+        _, _, html = b.get("/ui/file/project/flock.md")
+        assert "Forget for good" not in html  # no right, no button
+        status, _, html = b.get("/ui/forget/project/flock.md")
+        assert status == 403 and "may not forget" in html
+        status, _, html = b.post("/ui/forget/project/flock.md", {"confirm": "cannot-be-undone"})
+        assert status == 403 and (root / "project" / "flock.md").exists()
+
+        b = Browser(srv.url)
+        b.get("/ui/login")
+        b.post("/ui/login", {"token": keeper, "next": "/ui/file/project/flock.md"})
+        _, _, html = b.get("/ui/file/project/flock.md")
+        assert 'href="/ui/forget/project/flock.md"' in html
+        status, _, html = b.get("/ui/forget/project/flock.md")
+        assert status == 200 and "This cannot be undone" in html and "<code>project/flock.md</code>" in html
+        assert "2 journal records of its content" in html  # the fixture's write and the one above
+        status, _, html = b.post("/ui/forget/project/flock.md", {})  # the box not ticked
+        assert status == 400 and "nothing was forgotten" in html and (root / "project" / "flock.md").exists()
+        status, url, html = b.post("/ui/forget/project/flock.md", {"confirm": "cannot-be-undone"}, csrf=False)
+        assert status == 403 and (root / "project" / "flock.md").exists()  # a forged form changes nothing
+        b.get("/ui/forget/project/flock.md")
+        status, url, html = b.post("/ui/forget/project/flock.md", {"confirm": "cannot-be-undone"})
+        assert (status, url) == (200, srv.url + "/")  # its folder is empty now
+        assert "Forgot project/flock.md for good" in html and "cannot be undone" in html
+    assert not (root / "project" / "flock.md").exists()
+    with memdir.open(root) as md:
+        [rec] = md.history("project/flock.md")
+        assert (rec.op, rec.actor, rec.old, rec.new) == ("forget", "web:keeper", None, None)
+        assert not any(b"4471" in (r.old or b"") + (r.new or b"") for r in md.history())

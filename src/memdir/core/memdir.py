@@ -544,13 +544,12 @@ class Memdir:
             changes, edits = plan()
             if self._scope is not None:
                 dropped = [r for r in self._store.journal() if r.seq in edits] if None in edits.values() else []
-                for rec in [*(r for r in edits.values() if r is not None), *dropped]:
-                    for path in (rec.path, rec.dest):
-                        if path is not None:
-                            self._scope.check_write(path)
-                for change in changes:
-                    self._scope.check_write(change.path)
-                    self._scope.check_write(change.target)
+                touched = {p for r in [*(r for r in edits.values() if r is not None), *dropped] for p in (r.path, r.dest)}
+                for path in sorted(p for p in touched | {p for c in changes for p in (c.path, c.target)} if p):
+                    if not self._scope.can_read(path):  # named only if this view may see it
+                        raise Forbidden("this rewrite reaches journal records outside what this principal may read; "
+                                        "ask a principal whose scope covers the whole memory")
+                    self._scope.check_write(path)
             self._state.commits += 1
             records = self._store.rewrite(edits, changes)
             self._state.derived.committed(len(records))

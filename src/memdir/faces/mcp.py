@@ -237,9 +237,10 @@ def server(principals: Principals, memories: Memories, team: Path | None = None)
                 if uri == INDEX_URI:
                     text = md.index()
                 elif uri.startswith(FILE_PREFIX):
-                    memory = md.read(unquote(uri[len(FILE_PREFIX) :]))
-                    talk.session.seen.add(memory.path)  # the model has it now: overwriting it is no surprise
-                    text = _first_page(memory.path, memory.text, md.limits)
+                    md, path, prefix = talk.session.at(unquote(uri[len(FILE_PREFIX) :]))  # team/...: the team's
+                    memory = md.read(path)
+                    talk.session.seen.add(prefix + memory.path)  # the model has it now: overwriting it is no surprise
+                    text = _first_page(prefix + memory.path, memory.text, md.limits)
                 else:
                     raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; use {INDEX_URI} or {FILE_TEMPLATE}")
         except MemdirError as e:

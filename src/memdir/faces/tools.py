@@ -13,7 +13,6 @@ the model can act on. Limits, scopes and history come from `Memdir`.
 
 from __future__ import annotations
 
-import heapq
 import json
 import logging
 import weakref
@@ -384,7 +383,7 @@ class Session:
     def __post_init__(self) -> None:
         self.md = self.md.for_agent()  # a model makes these calls: rate limited by default
 
-    def _at(self, path: str, *, folder: bool = False) -> tuple[Memdir, str, str]:
+    def at(self, path: str, *, folder: bool = False) -> tuple[Memdir, str, str]:
         """The memory `path` is in (the team's for `team/...`), the path inside it, and the prefix that shows it."""
         return (self.md, path, "") if self.team is None else self.team.target(path, folder=folder, mine=self.md)
 
@@ -409,7 +408,7 @@ class Session:
     # -------------------------------------------------------- reading
 
     def read_memory_index(self, folder: str = "") -> Result:
-        md, inner, prefix = self._at(folder, folder=True)
+        md, inner, prefix = self.at(folder, folder=True)
         text = md.index(inner)
         if not prefix and not paths.folder(folder) and self._theirs() is not None:
             text = text.rstrip("\n") + (f"\n\nThe team's memory of this project is beside yours: read its index with "
@@ -418,7 +417,7 @@ class Session:
         return Result(text, data={"folder": prefix + paths.folder(inner), "text": text})
 
     def list_memory_files(self, folder: str = "", offset: int = 1) -> Result:
-        md, inner, prefix = self._at(folder, folder=not folder.endswith(".md"))
+        md, inner, prefix = self.at(folder, folder=not folder.endswith(".md"))
         entries = [replace(e, path=prefix + e.path) for e in md.list(inner)]
         where = paths.folder(folder)
         if not entries:
@@ -438,7 +437,7 @@ class Session:
         return Result(text, data=data)
 
     def read_memory_file(self, path: str, offset: int = 1, limit: int | None = None) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         inner, text, version = md.read_text(inner)  # shown as it is: its frontmatter needs no parsing here
         path = prefix + inner
         self.seen.add(path)
@@ -462,46 +461,25 @@ class Session:
 
     def get_memory_context(self, query: str | None = None, budget: int = 2000, include: str = "") -> Result:
         wanted = [p.strip() for p in include.split(",") if p.strip()]
-        team = self._theirs()
-        theirs = None
-        if team is not None and budget // 3 - TEAM_HEADER_TOKENS >= context_mod.MIN_BUDGET:  # a third at most
-            ours = [x for w in wanted if (x := team_mod.inner(w, folder=not w.endswith(".md"))) is not None]
-            theirs = context_mod.build(team, query, budget=budget // 3 - TEAM_HEADER_TOKENS, include=ours)
-            wanted = [w for w in wanted if team_mod.inner(w, folder=not w.endswith(".md")) is None]
-        mine = budget - (theirs.tokens + TEAM_HEADER_TOKENS if theirs is not None and theirs.text else 0)
-        ctx = context_mod.build(self.md, query, budget=mine, include=wanted)
+        ctx = team_mod.context(self.md, self._theirs(), query, budget=budget, include=wanted)
+        self.seen.update(i.path for i in ctx.included if i.lines is None)  # whole files count as read
         data = {k: v for k, v in ctx.to_dict().items() if k != "text"}
-        text = ctx.text
-        if theirs is not None and theirs.text:
-            text = "\n\n".join(x for x in (text, f"{team_mod.HEADER}\n{team_mod.relabel(theirs.text)}") if x)
-            data["included"] += [{**i.to_dict(), "path": team_mod.PREFIX + i.path, "team": True} for i in theirs.included]
-            data["dropped"] += [{**d.to_dict(), "path": d.path and team_mod.PREFIX + d.path, "team": True}
-                                for d in theirs.dropped]
-            data["tokens"], data["budget"] = ctx.tokens + theirs.tokens + TEAM_HEADER_TOKENS, budget
-        self.seen.update(i["path"] for i in data["included"] if i["lines"] is None)  # whole files count as read
-        return Result(text or "memory is empty: nothing to recall yet", data=data)
+        return Result(ctx.text or "memory is empty: nothing to recall yet", data=data)
 
     def search_memory(self, query: str, k: int = 10, type: str | None = None, since: str | None = None) -> Result:
-        hits = self.md.search(query, k=k, types=(type,) if type else (), since=since)
-        team = self._theirs()
-        ours: set[int] = set()  # the team's hits (a folder of yours may be called team/ too)
-        if team is not None:  # each side in its own order, the surer first where they meet
-            theirs = [replace(h, path=team_mod.PREFIX + h.path)
-                      for h in team.search(query, k=k, types=(type,) if type else (), since=since)]
-            ours = {id(h) for h in theirs}
-            hits = list(heapq.merge(hits, theirs, key=lambda h: (not h.sure, -h.confidence)))[:k]
-        if not hits:
+        found = team_mod.search(self.md, self._theirs(), query, k=k, types=(type,) if type else (), since=since)
+        if not found:
             return Result(f"no memory matches {query!r}; try other words or read the index", data={"hits": []})
-        def line(h: SearchHit) -> str:
-            whose = " (the team's)" if id(h) in ours else ""
+        def line(h: SearchHit, theirs: bool) -> str:
+            whose = " (the team's)" if theirs else ""
             return f"- {h.path}{whose} — {h.description} ({_lines(h.line, h.end_line)}: {h.snippet})"
 
-        sure, weaker = [line(h) for h in hits if h.sure], [line(h) for h in hits if not h.sure]
+        sure, weaker = [line(*x) for x in found if x[0].sure], [line(*x) for x in found if not x[0].sure]
         if weaker:  # ranked, but holding little of the query: apart, so the model weighs them as such
             sure.append("weaker matches, which may not answer it:" if sure else
                         f"no memory answers {query!r} for sure; weaker matches, which may not answer it:")
-        found = [h.to_dict() | ({"team": True} if id(h) in ours else {}) for h in hits]
-        return Result("\n".join(sure + weaker), data={"hits": found})
+        hits = [h.to_dict() | ({"team": True} if theirs else {}) for h, theirs in found]
+        return Result("\n".join(sure + weaker), data={"hits": hits})
 
     # -------------------------------------------------------- writing
 
@@ -524,7 +502,7 @@ class Session:
         return Result(text + note, data=data)
 
     def write_memory_file(self, path: str, content: str, expected_version: str | None = None) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         expect: Any = ANY if expected_version is None else (None if expected_version == "new" else expected_version)
         m = _shown(md.write(inner, content, expect=expect), prefix)
@@ -535,13 +513,13 @@ class Session:
         return self._changed("created" if before is None else "updated", m, before, note)
 
     def edit_memory_file(self, path: str, old: str, new: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         m = _shown(md.edit(inner, old, new), prefix)
         return self._changed("edited", m, before)
 
     def append_memory(self, path: str, line: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         before = _shown(self._before(md, inner), prefix)
         m = _shown(md.append(inner, line), prefix)
         return self._changed("created" if before is None else "appended to", m, before)
@@ -554,8 +532,8 @@ class Session:
                       data={"path": m.path, "change": m.change, "version": m.version})
 
     def rename_memory_file(self, old_path: str, new_path: str) -> Result:
-        md, old, prefix = self._at(old_path)
-        there, new, there_prefix = self._at(new_path)
+        md, old, prefix = self.at(old_path)
+        there, new, there_prefix = self.at(new_path)
         if prefix != there_prefix:
             mine, theirs = (old_path, new_path) if not prefix else (new_path, old_path)
             raise ToolInputError(f"rename_memory_file: {theirs} is in the team's memory and {mine} in yours; a rename "
@@ -567,14 +545,14 @@ class Session:
                                   "version": m.version})
 
     def delete_memory_file(self, path: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         m = _shown(md.delete(inner), prefix)
         self.seen.discard(m.path)
         return Result(f"deleted {m.path} ({m.lines} lines). {_undo_hint(m.path)}",
                       data={"path": m.path, "change": "deleted", "lines": m.lines})
 
     def undo_memory_change(self, path: str) -> Result:
-        md, inner, prefix = self._at(path)
+        md, inner, prefix = self.at(path)
         m = _shown(md.undo(inner), prefix)
         if m.change == "deleted":
             return Result(f"undone: {m.path} did not exist before that change, so it is deleted again",
@@ -582,9 +560,6 @@ class Session:
         self.seen.add(m.path)
         return Result(f"restored {m.path} to what it was before its last change (version {m.version}, {m.lines} lines)",
                       data={"path": m.path, "change": "restored", "version": m.version, "lines": m.lines})
-
-
-TEAM_HEADER_TOKENS = 40  # what the line before the team's context takes, about
 
 
 def _shown(m: Memory | None, prefix: str) -> Any:

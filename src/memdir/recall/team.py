@@ -17,18 +17,22 @@ it is; `Team` is what the CLI and the MCP tools route through.
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import paths, tokens
 from ..core.memdir import Memdir
 from ..core.opening import open as open_memdir
 from ..errors import InvalidArgument, MemdirError
 from ..remember import projects
 from ..remember.gitrepo import top_of
+from ..search import SearchHit
+from . import context as context_mod
 
 Handler = Callable[[Memdir, dict[str, Any]], "dict[str, Any] | None"]
 PREFIX = "team/"  # a path under it is the team's memory (Claude Code's team/ beside its private memory)
@@ -54,6 +58,36 @@ def relabel(text: str) -> str:
     if found is None:
         return text
     return re.sub(rf'^<{found.group(1)} path="', f'<{found.group(1)} path="{PREFIX}', text, flags=re.M)
+
+
+def search(mine: Memdir, theirs: Memdir | None, query: str, *, k: int, **options: Any) -> list[tuple[SearchHit, bool]]:
+    """The hits of both memories, each with whether it is the team's (its path under `team/`): each memory's in its
+    own order, the surer first where they meet (scores of two indexes do not compare), `k` at most."""
+    hits = [(h, False) for h in mine.search(query, k=k, **options)]
+    if theirs is None:
+        return hits
+    shared = [(replace(h, path=PREFIX + h.path), True) for h in theirs.search(query, k=k, **options)]
+    return list(heapq.merge(hits, shared, key=lambda x: (not x[0].sure, -x[0].confidence)))[:k]
+
+
+def context(mine: Memdir, theirs: Memdir | None, query: str | None, *, budget: int,
+            include: Iterable[str] = ()) -> context_mod.Context:
+    """The context of both memories: yours, then the team's under `HEADER` (its paths under `team/`), which takes
+    a third of the budget at most (none when a third cannot hold the smallest context) and leaves the rest to yours."""
+    wanted = list(include)
+    head = tokens.default().count(f"\n\n{HEADER}\n")
+    if theirs is None or budget // 3 - head < context_mod.MIN_BUDGET:
+        return context_mod.build(mine, query, budget=budget, include=wanted)
+    ours = [x for w in wanted if (x := inner(w, folder=not w.endswith(".md"))) is not None]
+    shared = context_mod.build(theirs, query, budget=budget // 3 - head, include=ours)
+    rest = [w for w in wanted if inner(w, folder=not w.endswith(".md")) is None]
+    own = context_mod.build(mine, query, budget=budget - (shared.tokens + head if shared.text else 0), include=rest)
+    if not shared.text:
+        return own
+    return replace(own, text="\n\n".join(x for x in (own.text, f"{HEADER}\n{relabel(shared.text)}") if x),
+                   tokens=own.tokens + shared.tokens + head, budget=budget,
+                   included=own.included + tuple(replace(i, path=PREFIX + i.path) for i in shared.included),
+                   dropped=own.dropped + tuple(replace(d, path=d.path and PREFIX + d.path) for d in shared.dropped))
 
 
 def _root(md: Memdir) -> str | None:

@@ -32,7 +32,8 @@ import re2
 
 from .. import model, paths
 from ..core.memdir import Memdir
-from ..errors import InvalidArgument, InvalidMemory, NotFound
+from ..core.scope import Scope
+from ..errors import Forbidden, InvalidArgument, InvalidMemory, NotFound
 from ..search import open_index, vector_location
 from ..search.fts import cache_folder
 from ..stores import s3shared
@@ -98,10 +99,14 @@ def lineage(journal: Sequence[Record], start: Iterable[str]) -> set[str]:
 
 
 def _folded(md: Memdir, path: str) -> set[str]:
-    """The names (file stems) a roll-up says it folded."""
+    """The names (file stems) a roll-up says it folded (read through the store: a scoped view must see a roll-up it
+    may not read, to refuse rather than leave the text there)."""
+    blob = md.store.get(path)
+    if blob is None:
+        return set()
     try:
-        meta = md.read(path).meta
-    except (NotFound, InvalidArgument, InvalidMemory):
+        meta = model.parse(blob.data.decode("utf-8", "replace"), path=path, strict=False)[0]
+    except (InvalidArgument, InvalidMemory):
         return set()
     folded = meta.get("folded")
     return {str(x) for x in folded} if isinstance(folded, list) else set()
@@ -114,6 +119,12 @@ def _stem(path: str) -> str:
 def plan(md: Memdir, path: str) -> tuple[Erasure, list[Record]]:
     """What erasing `path` takes: the names, the roll-ups made from it, and the journal records to erase."""
     p = paths.topic_path(path)
+    scope = md.principal
+    if scope is not None:  # before the journal is read, so the refusal says nothing of what exists
+        scope.check_write(p)
+        if not scope.can_write(md.store.resolve(p)):
+            raise Forbidden(f"{p} leads through a symlink outside what this principal may write; forget it with the "
+                            "memory's whole scope", path=p)
     journal = md.store.journal()
     names = lineage(journal, [p])
     if md.store.get(p) is None and not any(r.path in names or r.dest in names for r in journal):
@@ -121,16 +132,34 @@ def plan(md: Memdir, path: str) -> tuple[Erasure, list[Record]]:
     rollups: set[str] = set()
     while True:  # a day rolled up from a session, its week from the day, the month from the week
         stems = {_stem(n) for n in names}
-        found = {e.path for folder in ROLLUPS for e in md.list(folder)
-                 if e.path not in names and _folded(md, e.path) & stems}
+        found = {q for folder in ROLLUPS for q, _ in md.store.list(folder)
+                 if q not in names and _folded(md, q) & stems}
         if not found:
             break
         rollups |= found
         names = lineage(journal, names | found)
+    if scope is not None:
+        _within(scope, p, names)
     erased = [r for r in journal if r.path in names or r.dest in names]
     into = {m.group(1).strip() for r in erased if r.new for m in [SUPERSEDED_BY.search(_head(r.new))] if m}
-    elsewhere = tuple(sorted(t for t in into - names if md.store.get(t) is not None))
+    elsewhere = tuple(sorted(t for t in into - names if (scope is None or scope.can_read(t))
+                             and md.store.get(t) is not None))
     return Erasure(p, tuple(sorted(names)), len(erased), tuple(sorted(rollups)), elsewhere=elsewhere), erased
+
+
+def _within(scope: Scope, path: str, names: set[str]) -> None:
+    """Refuse an erasure reaching names this principal may not write, naming only those it may read: a scope does
+    not reveal what exists outside it."""
+    outside = sorted(n for n in names if not scope.can_write(n))
+    if not outside:
+        return
+    seen = [n for n in outside if scope.can_read(n)]
+    unseen = len(outside) - len(seen)
+    what = ", ".join(seen) + (" and names outside what this principal may read" if seen and unseen else "")
+    raise Forbidden(f"{path} cannot be forgotten by this principal: its history reaches "
+                    f"{what or 'names outside what this principal may read'} (another name it had, or a roll-up made "
+                    "from it), and a forget erases all of them or nothing; ask a principal whose scope covers them",
+                    path=path)
 
 
 SUPERSEDED_BY = re.compile(r"(?m)^superseded_by:[ \t]*['\"]?([^'\"\r\n]+?)['\"]?[ \t]*\r?$")

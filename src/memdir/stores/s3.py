@@ -421,6 +421,7 @@ class S3Store:
                 try:
                     if took_over:
                         self._pull()
+                        self._settled = ""  # the holder died: its newest commit may be half applied
                         self._settle()
                         s3rewrite.finish(self)
                 except BaseException:
@@ -634,10 +635,15 @@ class S3Store:
             return []
         notes = []
         want: dict[str, tuple[bytes | None, str | None, int]] = {}
-        first = int(self._head_key.split("/")[1].split(".")[0])
+        first = s3rewrite.first_seq(self._head_key)
+        held, record_only = self._records, self._record_only
+        if any(seq not in held for seq in range(first, self._head + 1)):  # let go of: it forgot or redacted (REWRITES)
+            (obj,) = s3rewrite.fetch(self, [self._head_key])
+            held = {rec.seq: rec for rec in s3rewrite.decoded(obj["records"], self._based)}
+            record_only = {int(raw["seq"]) for raw in obj["records"] if raw.get("record_only")}
         for seq in range(first, self._head + 1):
-            rec = self._records.get(seq)
-            if rec is None or seq in self._record_only:
+            rec = held.get(seq)
+            if rec is None or seq in record_only:
                 continue
             if rec.dest is not None:
                 want[rec.path] = (None, None, seq)

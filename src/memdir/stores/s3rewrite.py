@@ -27,8 +27,11 @@ The store commits the rewrite's changes (a forget's records) before these
 steps; a forget or redact record among them tells every process that folds it
 to load the journal again (`base.REWRITES`), so none keeps content that is
 gone. A writer that dies between its forget records and step 4 leaves a
-forgotten file whose past is still there: the next writer to take over its
-lease erases it (`finish`); an interrupted redaction must be run again.
+forgotten file whose past is still there, and perhaps the file itself: the
+next writer to take over its lease deletes the file as it completes any
+commit (`S3Store._settle`, which reads the newest journal object when the
+records were let go of) and erases the past (`finish`); so does the first
+open after the lease expired. An interrupted redaction must be run again.
 """
 
 from __future__ import annotations

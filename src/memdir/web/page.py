@@ -52,7 +52,7 @@ from ..core.opening import default_actor
 from ..recall import links as links_mod
 from ..remember import rollback
 from ..stores.base import Record
-from . import conflicts, pictures
+from . import conflicts, forgetting, pictures
 from . import text as webtext
 from .sessions import Session, Sessions
 
@@ -212,6 +212,8 @@ class Page:
             self._route("/ui/new", create, post),
             self._route("/ui/delete/{path:path}", delete, post),
             self._route("/ui/rename/{path:path}", rename, post),
+            self._route("/ui/forget/{path:path}", forgetting.ask, get),
+            self._route("/ui/forget/{path:path}", forgetting.forget, post),
             self._route("/ui/search", search, get),
             self._route("/ui/changes", changes, get),
             self._route("/ui/history/{path:path}", history, get),
@@ -457,7 +459,8 @@ def show(v: View) -> Response:
     if long is not None:
         flags.append(f"{long}: {reconcile.SPLIT_HINT}")
     return v.render("file.html", m=m, html=html, links=found, extra=extra, types=_types(v.md, m.type),
-                    crumbs=_crumbs(paths.parent(m.path)), limits=v.md.limits, flags=flags)
+                    crumbs=_crumbs(paths.parent(m.path)), limits=v.md.limits, flags=flags,
+                    may_forget=forgetting.allowed(v.principal))
 
 
 def edit(v: View) -> Response:

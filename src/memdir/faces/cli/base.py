@@ -64,10 +64,18 @@ class Context:
         self.resolve_team()
         if self.is_team or team.inner(path) is None:
             return self.memdir(create=create), path, ""
+        return self._shared().target(path)
+
+    def team(self) -> Memdir | None:
+        """The team's memory of the project this runs in, beside this one (none for --root @team itself)."""
+        self.resolve_team()
+        return None if self.is_team else self._shared().memory()
+
+    def _shared(self) -> Team:
         if self._team is None:
             mine = folder_of(self.root) if scheme_of(self.root) == "file" else None
-            self._team = Team(self.memdir, actor=_actor(), agent=self.agent, root=mine)  # created by no team/ path
-        return self._team.target(path)
+            self._team = Team(self.memdir, actor=_actor(), agent=self.agent, root=mine)  # a team/ path creates no memory
+        return self._team
 
     def tenant_name(self, given: str | None = None) -> str | None:
         """The tenant `given` (else --tenant) names: @project is the tenant of the project this runs in."""

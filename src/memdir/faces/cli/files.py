@@ -14,7 +14,6 @@ from ...core.limits import Limits
 from ...core.memdir import ANY
 from ...errors import InvalidArgument
 from ...paths import topic_path
-from ...recall import context as context_mod
 from ...recall import links as links_mod
 from ...recall import team
 from ...remember import timeline
@@ -253,7 +252,9 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
     confidence). Every file the index matches is ranked; those search is not
     sure answer the query (they hold little of it) come after a line that
     says so. Records of past work (sessions/, diary/, archive/) rank below
-    topic files unless the query asks about the past ("last time").
+    topic files unless the query asks about the past ("last time"). In a project
+    that keeps a team memory, its files are searched too (paths under team/),
+    unless --prefix, --explain or --history is given.
 
     Exit code 0 when a file answers the query (a sure hit), 1 when none does
     (weaker matches may still be printed), 2 on a wrong option.
@@ -276,8 +277,11 @@ def search(obj: Context, query: str, k: int, mode: str, prefix: str, types: tupl
     if explain:
         explained = obj.current().explain(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
         hits, left = explained.hits, explained.left_out
-    else:
+    elif prefix:
         hits = obj.current().search(query, k=k, mode=mode, prefix=prefix, types=types, since=since)
+    else:  # in a project, the team's memory too (its paths under team/)
+        md = obj.current()
+        hits = [h for h, _ in team.search(md, obj.team(), query, k=k, mode=mode, types=types, since=since)]
     answered = any(h.sure for h in hits)
     if as_json:
         emit(explained.to_dict() if explain else [h.to_dict() for h in hits])
@@ -375,13 +379,14 @@ def context(obj: Context, query: str | None, budget: int, include: tuple[str, ..
 
     Layer 1: pinned files, feedback memories and the index; layer 2: --include
     files and folders, their neighbours, user memories and linked files; layer 3:
-    lines of the files that best match QUERY. Lower layers are dropped first.
+    lines of the files that best match QUERY. Lower layers are dropped first. In a
+    project that keeps a team memory, its context follows, its paths under team/.
     The account of what was included and dropped goes to stderr (or --json).
 
     \b
     memdir context "when does flock launch?" --budget 800
     """
-    ctx = context_mod.build(obj.memdir(), query, budget=budget, include=include)
+    ctx = team.context(obj.memdir(), obj.team(), query, budget=budget, include=include)
     if as_json:
         emit(ctx.to_dict())
         return
