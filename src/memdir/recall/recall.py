@@ -22,9 +22,10 @@ put in front of a model unasked. A prompt of several sentences or clauses is als
 searched clause by clause (`confidence.clauses`): "Quick question before I start
 on the tests today: when is the flock launch?" holds its question in its last
 clause, and the words around it weigh the most, as no file holds them (with that
-preamble before each labelled question the answer was injected for 1% of them;
-clause by clause 56%, and for every question naming two topics or more as often
-as without it; a one-word query after a preamble is no clause of its own). On `bench/precision.py`'s labelled memories a
+preamble before each labelled question the whole prompt alone injected the answer
+for 1% of them at 0.6, 3% at 0.5; clause by clause 56%, and for every question
+naming two topics or more as often as without it; a one-word query after a
+preamble is no clause of its own). On `bench/precision.py`'s labelled memories a
 quarter of the prompt (the bar until issue 30) added the answering file for 92%
 of the prompts memory answers but added something to 46% of those it cannot
 answer (most of them near-misses), 1.9 files a prompt; half of it added the
