@@ -210,6 +210,8 @@ HYBRID_ABLATIONS = [
     Variant("hybrid: rrf", "hybrid", settings={"fusion": "rrf"}),
     Variant("hybrid: no cover", "hybrid", cover_weight=0.0),
     Variant("hybrid: weight 0.4", "hybrid", settings={"weight": 0.4}),
+    Variant("hybrid: 50 semantic candidates", "hybrid", settings={"semantic_depth": 50}),
+    Variant("hybrid: people 0.6", "hybrid", settings={"people": 0.6}),
 ]
 
 
