@@ -211,6 +211,7 @@ HYBRID_ABLATIONS = [
     Variant("hybrid: no cover", "hybrid", cover_weight=0.0),
     Variant("hybrid: weight 0.4", "hybrid", settings={"weight": 0.4}),
     Variant("hybrid: 50 semantic candidates", "hybrid", settings={"semantic_depth": 50}),
+    Variant("hybrid: 200 semantic candidates", "hybrid", settings={"semantic_depth": 200}),
     Variant("hybrid: people 0.6", "hybrid", settings={"people": 0.6}),
 ]
 
