@@ -224,3 +224,13 @@ def test_a_correction_of_two_words_keeps_the_sentence_that_says_why() -> None:
               {"role": "user", "content": "NOT prod. The agents file says dev only."}])
     assert Extractive().session(t, date="2026-02-17", limit=4000).corrections == (
         "The user corrected the agent: NOT prod. The agents file says dev only (message 3)",)
+
+
+
+@pytest.mark.parametrize(("sentence", "alone"), [
+    ("NOT prod.", False), ("No, use dev.", True),
+    ("不要用生产环境，开发环境才对。", True),  # one "word" between spaces, yet a whole sentence
+    ("프로덕션 말고 개발 환경에서 빌드해.", True), ("本番はダメ。", False),
+])
+def test_only_a_short_sentence_is_a_fragment_in_any_script(sentence: str, alone: bool) -> None:
+    assert summarize.fragment(sentence) is not alone

@@ -264,6 +264,12 @@ def _same(a: set[str], seen: list[set[str]], strict: bool = False) -> bool:
     return bool(a) and any(b and notes.overlap(a, b, strict) >= notes.SAME for b in seen)
 
 
+def fragment(sentence: str) -> bool:
+    """A sentence too short to stand alone ("NOT prod."): under four words and twelve characters, so a Chinese or
+    Japanese sentence, one "word" between spaces, is not taken for one."""
+    return len(sentence.split()) < 4 and len(sentence.strip()) < 12
+
+
 @dataclass
 class Extractive:
     """The default summariser: the facts a person would note, in order; no model."""
@@ -303,7 +309,7 @@ class Extractive:
                     kind = "asked"  # a turn's opening sentence is its request
                 if kind is None or (i == first and n == 0 and kind in ("asked", "open", "decisions")):
                     continue  # the first request is the title
-                if kind in ("preferences", "corrections") and len(sentence.split()) < 4 and n + 1 < len(said):
+                if kind in ("preferences", "corrections") and n + 1 < len(said) and fragment(sentence):
                     sentence = f"{sentence} {said[n + 1]}"  # "NOT prod." is a fragment; with its next sentence, a fact
                 item = self._item(t, kind, sentence, turn.line)
                 words = set(notes.content(sentence))
