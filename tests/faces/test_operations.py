@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -43,18 +45,19 @@ def metric(text: str, name: str, **labels: str) -> float:
     return 0.0
 
 
-def workers(url: str, want: int = 2) -> set[int]:
-    """The pids of the worker processes answering at `url` (they start after the banner: asked until `want` answer)."""
+def workers(url: str, want: int = 2, without: int | None = None) -> set[int]:
+    """The pids of the worker processes answering at `url` (they start after the banner: asked until `want`
+    answer, none of them `without`, a worker that was killed and may still answer what it had accepted)."""
     pids: set[int] = set()
     deadline = time.monotonic() + 90
-    while len(pids) < want and time.monotonic() < deadline:
+    while len(pids - {without}) < want and time.monotonic() < deadline:
         try:
             reply = call("GET", f"{url}/healthz")
         except OSError:
             continue
         if reply.status == 200:
             pids.add(reply.json["pid"])
-    return pids
+    return pids - {without}
 
 
 def ready(url: str, token: str | None = None) -> None:
@@ -141,6 +144,20 @@ def test_metrics_of_any_worker_report_the_whole_server(tmp_path: Path) -> None:
             assert metric(text, "memdir_writes_total", route="/v1/files") == 12
             assert metric(text, "memdir_open_memories") == 2  # each live worker holds the memory: summed
     assert list(private.iterdir()) == []  # serve removed its samples' folder and its workers' shared one
+
+
+def test_a_killed_worker_leaves_the_live_sum(tmp_path: Path) -> None:
+    """uvicorn kills a worker that misses its health check and starts another: the dead one's gauges go."""
+    with Served(tmp_path / "memory", "--workers", "2") as s:
+        first = workers(s.url)
+        assert len(first) == 2
+        most = metric(call("GET", f"{s.url}/metrics").text, "memdir_open_memories_max")
+        assert most > 0 and most % 2 == 0  # each live worker keeps at most most/2
+        os.kill(min(first), signal.SIGKILL)
+        now = workers(s.url, want=2, without=min(first))
+        assert len(now) == 2 and min(first) not in now
+        for _ in range(4):  # whichever worker answers
+            assert metric(call("GET", f"{s.url}/metrics").text, "memdir_open_memories_max") == most
 
 
 def test_readiness_fails_when_the_store_is_gone(tmp_path: Path) -> None:

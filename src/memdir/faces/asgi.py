@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -55,6 +56,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _ROUTES = ("/v1/files", "/v1/index", "/v1/search", "/v1/context", "/v1/history", "/v1/undo", "/v1/sessions", "/mcp", "/ui",
            "/openapi.json", "/metrics", "/healthz", "/readyz")
 _WRITES = {"PUT", "DELETE", "POST"}
+_LIVE_GAUGES = re.compile(r"gauge_live\w+_(\d+)\.db")  # a worker's gauges summed while it lives, by its pid
 _METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"}  # others are labelled "other"
 log = logging.getLogger(__name__)
 HeaderDeadline = http._protocol(http.HEADER_TIMEOUT)  # uvicorn's protocol by import string, for worker processes
@@ -150,14 +152,32 @@ class Metrics:
         self.refresh()
         if self.shared is None:
             return bytes(generate_latest(self.registry))
+        bury_the_dead(self.shared)
         every = CollectorRegistry()
         MultiProcessCollector(every, path=self.shared)  # type: ignore[no-untyped-call]
         return bytes(generate_latest(every))
 
     def close(self) -> None:
-        """A worker that stops takes its gauges out of the server's sum (a killed one's stay until restart)."""
+        """A worker that stops takes its gauges out of the server's sum (a killed one's: at the next scrape)."""
         if self.shared is not None:
             mark_process_dead(os.getpid(), self.shared)  # type: ignore[no-untyped-call]
+
+
+def bury_the_dead(folder: str) -> None:
+    """Take the gauges of workers that are gone out of the live sum: uvicorn kills a worker that misses its
+    health check and starts another, and a killed worker never runs its shutdown (`Metrics.close`)."""
+    for name in os.listdir(folder):
+        found = _LIVE_GAUGES.fullmatch(name)
+        if found and not alive(int(found[1])):
+            mark_process_dead(int(found[1]), folder)  # type: ignore[no-untyped-call]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or another user's: not a worker of this server
+        return False
+    return True
 
 
 class Operations:
