@@ -131,6 +131,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|approx|dr|mr|mrs|ms|st|fig|ca|al|incl|resp)\.|(?:^|\s)\w\.)$",
                            re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
+# The same corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
+# "that's not", "I said", "you forgot", "why did you", "undo that".
+_CJK_CORRECTION = (r"^(?:请)?(?:不对|不是的|错了|搞错了|你错了|说错了|不要|别(?![的人处])|不用)|不是.{1,40}?而是|[这那]不是|我说的是|你忘了|你漏了"
+                   r"|你为什么|为什么你|(?:撤销|回滚|还原)(?:一下)?[这那它]|^(?:いいえ|いや|違います|違う|ちがう|ちがいます)(?:[、。！!,\s]|$)|ではなく|じゃなく"
+                   r"|間違って(?:る|いる|います)|間違いです|ないで(?:ください|下さい)?[。！!]?$|忘れて(?:る|いる|います)|なんで.{1,40}?した|元に戻して"
+                   r"|^(?:아니(?!면)|아뇨|틀렸|틀려|잘못)|아니라|아니고|말고|하지 ?마|잊었|빠뜨렸|빼먹었|왜 .{1,40}?했|되돌려")
 # What a person's sentence is, by its cue words; only the person's own words are read for these (the
 # assistant's prose is never copied as a fact), and a turn's first sentence without a cue is its request.
 _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
@@ -143,7 +149,7 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                                r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"),
         ("corrections", True, r"(?:^(?:no|nope|wrong|stop|not)\b|\b(?:that's not|that is not|that's wrong|not what i"
                               r"|i said|you forgot|you missed|should(?:n't| not) have|why did you)\b|^(?:please )?(?:don't"
-                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b)"),
+                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b|" + _CJK_CORRECTION + ")"),
         ("open", False, r"\b(?:later|tomorrow|next (?:week|month|time)|not yet|todo|to-do|for now|follow[- ]up"
                         r"|still (?:need|have) to|after lunch|another time|some other time|leave (?:it|that|this|the \S+"
                         r"(?: \S+)?) (?:for|until))\b"),
