@@ -279,3 +279,18 @@ def test_a_models_record_in_chinese_is_held_to_the_rules_like_one_in_english() -
     assert rules.problems(replace(kept, asked=("好的，谢谢",)), t) == ["asked holds an acknowledgement: '好的，谢谢'"]
     assert rules.problems(replace(kept, title="把数据库迁移到新服务器"), t) == [
         "the title is not the user's words: '把数据库迁移到新服务器'"]
+
+
+def test_a_statement_is_context_not_something_asked() -> None:
+    turns = [("Fix the flaky upload test.", "Fixed."), ("I'm on macOS 14.", "Noted."), ("The build was green yesterday.", "ok"),
+             ("I use fish and zsh at work. Why does the install script fail?", "A missing path."),
+             ("this is the log from CI. Add the missing path to the script.", "Added."),
+             ("I ran the migration on staging.", "Good."),  # what they did is no lasting fact
+             ("the week view still cuts off sunday, see screenshot", "Fixed.")]
+    t = load([{"role": r, "content": x} for u, a in turns for r, x in (("user", u), ("assistant", a))])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert s.asked == ("Why does the install script fail?", "Add the missing path to the script.",
+                       "the week view still cuts off sunday, see screenshot")  # what is wrong asks for it put right
+    assert s.preferences == ("The user uses fish and zsh at work (message 7)",)  # a fact; "macOS 14" alone says too little
+    model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "Why does the install script fail?"))
+    assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("Why does the install script fail?",)

@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 
 from . import notes
-from .summarize import SessionSummary, clip, provenance
+from .summarize import SessionSummary, clip, context, provenance
 from .transcripts import Transcript
 
 FROM_USER = 0.5  # share of an item's content words that must be the user's (in one of their turns)
@@ -89,7 +89,8 @@ def problems(s: SessionSummary, t: Transcript) -> list[str]:
 
 def fitted(s: SessionSummary, t: Transcript) -> SessionSummary:
     """A model's record that keeps the rules, as the record holds it: each learning in the third person naming the
-    session and line it came from; what broke left to the tool calls' failing lines (`Transcript.activity`)."""
+    session and line it came from; what broke left to the tool calls' failing lines (`Transcript.activity`); no
+    statement of context ("The build was green yesterday.") among what was asked (`summarize.context`)."""
     said = _users(t)
 
     def learned(item: str, kind: str) -> str | None:
@@ -99,7 +100,8 @@ def fitted(s: SessionSummary, t: Transcript) -> SessionSummary:
 
     corrections = tuple(x for item in s.corrections if (x := learned(item, "corrections")))
     preferences = tuple(x for item in s.preferences if (x := learned(item, "preferences")))
-    return replace(s, broke=(), corrections=corrections, preferences=preferences)
+    asked = tuple(x for x in s.asked if not context(_plain(x)))
+    return replace(s, asked=asked, broke=(), corrections=corrections, preferences=preferences)
 
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")

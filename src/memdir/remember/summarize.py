@@ -255,6 +255,24 @@ def title_of(t: Transcript) -> str:
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
+_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we)(?:'d| would)? (?:want|need|like|wish)\b",
+                       re.IGNORECASE)  # a question without its mark, or a request in the first person
+_WRONG = re.compile(r"\b(?:not|no|never|still|wrong|broken|breaks?|fail\w*|errors?|slow|missing|crash\w*|bug\w*"
+                    r"|instead)\b|n't\b", re.IGNORECASE)  # a statement of what is wrong asks for it put right
+_DID = re.compile(r"^(?:i|we) (?:just |already |also )?(?:\w+ed|was|were|did|had|ran|went|got|saw|found|wrote|said|told"
+                  r"|took|thought|made|built|sent|left|read|tried)\b", re.IGNORECASE)  # what they did: no lasting fact
+_PRONOUNS = frozenset("i'm i've i'd i'll we're we've we'd we'll".split())
+_MINE = re.compile(r"^(?:i|i'm|i am|i've|i have|we|we're|we are|we've|my|our)\b", re.IGNORECASE)
+
+
+def context(sentence: str) -> bool:
+    """Whether a sentence only gives context ("I'm on macOS 14.", "The build was green yesterday."): it states
+    something (opens with its subject), asks nothing and says nothing is wrong. It is no request: the user's own
+    facts are kept as facts, the rest is left out."""
+    if not notes.statement(sentence):
+        return False
+    said = notes.unfilled(sentence)
+    return not (_ASKING.search(said) or _QUESTION.search(said) or _WRONG.search(said))
 
 
 def provenance(t: Transcript, line: int | None) -> str:
@@ -268,6 +286,17 @@ def _same(a: set[str], seen: list[set[str]], strict: bool = False) -> bool:
     """Whether an item says what one already kept says: most of its content words shared (`strict`, for learnings:
     most of both items' words, so two facts about one subject stay two)."""
     return bool(a) and any(b and notes.overlap(a, b, strict) >= notes.SAME for b in seen)
+
+
+def _fact(sentence: str, title: str) -> bool:
+    """Whether a statement of context is a fact the user stated of themselves ("I'm on macOS 14 with zsh", "our CI
+    runs on GitHub Actions"), not what they did ("I read the code"), that says enough to keep: two content words,
+    not the title's."""
+    said = notes.unfilled(sentence)
+    if not _MINE.match(said) or _DID.match(said):
+        return False
+    mine, head = notes.content(said) - _PRONOUNS, notes.content(title)
+    return len(mine) >= 2 and len(mine & head) < 0.8 * len(mine)
 
 
 def fragment(sentence: str) -> bool:
@@ -307,15 +336,19 @@ class Extractive:
             text = notes.unacknowledged(turn.text)
             said = sentences(text)
             said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(text.split("\n\n", 1)[0])[:USER_SENTENCES]
+            opener = next((n for n, x in enumerate(said) if not context(x)), len(said))  # statements before it: context
             for n, sentence in enumerate(said):  # past these (or the first paragraph of a long turn) is pasted text
                 if notes.pleasantry(sentence) or sentence.startswith("[tool "):
                     continue
                 kind = _kind(sentence, later=i > first)
-                if kind is None and n == 0:
-                    kind = "asked"  # a turn's opening sentence is its request
-                if kind is None or (i == first and n == 0 and kind in ("asked", "open", "decisions")):
+                fact = kind is None and n < opener and _fact(sentence, title)  # "I'm on macOS 14 with zsh"
+                if fact:
+                    kind = "preferences"  # a fact the user stated, not a request
+                elif kind is None and n == opener:
+                    kind = "asked"  # a turn's opening request (its first sentence, unless that only gave context)
+                if kind is None or (i == first and n == opener and kind in ("asked", "open", "decisions")):
                     continue  # the first request is the title
-                if kind in ("preferences", "corrections") and n + 1 < len(said) and fragment(sentence):
+                if kind in ("preferences", "corrections") and not fact and n + 1 < len(said) and fragment(sentence):
                     sentence = f"{sentence} {said[n + 1]}"  # "NOT prod." is a fragment; with its next sentence, a fact
                 item = self._item(t, kind, sentence, turn.line)
                 words = set(notes.content(sentence))
