@@ -7,7 +7,8 @@ find "product" and "university" find "universe", and recall then shows files
 about something else (issue 30: "how do we deploy to production?" recalled files
 about the product). The word lists below are written for this: `SAME` holds
 inflections and derivations a person means as one word (deploy, deploys,
-deployed, deployment), `APART` words that share a beginning and not a meaning.
+deployed, deployment), `APART` words that share a beginning and not a meaning (the first 26 written
+first; the rest found among the words of LoCoMo and REALTALK that Porter2 merges).
 Each stemmer is scored on both: the share of `SAME` pairs it merges, and the
 `APART` pairs it wrongly merges (listed). Not a test: run it, read it, paste it.
 """
@@ -53,6 +54,17 @@ cook cooks cooked cooking
 celebrate celebrated celebrating celebration
 volunteer volunteered volunteering
 encourage encouraged encouraging encouragement
+production productions
+experiment experiments experimented experimenting experimental
+accountant accountants
+engineer engineers engineered engineering
+evening evenings
+apartment apartments
+customer customers
+paste pastes pasted pasting
+authorize authorized authorizing authorization
+account accounts accounted accounting
+product products
 """.strip().splitlines()]
 
 APART = [tuple(line.split()) for line in """
@@ -82,6 +94,20 @@ condition condo
 pass passion
 provision provide
 emergency emerge
+accountant account
+engineer engine
+evening even
+paste past
+apartment apart
+department depart
+customer custom
+business busy
+political polite
+quite quit
+majority major
+topping top
+anime animal
+authorize author
 """.strip().splitlines()]
 
 

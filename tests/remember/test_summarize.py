@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,8 @@ from fakeapi import Refusing, ScriptedAPI
 
 import memdir
 from memdir import InvalidArgument
-from memdir.remember import summarize
-from memdir.remember.summarize import Digest, Extractive, SummarizerError
+from memdir.remember import notes, rules, summarize
+from memdir.remember.summarize import Digest, Extractive, SessionSummary, SummarizerError
 from memdir.remember.transcripts import load
 
 DATA = Path(__file__).parent.parent / "data"
@@ -234,3 +235,62 @@ def test_a_correction_of_two_words_keeps_the_sentence_that_says_why() -> None:
 ])
 def test_only_a_short_sentence_is_a_fragment_in_any_script(sentence: str, alone: bool) -> None:
     assert summarize.fragment(sentence) is not alone
+
+
+CJK_CORRECTIONS = [  # (the request, a correction of the agent's answer, what the learning keeps)
+    ("把报表服务部署到测试环境。", "不对，用 staging 不是 prod", "用 staging 不是 prod"),
+    ("把报表服务部署到测试环境。", "错了，应该是 staging 环境。", "应该是 staging 环境"),
+    ("把报表服务部署到测试环境。", "不是 prod 而是 staging。", "不是 prod 而是 staging"),
+    ("리포트 서비스를 배포해 주세요.", "아니요, prod 말고 dev", "prod 말고 dev"),
+    ("리포트 서비스를 배포해 주세요.", "그게 아니라 dev 환경이에요.", "그게 아니라 dev 환경이에요"),
+    ("レポートサービスをデプロイして。", "違います、prod ではなく staging です。", "prod ではなく staging です"),
+]
+
+
+@pytest.mark.parametrize(("request_", "said", "kept"), CJK_CORRECTIONS, ids=["zh-not-right", "zh-wrong", "zh-not-but",
+                                                                                "ko-no", "ko-not-but", "ja-not-but"])
+def test_a_correction_in_chinese_japanese_or_korean_is_a_correction(request_: str, said: str, kept: str) -> None:
+    t = load([{"role": "user", "content": request_}, {"role": "assistant", "content": "Deploying to prod now."},
+              {"role": "user", "content": said}, {"role": "assistant", "content": "Switched."}])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert s.corrections == (f"The user corrected the agent: {kept} (message 3)",) and s.asked == () == s.open
+
+
+def test_acknowledgements_in_chinese_japanese_and_korean_are_no_request() -> None:
+    acks = ["好的", "好的，谢谢！", "很好，继续", "没问题，谢谢", "네 좋아요", "네, 감사합니다!", "좋아요, 계속해 주세요",
+            "はい、お願いします", "ありがとうございます！"]
+    turns = [{"role": "user", "content": "修复上传测试。"}]
+    for ack in acks:
+        turns += [{"role": "assistant", "content": "Done."}, {"role": "user", "content": ack}]
+    turns += [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "好的，谢谢！然后更新 README 的安装说明。"},
+              {"role": "assistant", "content": "Updated."}]
+    s = Extractive().session(load(turns), date="2026-02-17", limit=4000)
+    assert s.title == "修复上传测试。" and s.asked == ("然后更新 README 的安装说明。",)  # the thanks opening a request is no part of it
+    assert s.corrections == s.preferences == s.open == s.decisions == ()
+    assert not any(notes.pleasantry(x) for x in ("不对，用 staging", "别的文件也改一下", "아니면 dev 로 할까요?", "行不行？"))
+
+
+def test_a_models_record_in_chinese_is_held_to_the_rules_like_one_in_english() -> None:
+    t = load([{"role": "user", "content": "把报表服务部署到测试环境。"}, {"role": "assistant", "content": "Deploying to prod."},
+              {"role": "user", "content": "不对，用测试环境，不是生产环境。"}, {"role": "assistant", "content": "Switched."},
+              {"role": "user", "content": "好的，谢谢！"}])
+    kept = SessionSummary("把报表服务部署到测试环境", corrections=("用户纠正：用测试环境，不是生产环境",))
+    assert rules.problems(kept, t) == []  # the user's words, though no word of them is spaced apart
+    assert rules.problems(replace(kept, asked=("好的，谢谢",)), t) == ["asked holds an acknowledgement: '好的，谢谢'"]
+    assert rules.problems(replace(kept, title="把数据库迁移到新服务器"), t) == [
+        "the title is not the user's words: '把数据库迁移到新服务器'"]
+
+
+def test_a_statement_is_context_not_something_asked() -> None:
+    turns = [("Fix the flaky upload test.", "Fixed."), ("I'm on macOS 14.", "Noted."), ("The build was green yesterday.", "ok"),
+             ("I use fish and zsh at work. Why does the install script fail?", "A missing path."),
+             ("this is the log from CI. Add the missing path to the script.", "Added."),
+             ("I ran the migration on staging.", "Good."),  # what they did is no lasting fact
+             ("the week view still cuts off sunday, see screenshot", "Fixed.")]
+    t = load([{"role": r, "content": x} for u, a in turns for r, x in (("user", u), ("assistant", a))])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert s.asked == ("Why does the install script fail?", "Add the missing path to the script.",
+                       "the week view still cuts off sunday, see screenshot")  # what is wrong asks for it put right
+    assert s.preferences == ("The user uses fish and zsh at work (message 7)",)  # a fact; "macOS 14" alone says too little
+    model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "Why does the install script fail?"))
+    assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("Why does the install script fail?",)

@@ -463,6 +463,24 @@ def test_a_word_asking_for_a_value_is_held_where_a_value_of_its_kind_is() -> Non
     assert cost.cover("Backblaze B2 holds 400 GB", answers=True) < 0.5
 
 
+def test_a_month_is_held_where_a_date_of_that_month_is_and_wifi_where_wi_fi_is(tmp_path: Path) -> None:
+    """For `sure` only (the ranking weighs words): "March" is held by a date in March, not by one in April or by a
+    version number; "wifi" by "Wi-Fi"."""
+    with memdir.open(tmp_path / "m") as md:
+        md.write("incidents/checkout outage.md", "2026-03-02: checkout was down for 40 minutes, the certificate expired.")
+        md.write("incidents/login outage.md", "2026-04-03: login was down after the v2026.3.1 deploy.")
+        md.write("home/network.md", "Guest Wi-Fi is Garden-Guest; the password is on the fridge.")
+        md.write("home/bins.md", "Recycling goes out on Tuesday evenings.")
+        march = {h.path: h.sure for h in md.search("why did checkout go down in March?")}
+        login = {h.path: h.sure for h in md.search("why did login go down in March?")}
+        wifi = {h.path: h.sure for h in md.search("guest wifi password")}
+    assert march["incidents/checkout outage.md"]
+    assert login == {"incidents/login outage.md": False}  # April, and "v2026.3.1" is a version, not a date
+    assert wifi == {"home/network.md": True}
+    weights = evidence.weigh(Query(("checkout", "march"), ()), 10, {"checkout": 2})
+    assert weights.cover("2026-03-02: checkout down") < 0.6 < weights.cover("2026-03-02: checkout down", answers=True)
+
+
 def test_a_short_name_weighs_as_a_word_and_the_pieces_of_contractions_do_not() -> None:
     ios = evidence.weigh(Query(("ios", "app", "ship"), ()), 10, {"app": 4, "ship": 1})
     assert ios.stems.get("io", 0) > 0  # "iOS" stems to "io": a three-letter name, not a piece of "don't"

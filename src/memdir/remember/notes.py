@@ -88,9 +88,14 @@ like an as i yup noted great""".split())
 _TOKEN = re.compile(r"[a-z']+")
 
 
-# The same in the scripts written without spaces: thanks and assent in Japanese, Chinese and Korean.
-_CJK_ACK = re.compile(r"^(?:ありがとう(?:ございます|ございました)?|どうも|了解(?:です|しました)?|わかりました|いいね|完璧|"
-                      r"谢谢(?:你)?|多谢|好的|可以|没问题|감사합니다|고마워(?:요)?|좋아요|네|알겠습니다)[\s!！。.、,，~〜]*$")
+# The same in Japanese, Chinese and Korean: thanks, assent, praise and "go on", one or more ("好的，谢谢！", "네 좋아요").
+_CJK_ACK = re.compile(r"^(?:(?:ありがとう(?:ございます|ございました)?|どうも|了解(?:です|しました)?|(?:わ|分)かりました|いいね|"
+                      r"いいです(?:ね)?|完璧(?:です)?|素晴らしい(?:です)?|助かります|はい|ええ|うん|(?:よろしく)?お願いします|"
+                      r"続けて(?:ください)?|進めて(?:ください)?|大丈夫(?:です)?|"
+                      r"谢谢(?:你|您)?|多谢|(?:非常)?感谢|好的|好吧|好|行|可以|没问题|很好|太好了|不错|完美|是的|对|嗯+|收到|"
+                      r"明白了?|知道了|(?:请)?继续|辛苦了|감사합니다|고마워(?:요)?|고맙습니다|좋아요|좋아|좋습니다|네|예|응|"
+                      r"알겠습니다|알겠어요|알았어(?:요)?|계속(?:해 ?주세요|하세요|해)?|진행해 ?주세요|완벽해요|괜찮아요|맞아요|"
+                      r"수고하셨습니다|ok(?:ay)?)[\s!！。.、,，~〜…]*)+$", re.IGNORECASE)
 
 
 def pleasantry(text: str) -> bool:
@@ -126,7 +131,9 @@ def _first_to_third(text: str) -> str:
 # How a person's own words become a note about them: their pronouns in the third person (the agent they spoke to
 # named as such), the fillers a sentence opens with dropped.
 _FILLER = re.compile(r"^(?:(?:no|nope|actually|wait|hmm|well|so|and|also|oh|ok(?:ay)?|yes|yeah|right|but|then|and then"
-                     r"|that's wrong|that is wrong|that's not right|wrong)\b[\s,.!:;—–-]*)+", re.IGNORECASE)
+                     r"|that's wrong|that is wrong|that's not right|wrong)\b[\s,.!:;—–-]*"
+                     r"|(?:不对|不是的|错了|不|好的|好|嗯|那么?|いいえ|いや|違います|違う|はい|じゃあ|아니요|아니오|아뇨|아니|네|음|그럼)"
+                     r"[\s,.!:;—–，、。！：；]+)+", re.IGNORECASE)
 _VERB = r"(?:prefer|like|love|hate|want|need|use|work|live|go|say|mean|think|find|keep|get|add|run|ask|check|test|deploy" \
         r"|commit|push|write|read|know|see|own|pay|drive|cook|eat|buy|ride|expect|care|plan|try|look|do|have)"
 _REPORTED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -205,7 +212,7 @@ def learning(text: str, kind: str) -> str | None:
     user prefers tabs"; "from now on, run ruff first" -> "The user wants the agent to run ruff first from now on";
     "remember that staging is eu-west-1" -> "The user noted that staging is eu-west-1"); None when nothing is left.
     `kind` is preferences or corrections. Never "The user asked": a request restated is not a learning."""
-    said = unfilled(unacknowledged(text)).rstrip(" .!;")
+    said = unfilled(unacknowledged(text)).rstrip(" .!;。！；")
     said = re.sub(r"^[^:]{0,40}:\s*(?=(?:i|my|call me)\b)", "", said, flags=re.IGNORECASE)  # "One more thing: I…"
     if not said:
         return None

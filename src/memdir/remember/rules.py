@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 
 from . import notes
-from .summarize import SessionSummary, clip, provenance
+from .summarize import SessionSummary, clip, context, provenance
 from .transcripts import Transcript
 
 FROM_USER = 0.5  # share of an item's content words that must be the user's (in one of their turns)
@@ -28,8 +28,17 @@ _NARRATION = re.compile(r"^(?:I'll|I will|I've|I have|I'm going to|Let me|Sure\b
                         r"Perfect!|Done\b|Certainly)", re.IGNORECASE)
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+
+
+def _terms(text: str) -> set[str]:
+    """An item's content words, and in Chinese, Japanese and Korean its pairs of characters (words are not spaced
+    apart there), so a record in those scripts is compared with what the user said too."""
+    return notes.content(text) | {run[i:i + 2] for run in _CJK.findall(text) for i in range(max(1, len(run) - 1))}
+
+
 def _users(t: Transcript) -> list[tuple[set[str], int | None]]:
-    return [(notes.content(x.text), x.line) for x in t.turns if x.role == "user" and not x.text.startswith("[tool ")]
+    return [(_terms(x.text), x.line) for x in t.turns if x.role == "user" and not x.text.startswith("[tool ")]
 
 
 def _best(words: set[str], said: list[tuple[set[str], int | None]]) -> tuple[float, int | None]:
@@ -55,7 +64,7 @@ def problems(s: SessionSummary, t: Transcript) -> list[str]:
     title = s.title.strip()
     if not title or _PLACEHOLDER.match(title) or _NARRATION.match(title) or notes.pleasantry(title):
         wrong.append(f"the title is not a request: {clip(title, 60)!r}")
-    elif not title.startswith("/") and _best(notes.content(title), said)[0] < FROM_USER:
+    elif not title.startswith("/") and _best(_terms(title), said)[0] < FROM_USER:
         wrong.append(f"the title is not the user's words: {clip(title, 60)!r}")
     for key in ("asked", "decisions", "open", "corrections", "preferences"):
         for item in getattr(s, key):
@@ -64,10 +73,10 @@ def problems(s: SessionSummary, t: Transcript) -> list[str]:
                 wrong.append(f"{key} holds markup: {clip(plain, 60)!r}")
             elif notes.pleasantry(notes.unfilled(plain)) or not notes.unacknowledged(plain):
                 wrong.append(f"{key} holds an acknowledgement: {clip(plain, 60)!r}")
-            elif _best(notes.content(plain) - _FRAME, said)[0] < FROM_USER:
+            elif _best(_terms(plain) - _FRAME, said)[0] < FROM_USER:
                 wrong.append(f"{key} holds what the user did not say: {clip(plain, 60)!r}")
     for item in (*s.corrections, *s.preferences):
-        words, head = notes.content(_plain(item)), notes.content(title)
+        words, head = _terms(_plain(item)), _terms(title)
         if item.startswith("The user asked") or (words and len(words & head) >= RESTATED * len(words)):
             wrong.append(f"a learning restates a request: {clip(item, 60)!r}")
     failures = [notes.content(f) for f in t.activity.failures]
@@ -80,17 +89,19 @@ def problems(s: SessionSummary, t: Transcript) -> list[str]:
 
 def fitted(s: SessionSummary, t: Transcript) -> SessionSummary:
     """A model's record that keeps the rules, as the record holds it: each learning in the third person naming the
-    session and line it came from; what broke left to the tool calls' failing lines (`Transcript.activity`)."""
+    session and line it came from; what broke left to the tool calls' failing lines (`Transcript.activity`); no
+    statement of context ("The build was green yesterday.") among what was asked (`summarize.context`)."""
     said = _users(t)
 
     def learned(item: str, kind: str) -> str | None:
         plain = _plain(item).rstrip(" .")
         text = plain if plain.startswith("The user") else notes.learning(plain, kind)
-        return clip(text, 140) + provenance(t, _best(notes.content(plain) - _FRAME, said)[1]) if text else None
+        return clip(text, 140) + provenance(t, _best(_terms(plain) - _FRAME, said)[1]) if text else None
 
     corrections = tuple(x for item in s.corrections if (x := learned(item, "corrections")))
     preferences = tuple(x for item in s.preferences if (x := learned(item, "preferences")))
-    return replace(s, broke=(), corrections=corrections, preferences=preferences)
+    asked = tuple(x for x in s.asked if not context(_plain(x)))
+    return replace(s, asked=asked, broke=(), corrections=corrections, preferences=preferences)
 
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")

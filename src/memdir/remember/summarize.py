@@ -131,6 +131,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|approx|dr|mr|mrs|ms|st|fig|ca|al|incl|resp)\.|(?:^|\s)\w\.)$",
                            re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
+# The same corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
+# "that's not", "I said", "you forgot", "why did you", "undo that".
+_CJK_CORRECTION = (r"^(?:请)?(?:不对|不是的|错了|搞错了|你错了|说错了|不要|别(?![的人处])|不用)|不是.{1,40}?而是|[这那]不是|我说的是|你忘了|你漏了"
+                   r"|你为什么|为什么你|(?:撤销|回滚|还原)(?:一下)?[这那它]|^(?:いいえ|いや|違います|違う|ちがう|ちがいます)(?:[、。！!,\s]|$)|ではなく|じゃなく"
+                   r"|間違って(?:る|いる|います)|間違いです|ないで(?:ください|下さい)?[。！!]?$|忘れて(?:る|いる|います)|なんで.{1,40}?した|元に戻して"
+                   r"|^(?:아니(?!면)|아뇨|틀렸|틀려|잘못)|아니라|아니고|말고|하지 ?마|잊었|빠뜨렸|빼먹었|왜 .{1,40}?했|되돌려")
 # What a person's sentence is, by its cue words; only the person's own words are read for these (the
 # assistant's prose is never copied as a fact), and a turn's first sentence without a cue is its request.
 _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
@@ -143,7 +149,7 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                                r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"),
         ("corrections", True, r"(?:^(?:no|nope|wrong|stop|not)\b|\b(?:that's not|that is not|that's wrong|not what i"
                               r"|i said|you forgot|you missed|should(?:n't| not) have|why did you)\b|^(?:please )?(?:don't"
-                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b)"),
+                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b|" + _CJK_CORRECTION + ")"),
         ("open", False, r"\b(?:later|tomorrow|next (?:week|month|time)|not yet|todo|to-do|for now|follow[- ]up"
                         r"|still (?:need|have) to|after lunch|another time|some other time|leave (?:it|that|this|the \S+"
                         r"(?: \S+)?) (?:for|until))\b"),
@@ -249,6 +255,24 @@ def title_of(t: Transcript) -> str:
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
+_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we)(?:'d| would)? (?:want|need|like|wish)\b",
+                       re.IGNORECASE)  # a question without its mark, or a request in the first person
+_WRONG = re.compile(r"\b(?:not|no|never|still|wrong|broken|breaks?|fail\w*|errors?|slow|missing|crash\w*|bug\w*"
+                    r"|instead)\b|n't\b", re.IGNORECASE)  # a statement of what is wrong asks for it put right
+_DID = re.compile(r"^(?:i|we) (?:just |already |also )?(?:\w+ed|was|were|did|had|ran|went|got|saw|found|wrote|said|told"
+                  r"|took|thought|made|built|sent|left|read|tried)\b", re.IGNORECASE)  # what they did: no lasting fact
+_PRONOUNS = frozenset("i'm i've i'd i'll we're we've we'd we'll".split())
+_MINE = re.compile(r"^(?:i|i'm|i am|i've|i have|we|we're|we are|we've|my|our)\b", re.IGNORECASE)
+
+
+def context(sentence: str) -> bool:
+    """Whether a sentence only gives context ("I'm on macOS 14.", "The build was green yesterday."): it states
+    something (opens with its subject), asks nothing and says nothing is wrong. It is no request: the user's own
+    facts are kept as facts, the rest is left out."""
+    if not notes.statement(sentence):
+        return False
+    said = notes.unfilled(sentence)
+    return not (_ASKING.search(said) or _QUESTION.search(said) or _WRONG.search(said))
 
 
 def provenance(t: Transcript, line: int | None) -> str:
@@ -262,6 +286,17 @@ def _same(a: set[str], seen: list[set[str]], strict: bool = False) -> bool:
     """Whether an item says what one already kept says: most of its content words shared (`strict`, for learnings:
     most of both items' words, so two facts about one subject stay two)."""
     return bool(a) and any(b and notes.overlap(a, b, strict) >= notes.SAME for b in seen)
+
+
+def _fact(sentence: str, title: str) -> bool:
+    """Whether a statement of context is a fact the user stated of themselves ("I'm on macOS 14 with zsh", "our CI
+    runs on GitHub Actions"), not what they did ("I read the code"), that says enough to keep: two content words,
+    not the title's."""
+    said = notes.unfilled(sentence)
+    if not _MINE.match(said) or _DID.match(said):
+        return False
+    mine, head = notes.content(said) - _PRONOUNS, notes.content(title)
+    return len(mine) >= 2 and len(mine & head) < 0.8 * len(mine)
 
 
 def fragment(sentence: str) -> bool:
@@ -301,15 +336,19 @@ class Extractive:
             text = notes.unacknowledged(turn.text)
             said = sentences(text)
             said = said[:USER_SENTENCES] if len(said) <= PASTED else sentences(text.split("\n\n", 1)[0])[:USER_SENTENCES]
+            opener = next((n for n, x in enumerate(said) if not context(x)), len(said))  # statements before it: context
             for n, sentence in enumerate(said):  # past these (or the first paragraph of a long turn) is pasted text
                 if notes.pleasantry(sentence) or sentence.startswith("[tool "):
                     continue
                 kind = _kind(sentence, later=i > first)
-                if kind is None and n == 0:
-                    kind = "asked"  # a turn's opening sentence is its request
-                if kind is None or (i == first and n == 0 and kind in ("asked", "open", "decisions")):
+                fact = kind is None and n < opener and _fact(sentence, title)  # "I'm on macOS 14 with zsh"
+                if fact:
+                    kind = "preferences"  # a fact the user stated, not a request
+                elif kind is None and n == opener:
+                    kind = "asked"  # a turn's opening request (its first sentence, unless that only gave context)
+                if kind is None or (i == first and n == opener and kind in ("asked", "open", "decisions")):
                     continue  # the first request is the title
-                if kind in ("preferences", "corrections") and n + 1 < len(said) and fragment(sentence):
+                if kind in ("preferences", "corrections") and not fact and n + 1 < len(said) and fragment(sentence):
                     sentence = f"{sentence} {said[n + 1]}"  # "NOT prod." is a fragment; with its next sentence, a fact
                 item = self._item(t, kind, sentence, turn.line)
                 words = set(notes.content(sentence))

@@ -7,7 +7,7 @@ name, description, tags and body (`unicode61`), one per tenant so
 that BM25's statistics are the tenant's own. The FTS table is given the
 fields as memdir reads them (`text.indexed`): words as their stems, spaceless
 scripts as character pairs, the name with the words of the file's name; its
-name carries the version of that form (`_fts4_`), and an index of an older
+name carries the version of that form (`_fts5_`), and an index of an older
 form is dropped and rebuilt from the files on open. The seq the index reflects is stored with it, in the same
 transaction as the rows it describes.
 """
@@ -32,8 +32,9 @@ from .text import indexed, match_expression, name_words
 
 _COLUMNS = "path, version, name, description, tags, type, updated, head, body_at, text"
 TOKENIZE = "unicode61"  # the text comes stemmed (`text.indexed`): FTS5's own porter merged different words
-FORM = "fts4"  # the form the FTS table is given its text in (2: spaceless pairs; 3: file-name words; 4: Porter2 stems)
-OLDER = ("fts", "fts2", "fts3")  # the forms before, dropped when an index of this form is made
+FORM = "fts5"  # the form the FTS table is given its text in (2: spaceless pairs; 3: file-name words; 4: Porter2 stems;
+#                 5: Porter2 with the families it would merge kept apart)
+OLDER = ("fts", "fts2", "fts3", "fts4")  # the forms before, dropped when an index of this form is made
 
 
 def docs_table(name: str) -> str:
