@@ -131,7 +131,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|approx|dr|mr|mrs|ms|st|fig|ca|al|incl|resp)\.|(?:^|\s)\w\.)$",
                            re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
-# The same corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
+# Corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
 # "that's not", "I said", "you forgot", "why did you", "undo that".
 _CJK_CORRECTION = (r"^(?:请)?(?:不对|不是的|错了|搞错了|你错了|说错了|不要|别(?![的人处])|不用)|不是.{1,40}?而是|[这那]不是|我说的是|你忘了|你漏了"
                    r"|你为什么|为什么你|(?:撤销|回滚|还原)(?:一下)?[这那它]|^(?:いいえ|いや|違います|違う|ちがう|ちがいます)(?:[、。！!,\s]|$)|ではなく|じゃなく"
@@ -150,19 +150,22 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                                r"|i would (?:prefer|rather)|i don't (?:like|want)|my preference|call me"
                                r"|(?:^|please )(?:always|never)\b|(?:always|never) (?:use|add|write|run|put|do|make|show"
                                r"|test|ask|commit|push|check|keep|include|mention)|from now on|going forward"
-                               r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"
-                               r"|" + _CJK_PREFERENCE),
+                               r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"),
         ("corrections", True, r"(?:^(?:no|nope|wrong|stop|not)\b|\b(?:that's not|that is not|that's wrong|not what i"
                               r"|i said|you forgot|you missed|should(?:n't| not) have|why did you)\b|^(?:please )?(?:don't"
-                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b|" + _CJK_CORRECTION + ")"),
+                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b)"),
         ("open", False, r"\b(?:later|tomorrow|next (?:week|month|time)|not yet|todo|to-do|for now|follow[- ]up"
                         r"|still (?:need|have) to|after lunch|another time|some other time|leave (?:it|that|this|the \S+"
-                        r"(?: \S+)?) (?:for|until))\b|" + _CJK_OPEN),
+                        r"(?: \S+)?) (?:for|until))\b"),
         ("decisions", True, r"\b(?:let's go with|let us go with|we'll go with|we will go with|(?:i|we) (?:decided|agreed"
                             r"|chose|settled)|decided to|the decision is|go with|going with|agreed on|settled on"
                             r"|the plan is)\b"),
     )
 )
+# The same cues in Chinese, Japanese and Korean, read only in a sentence that holds those scripts.
+_CJK_CUES = {k: re.compile(rx) for k, rx in (("preferences", _CJK_PREFERENCE), ("corrections", _CJK_CORRECTION),
+                                             ("open", _CJK_OPEN))}
+_CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _RECALL = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)
 _STOP = frozenset("""a an the and or but if then so of to in on at by for with from as is are was were be been being it its
 this that these those i you he she we they me my your our their them us do does did done not no yes can could should
@@ -417,8 +420,10 @@ class Extractive:
 def _kind(sentence: str, *, later: bool) -> str | None:
     """What a person's sentence is: a preference, a correction (not in the first request), what is left for later,
     a decision; None for anything else."""
+    cjk = _CJK_CUES if _CJK_TEXT.search(sentence) else {}
     for kind, only_later, rx in _CUES:
-        if (later or not only_later) and rx.search(sentence) and not (kind == "preferences" and _RECALL.search(sentence)):
+        if (later or not only_later) and (rx.search(sentence) or (kind in cjk and cjk[kind].search(sentence))) \
+                and not (kind == "preferences" and _RECALL.search(sentence)):
             return kind
     return None
 
