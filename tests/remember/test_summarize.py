@@ -301,12 +301,14 @@ def test_a_statement_is_context_not_something_asked() -> None:
              ("this is the log from CI. Add the missing path to the script.", "Added."),
              ("I ran the migration on staging.", "Good."),  # what they did is no lasting fact
              ("the week view still cuts off sunday, see screenshot", "Which file?"),
-             ("the calendar component", "Fixed.")]  # an answer, not a statement: it has no verb
+             ("the calendar component", "Fixed."),  # an answer, not a statement: it has no verb
+             ("I prefer small commits. Split the change in two.", "Split.")]
     t = load([{"role": r, "content": x} for u, a in turns for r, x in (("user", u), ("assistant", a))])
     s = Extractive().session(t, date="2026-02-17", limit=4000)
     assert s.asked == ("Why does the install script fail?", "Add the missing path to the script.",
                        "the week view still cuts off sunday, see screenshot",  # what is wrong asks for it put right
-                       "the calendar component")
-    assert s.preferences == ("The user uses fish and zsh at work (message 7)",)  # a fact; "macOS 14" alone says too little
+                       "the calendar component", "Split the change in two.")
+    assert s.preferences == ("The user uses fish and zsh at work (message 7)",  # a fact; "macOS 14" alone says too little
+                             "The user prefers small commits (message 17)")
     model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "the calendar component"))
     assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("the calendar component",)

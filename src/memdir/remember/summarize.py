@@ -263,14 +263,14 @@ def title_of(t: Transcript) -> str:
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
-_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we)(?:'d| would)? (?:want|need|like|wish)\b",
+_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we) (?:want|need|wish)\b|^(?:i|we)(?:'d| would) like\b",
                        re.IGNORECASE)  # a question without its mark, or a request in the first person
 # Words that say something is wrong: a statement of it asks for it put right ("n't" too, and words that start so).
 _WRONG = frozenset("not no never cannot still wrong broken break breaks slow missing instead".split())
 _WRONG_STEMS = ("fail", "error", "crash", "bug")
 _FINITE = frozenset("""is are was were am be been has have had do does did can could will would shall should may might
 must use uses run runs ran work works live lives keep keeps go goes went got gets look looks seem seems say says said
-come comes came""".split())
+come comes came like likes prefer prefers love loves hate hates know knows think thinks mean means own owns""".split())
 _TOKEN = re.compile(r"[a-z]+(?:'([a-z]+))?")
 _DID = re.compile(r"^(?:i|we) (?:just |already |also )?(?:\w+ed|was|were|did|had|ran|went|got|saw|found|wrote|said|told"
                   r"|took|thought|made|built|sent|left|read|tried)\b", re.IGNORECASE)  # what they did: no lasting fact
