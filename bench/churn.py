@@ -3,6 +3,7 @@
     python bench/churn.py                           # the four backends (PostgreSQL and S3 started as the tests do)
     python bench/churn.py --backends fs,sqlite      # some of them
     python bench/churn.py --src /work/main/src      # the same workloads on another checkout (before/after)
+    python bench/churn.py --backends s3 --objects   # and what the S3 objects hold, by key prefix
 
 Two workloads, with the default settings:
 - churn: a 16 KB topic file rewritten 300 times, a few of its lines changed each time (an agent updating a fact);
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 
+OBJECTS: dict[str, list[int]] = {}  # the last S3 tenant measured: its objects' sizes by the first part of their key
 WORDS = "deploy cache webhook invoice staging retry token budget review timezone export report".split()
 
 
@@ -130,8 +132,12 @@ def measure(name: str, location: str, tenant: str | None, md_store: Any) -> tupl
     client = boto3.client("s3")
     bucket, prefix = location.split("://", 1)[1].split("/", 1)
     total = 0
+    OBJECTS.clear()
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
-        total += sum(int(o["Size"]) for o in page.get("Contents", []) if "/files/" not in o["Key"])  # not the files
+        for o in page.get("Contents", []):
+            total += 0 if "/files/" in o["Key"] else int(o["Size"])  # not the files
+            top = o["Key"].split("/tenants/", 1)[1].split("/")[1]
+            OBJECTS.setdefault(top, []).append(int(o["Size"]))
     from memdir.search.fts import cache_folder
 
     search_db = cache_folder(md_store.key).rglob("search.db")
@@ -145,6 +151,7 @@ def main() -> None:
     parser.add_argument("--per-day", type=int, default=12)
     parser.add_argument("--workloads", default="churn,year")
     parser.add_argument("--src", help="import memdir from this src folder (another checkout)")
+    parser.add_argument("--objects", action="store_true", help="under each S3 row, its objects by key prefix")
     args = parser.parse_args()
     if args.src:
         sys.path.insert(0, args.src)
@@ -207,6 +214,9 @@ def main() -> None:
                 floor.setdefault(name, held)
                 print(f"{name:9} {workload:9} {writes:7d} {size / 1024:9.1f} {held / 1024:9.1f} {free / 1024:8.1f} "
                       f"{idx / 1024:9.1f} {held / size:9.1f}x {beyond:>13} {seconds:8.1f}", flush=True)
+                if args.objects and name == "s3":
+                    print("          " + ", ".join(f"{top} {len(sizes)} objects {sum(sizes) / 1024:.1f} KB"
+                                                   for top, sizes in sorted(OBJECTS.items())), flush=True)
     finally:
         if pg is not None and not isinstance(pg, str):
             pg.stop()

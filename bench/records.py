@@ -53,7 +53,9 @@ from memdir.remember.transcripts import Transcript, TranscriptError, load, with_
 # Acknowledgements, as people type them: none is work done, a request, a diary line or a learning.
 ACKS = {"this looks great", "yes, please continue", "fair enough", "thanks", "thank you", "perfect", "ok", "okay",
         "sounds good", "great", "perfect, thanks", "thanks, that's all", "good", "yes", "lgtm", "looks good",
-        "continue", "go ahead", "yes please", "yep", "sure", "nice", "cool", "done", "proceed", "ok, continue"}
+        "continue", "go ahead", "yes please", "yep", "sure", "nice", "cool", "done", "proceed", "ok, continue",
+        "好的", "谢谢", "好的，谢谢", "很好，继续", "没问题", "네", "네 좋아요", "좋아요", "감사합니다", "네, 감사합니다",
+        "ありがとう", "ありがとうございます", "はい、お願いします", "了解です"}
 PLACEHOLDERS = ("[image", "[tool ", "[file]", "[Image #", "[Request interrupted", "<command-", "<local-command",
                 "<system-reminder", "<ide_")
 MARKUP = re.compile(r"^\s*(?:<[A-Za-z_][\w:-]*>|#{1,6}\s|```)")  # a tag, a heading or a fence: a harness's or a template's
@@ -61,6 +63,7 @@ NARRATION = re.compile(r"^(?:I'll|I will|I've|I'm going to|Let me|Sure|Now I|Her
 MARKDOWN = re.compile(r"^\s*(?:#{1,6}\s|\||\*\*|[-*]\s)|\|\s*$")
 LEARNING = re.compile(r"^The user (?!asked\b)\S.*\(session [^()]+, (?:line|message) \d+\)$")
 WORD = re.compile(r"[a-z0-9][a-z0-9'_-]{2,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")
+SPACELESS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]{4,}")  # Chinese or Japanese: a sentence is one run, no fragment
 TERM = re.compile(r"[a-z0-9][a-z0-9'_-]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")  # any word, "ci" too
 DATES = re.compile(r" \((?:\d{4}(?:-\d{2}(?:-\d{2})?)?|week of \d{4}-\d{2}-\d{2})\)")  # relative dates resolved
 # Credentials as they look, whoever wrote them: none may reach a record, the diary or .memdir/.
@@ -271,7 +274,7 @@ def done(c: Corpus) -> tuple[int, list[Failure]]:
 
 
 def _plain(item: str) -> str:
-    return re.sub(r" \(sessions? [^()]+\)| — \d+ days| \(in [^()]+\)", "", item).lower().strip().rstrip(".!")
+    return re.sub(r" \(sessions? [^()]+\)| — \d+ days| \(in [^()]+\)", "", item).lower().strip().rstrip(".!。！")
 
 
 def acks(c: Corpus) -> tuple[int, list[Failure]]:
@@ -302,7 +305,7 @@ def learnings(c: Corpus) -> tuple[int, list[Failure]]:
             stated = re.sub(r"\s*\(session [^()]*\)$", "", item).rstrip("…").rstrip()
             if not LEARNING.match(item) or f"(session {m.meta.get('session')}, " not in item:
                 out.append(Failure("learnings", path, f"not in the third person naming session and line: {item!r}"))
-            elif stated.endswith(("?", ":")) or len(body) < 2:
+            elif stated.endswith(("?", ":")) or (len(body) < 2 and not SPACELESS.search(stated)):
                 out.append(Failure("learnings", path, f"a question, an announcement or a fragment: {item!r}"))
             elif not any(len(body & u) >= 0.5 * len(body) for u in users):
                 out.append(Failure("learnings", path, f"not the user's words: {item!r}"))

@@ -142,15 +142,20 @@ def test_whole_files_enter_the_context_as_a_full_read_would_give_them(
     assert plain(light.text) == plain(full.text)
 
 
-def test_lower_layers_drop_first_and_nothing_is_cut_inside_a_line(mem: memdir.Memdir) -> None:
+def test_lower_layers_drop_first_but_the_querys_sure_hits_keep_a_share_and_no_line_is_cut(mem: memdir.Memdir) -> None:
     for i in range(60):
         mem.write(f"project/many/p{i:02d}.md", f"Project note {i} with a fairly long description line.\n",
                   description=f"note {i} about something that takes a few tokens in the index", type="project")
     ctx = memdir.context(mem, "when does flock launch?", budget=400, now=NOW)
     assert ctx.tokens <= 400
     assert [i.layer for i in ctx.included] == sorted(i.layer for i in ctx.included)
-    assert 3 not in {i.layer for i in ctx.included}
-    assert {(d.path, d.layer) for d in ctx.dropped} >= {("project/flock/plan.md", 3), ("user/profile.md", 2)}
+    answer = next(i for i in ctx.included if i.layer == 3)  # the answer kept its share from the index and feedback
+    assert answer.path == "project/flock/plan.md" and answer.tokens <= 400 // context_mod.QUERY_SHARE
+    assert ("user/profile.md", 2) in {(d.path, d.layer) for d in ctx.dropped}
+    unanswered = memdir.context(mem, "which zebra crossings are near the bakery?", budget=400, now=NOW)
+    assert 3 not in {i.layer for i in unanswered.included}  # no sure hit keeps nothing: the index takes the room
+    assert next(i for i in unanswered.included if i.path == "MEMORY.md").tokens > \
+        next(i for i in ctx.included if i.path == "MEMORY.md").tokens
     index = next(i for i in ctx.included if i.path == "MEMORY.md")
     assert index.lines is not None and index.lines[0] == 1
     shown = next(c for a, c in blocks(ctx) if a["path"] == "MEMORY.md")

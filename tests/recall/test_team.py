@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from gitmachines import git, isolate
+from mcp import Client
 from serving import stdio_exchange
 
 import memdir
+from memdir.faces import mcp as memdir_mcp
 from memdir.faces import tools
+from memdir.faces.auth import Memories, Principal, Principals
 from memdir.faces.cli import main
 from memdir.recall import hooks, team
 from memdir.recall.team import Team
@@ -189,3 +193,46 @@ def test_the_stdio_server_started_in_a_project_serves_its_team_memory(tmp_path: 
     resource = next(a for a in answers if a["id"] == 4)["result"]["contents"][0]["text"]
     assert "Two reviews before a merge" in resource
     assert (top / "team-memory" / "feedback" / "reviews.md").is_file()
+
+
+def test_the_cli_lists_greps_and_logs_the_team_memory_beside_yours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = project(tmp_path)
+    monkeypatch.chdir(top)
+    mine = str(tmp_path / "personal")
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(main, ["--root", mine, *args])
+
+    assert run("write", "team/project/ci.md", "-d", "CI runs on 3.12", "--body", "Python 3.12 in CI.").exit_code == 0
+    assert run("write", "user/me.md", "-d", "Prefers Python 3.12", "--body", "Python 3.12 at home.").exit_code == 0
+    assert [e["path"] for e in json.loads(run("ls", "--json").stdout)] == ["user/me.md", "team/project/ci.md"]
+    assert run("ls", "team/").stdout.startswith("team/project/ci.md\tproject\t")
+    assert run("ls", "team/").stdout.count("\n") == 1 and run("ls", "user/").stdout.startswith("user/me.md\t")
+    assert run("grep", "python 3.12 (at|in)").stdout == "user/me.md:6:Python 3.12 at home.\nteam/project/ci.md:6:Python 3.12 in CI.\n"
+    assert run("grep", "python", "--prefix", "team/project/").stdout == "team/project/ci.md:6:Python 3.12 in CI.\n"
+    assert {r["path"] for r in json.loads(run("log", "--json").stdout)} == {"user/me.md", "team/project/ci.md"}
+    logged = run("log", "team/project/ci.md")
+    assert logged.exit_code == 0 and logged.stdout.count("\n") == 1 and " write team/project/ci.md " in logged.stdout
+    assert [r["path"] for r in json.loads(run("log", "team/", "--json").stdout)] == ["team/project/ci.md"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_resources_list_the_team_memory_after_yours(tmp_path: Path, personal: memdir.Memdir) -> None:
+    top = project(tmp_path)
+    with memdir.open(top / "team-memory") as shared:
+        shared.write("feedback/reviews.md", REVIEWS)
+    memories = Memories(tmp_path / "personal", transport="mcp")
+    try:
+        async with Client(memdir_mcp.server(Principals(Principal("default")), memories, team=top)) as client:  # type: ignore[arg-type]
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert listed == ["memdir://index", "memdir://file/feedback/tone.md", "memdir://file/team/feedback/reviews.md"]
+            read = (await client.read_resource(listed[-1])).contents[0]
+            assert "Two reviews before a merge" in read.text  # type: ignore[union-attr]
+    finally:
+        memories.close()

@@ -2,7 +2,7 @@
 
 Every byte under the memory root and `.memdir/`, the SQLite files (their free pages and write-ahead logs
 included), the local caches (vectors, S3's index copy), every visible row of every PostgreSQL table
-(listed from the database's catalog) and every S3 object is read, raw and with each blob and base64
+(listed from the database's catalog) and every S3 object (gunzipped) is read, raw and with each blob and base64
 value decompressed where it decompresses, and searched for the string; the SQLite FTS tables are asked
 for their terms. On all four backends.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import gzip
 import json
 import sqlite3
 import zlib
@@ -122,6 +123,7 @@ def leftovers(backend: Backend, md: memdir.Memdir, needle: str, pg: Any = None, 
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=backend.ns + "/"):
             for item in page.get("Contents", []):
                 body = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+                body = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body  # journal objects, snapshots
                 texts = list(_texts(body))
                 try:
                     texts += [t for s in _json_strings(json.loads(body)) for t in _texts(s)]

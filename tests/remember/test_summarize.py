@@ -256,6 +256,20 @@ def test_a_correction_in_chinese_japanese_or_korean_is_a_correction(request_: st
     assert s.corrections == (f"The user corrected the agent: {kept} (message 3)",) and s.asked == () == s.open
 
 
+@pytest.mark.parametrize(("said", "kind", "kept"), [
+    ("以后每次部署前都先跑一遍测试。", "preferences", "The user said that 以后每次部署前都先跑一遍测试 (message 3)"),
+    ("앞으로 커밋 메시지는 영어로 써 주세요.", "preferences", "The user said that 앞으로 커밋 메시지는 영어로 써 주세요 (message 3)"),
+    ("今後はテストを先に実行して。", "preferences", "The user said that 今後はテストを先に実行して (message 3)"),
+    ("还有，日志的时区明天再改。", "open", "日志的时区明天再改。"), ("그리고 이건 나중에 할게요.", "open", "이건 나중에 할게요."),
+    ("それは後でやります。", "open", "それは後でやります。"),
+], ids=["zh-from-now-on", "ko-from-now-on", "ja-from-now-on", "zh-tomorrow", "ko-later", "ja-later"])
+def test_preferences_and_what_is_left_for_later_in_chinese_japanese_and_korean(said: str, kind: str, kept: str) -> None:
+    t = load([{"role": "user", "content": "部署报表服务。"}, {"role": "assistant", "content": "Deployed."},
+              {"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert getattr(s, kind) == (kept,) and s.asked == ()
+
+
 def test_acknowledgements_in_chinese_japanese_and_korean_are_no_request() -> None:
     acks = ["好的", "好的，谢谢！", "很好，继续", "没问题，谢谢", "네 좋아요", "네, 감사합니다!", "좋아요, 계속해 주세요",
             "はい、お願いします", "ありがとうございます！"]
@@ -286,11 +300,15 @@ def test_a_statement_is_context_not_something_asked() -> None:
              ("I use fish and zsh at work. Why does the install script fail?", "A missing path."),
              ("this is the log from CI. Add the missing path to the script.", "Added."),
              ("I ran the migration on staging.", "Good."),  # what they did is no lasting fact
-             ("the week view still cuts off sunday, see screenshot", "Fixed.")]
+             ("the week view still cuts off sunday, see screenshot", "Which file?"),
+             ("the calendar component", "Fixed."),  # an answer, not a statement: it has no verb
+             ("I prefer small commits. Split the change in two.", "Split.")]
     t = load([{"role": r, "content": x} for u, a in turns for r, x in (("user", u), ("assistant", a))])
     s = Extractive().session(t, date="2026-02-17", limit=4000)
     assert s.asked == ("Why does the install script fail?", "Add the missing path to the script.",
-                       "the week view still cuts off sunday, see screenshot")  # what is wrong asks for it put right
-    assert s.preferences == ("The user uses fish and zsh at work (message 7)",)  # a fact; "macOS 14" alone says too little
-    model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "Why does the install script fail?"))
-    assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("Why does the install script fail?",)
+                       "the week view still cuts off sunday, see screenshot",  # what is wrong asks for it put right
+                       "the calendar component", "Split the change in two.")
+    assert s.preferences == ("The user uses fish and zsh at work (message 7)",  # a fact; "macOS 14" alone says too little
+                             "The user prefers small commits (message 17)")
+    model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "the calendar component"))
+    assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("the calendar component",)

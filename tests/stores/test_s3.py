@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -147,3 +148,81 @@ def test_s3_errors_say_what_to_check(s3_server: S3, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     with pytest.raises(StoreError, match="cannot connect to S3 at http://127.0.0.1:.*is the server running"):
         memdir.open(f"s3://{BUCKET}/x")
+
+
+_OLD_ENTRY = ('{"path": "project/deploy.md", "name": "deploy", "description": "deploys", "type": "project", "tags": [], '
+              '"created": "2026-12-06T10:30:42Z", "updated": "2026-12-06T10:30:42Z", "size": %d, "lines": 8, '
+              '"version": "000000000000000%d"}')
+_OLD_RECORD = ('{"seq": %d, "time": "2026-12-06T10:30:42Z", "actor": "root", "op": "write", "path": "project/deploy.md", '
+               '"dest": null, "old_version": %s, "new_version": "000000000000000%d", "old": null, "new": "%s", '
+               '"undoes": null, "entry": %s, "record_only": false, "form": "%s", "base": %s}')
+OLD_TENANT = {  # a tenant as memdir wrote it before journal objects were gzipped: plain JSON, content base64 in it
+    "journal/000000000001.json": '{"records": [%s]}' % (_OLD_RECORD % (
+        1, "null", 1, "eNrT1dXl5UpJLU4uyiwoyczPs1JISS3Iya8s5uVKLkpNLElNsVIwMjAy0zU00jUwCzE0sDI2sDIxiuLlKi1IwSetCzL4ZfOK"
+        "53s3PZ2z4unEFU92TXnc0MTL9XrDhrf9a153TVF4taPjzawpb+bueTOv9XV3x+vuJXq8XCEZqVAnKGSnVipkFitEFZbp+vu46JqYmBsCFQAAd"
+        "OhCtw==", _OLD_ENTRY % (178, 1), "-z0", "null")),
+    "journal/000000000002.json": '{"records": [%s]}' % (_OLD_RECORD % (
+        2, '"0000000000000001"', 2, "SzbQMefKNLJEVpmbX5aaolCSr+Cbn5eSWAlUBQA=", _OLD_ENTRY % (174, 2), "re1", "1")),
+    "catalog.json": '{"seq": 2, "key": "journal/000000000002.json", "entries": {"project/deploy.md": [2, %s, '
+                    '"96859c6767c006612a1fb49cea5a4da3", "0000000000000002"]}}' % (_OLD_ENTRY % (174, 2)),
+    "head.json": '{"seq": 2, "key": "journal/000000000002.json"}',
+    "state.json": '{"derived_seq": 2}',
+    "files/MEMORY.md": "# Memory Index\n\n## Project\n- [deploy](project/deploy.md) — deploys\n",
+    "files/project/deploy.md": "---\ndescription: deploys\ncreated: 2026-12-06T10:30:42Z\nupdated: 2026-12-06T10:30:42Z\n"
+                               "---\n部署在周五。\n배포는 금요일입니다.\nThe deploy moved to Monday.\n",
+}
+
+
+def _holding(client: object, prefix: str, needle: bytes) -> list[str]:
+    """The keys whose object holds `needle`: raw, gunzipped, and in each JSON string base64-decoded and unzlibbed."""
+    import base64
+    import binascii
+    import gzip
+    import zlib
+
+    def strings(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+            yield from strings(v)
+
+    found = []
+    for key in keys(client, prefix):
+        body = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()  # type: ignore[attr-defined]
+        texts = [body, gzip.decompress(body) if body[:2] == b"\x1f\x8b" else b""]
+        for s in [s for t in texts if t.startswith(b"{") for s in strings(json.loads(t))]:
+            with contextlib.suppress(binascii.Error, ValueError, zlib.error):
+                texts.append(raw := base64.b64decode(s, validate=True))
+                texts.append(zlib.decompress(raw))
+        if any(needle in t for t in texts):
+            found.append(key[len(prefix) + 1:])
+    return found
+
+
+def test_a_tenant_journaled_as_plain_json_opens_undoes_compacts_and_forgets(s3: tuple[str, object]) -> None:
+    """Journal objects are gzipped now; the plain JSON an older memdir wrote still reads, undoes and forgets."""
+    from memdir.core import history
+    from memdir.remember import forget
+
+    url, client = s3
+    prefix = url.split("/", 3)[3]
+    for key, body in OLD_TENANT.items():
+        meta = {"memdir-version": "0000000000000002"} if key == "files/project/deploy.md" else {}
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/tenants/t/{key}", Body=body.encode(), Metadata=meta)  # type: ignore[attr-defined]
+    with memdir.open(url, tenant="t") as md:
+        assert md.read("project/deploy.md").body.endswith("배포는 금요일입니다.\nThe deploy moved to Monday.\n")
+        assert [r.seq for r in md.history("project/deploy.md")] == [2, 1]
+        assert b"Zqv-OLD-4471" in (md.history("project/deploy.md")[0].old or b"")  # a reference across old objects
+        assert "Zqv-OLD-4471" in md.undo("project/deploy.md").body
+    tail = f"{prefix}/tenants/t/journal/000000000003.json"
+    assert client.get_object(Bucket=BUCKET, Key=tail)["Body"].read()[:2] == b"\x1f\x8b"  # type: ignore[attr-defined]
+    with memdir.open(url, tenant="t") as md:  # a new process: the old snapshot, the old objects and a new one
+        assert [r.seq for r in md.history("project/deploy.md")] == [3, 2, 1]
+        history.compact(md.store)  # the plain objects merged into a gzipped one
+        assert [b"moved to Monday" in (r.new or b"") for r in md.history("project/deploy.md")] == [False, True, False]
+        assert {"files/project/deploy.md", "journal/000000000001.json"} <= set(  # the check finds what is there
+            _holding(client, prefix + "/tenants/t", b"Zqv-OLD-4471"))
+        forget.erase(md, "project/deploy.md")
+        assert md.store.get("project/deploy.md") is None
+    assert _holding(client, prefix + "/tenants/t", b"Zqv-OLD-4471") == []
+    assert _holding(client, prefix + "/tenants/t", "금요일".encode()) == []

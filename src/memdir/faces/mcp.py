@@ -34,7 +34,7 @@ import os
 import re
 import signal
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -54,7 +54,8 @@ from .. import pages
 from ..core.limits import Limits
 from ..core.memdir import Memdir
 from ..errors import MemdirError
-from ..recall.team import Team
+from ..model import Entry
+from ..recall.team import PREFIX, Team
 from ..version import __version__
 from . import tools
 from .auth import PRINCIPAL, Memories, Principal, Principals
@@ -208,9 +209,13 @@ def server(principals: Principals, memories: Memories, team: Path | None = None)
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         talk = conversation(ctx)
         start = _cursor(params.cursor if params else None)
+        def listed() -> list[Entry]:  # yours, then the team's of the project this runs in (`recall.team`)
+            shared = None if talk.session.team is None else talk.session.team.memory()
+            return talk.md.list() + ([] if shared is None else [replace(e, path=PREFIX + e.path) for e in shared.list()])
+
         async with talk.turn:
-            entries = await anyio.to_thread.run_sync(talk.md.list)
-        total = len(entries) + 1  # the index, then every file
+            entries = await anyio.to_thread.run_sync(listed)
+        total = len(entries) + 1  # the index, then every file (the team's under team/, read like any)
         found = [
             index if i == 0 else types.Resource(
                 uri=FILE_PREFIX + quote(entries[i - 1].path, safe="/"), name=entries[i - 1].path,

@@ -23,8 +23,16 @@ Candidates come in three layers, taken in order until the budget is spent:
    (session records, the diary, `archive/`) come only when the query asks about
    past work or no topic file answers it, and never the current session's own.
 
-A lower layer only gets what the layers above it left; inside a layer the
-least relevant candidate is the one left out. Nothing is cut inside a line.
+A lower layer only gets what the layers above it left, but for the query's
+sure hits, which keep up to a quarter of the budget (`QUERY_SHARE`) from
+layers 1 and 2: pinned files, feedback and the index are there for every
+turn, the answer to this one's question only now. On `bench/precision.py`'s
+labelled memories (2,000 tokens) the answering file was in the context for
+70% of the questions memory answers without that share and is for 84%; 8%
+of the questions nothing answers get a file (4% before, whose sure hits the
+budget had hidden, as it hid answers: the prompt hook, query layer alone,
+adds one for 9%). Inside a layer the least relevant candidate is the one
+left out. Nothing is cut inside a line.
 
 Recalled memory is data, not instructions: memory files can hold text written
 to steer an agent (stored prompt injection). Each memory is fenced by a tag
@@ -65,6 +73,7 @@ AROUND = 2  # lines shown on each side of a search hit's line
 HEAD_LINES = 5  # lines shown when only a hit's name or description matched
 PER_RULE = 10  # candidates at most from each layer-2 rule (same folder, user, links) per source
 INDEX_SHARE = 4  # the index keeps at least 1/INDEX_SHARE of the budget
+QUERY_SHARE = 4  # the query's sure hits keep up to 1/QUERY_SHARE of the budget from layers 1 and 2
 LINK_BOOST = 1.5  # a search hit linked with a file already in context
 MIN_BLOCK = 24  # below this many tokens left, nothing more can fit
 RETRIES = 3  # selections tried with a smaller budget when the whole counts over it
@@ -175,6 +184,7 @@ class _Builder:
     shown_unreached: int = 0
     misses: int = 0  # files in a row that did not fit
     reserved: int = 0  # kept for a later block (the index) out of reach of the ones before it
+    kept: int = 0  # kept for the query's sure hits (layer 3) out of reach of layers 1 and 2
     graph: links.Graph | None = None  # its name, type and date of each file stand in for parsing the file
 
     def __post_init__(self) -> None:
@@ -188,7 +198,7 @@ class _Builder:
 
     @property
     def left(self) -> int:
-        return self.budget - self.reserved - self.used
+        return self.budget - self.reserved - self.kept - self.used
 
     def has(self, path: str) -> bool:
         return path in self.paths
@@ -338,15 +348,19 @@ def build(
     graph = links.graph(md) if (1 in layers or 2 in layers) else None
     if graph is not None and (not graph.nodes if md.principal is None else not md.count()):
         return _Builder(md, counter, budget, day).finish(query, budget)
+    found = _found(md, query, k, min_score, mode, cover, session) if query and 3 in layers else None
     target = budget
     for _ in range(RETRIES):
         b = _Builder(md, counter, target, day, graph=graph)
+        if found is not None:
+            b.kept = _keep(b, found[0])
         if graph is not None and 1 in layers:
             _layer1(b, graph)
         if graph is not None and 2 in layers:
             _layer2(b, graph, wanted)
-        if query and 3 in layers:
-            _layer3(b, query, k, min_score, mode, cover, session)
+        if found is not None:
+            b.kept = 0
+            _layer3(b, *found)
         _, used = b.render()
         if used <= budget:
             break
@@ -433,19 +447,45 @@ def _folder_exists(md: Memdir, folder: str) -> bool:
         return False
 
 
-def _layer3(b: _Builder, query: str, k: int, min_score: float | None, mode: str, cover: float | None,
-            session: str | None = None) -> None:
+def _found(md: Memdir, query: str, k: int, min_score: float | None, mode: str, cover: float | None,
+           session: str | None = None) -> tuple[list[tuple[_Hit, Shown]], list[Dropped]]:
+    """The query's sure hits with their files, searched before the layers fill (`_keep`), and those left out."""
     found: list[tuple[_Hit, Shown]] = []
-    for hit in _search(b.md, query, k, mode, cover, session):
+    low: list[Dropped] = []
+    for hit in _search(md, query, k, mode, cover, session):
+        if min_score is not None and hit.score < min_score:
+            low.append(Dropped(hit.path, 3, "search", f"score {hit.score:.2f} is below the threshold {min_score:g}"))
+            continue
+        try:
+            found.append((hit, _unparsed(md, hit.path, hit.name, hit.type, hit.updated)))
+        except NotFound:
+            continue
+    return found, low
+
+
+def _keep(b: _Builder, found: list[tuple[_Hit, Shown]]) -> int:
+    """What the query's sure hits keep from layers 1 and 2: their spans, best first, up to 1/QUERY_SHARE of the
+    budget (the first one's at least, cut to that share): pinned files, feedback and the index are there for
+    every turn, the answer to this turn's question only in it."""
+    share = b.budget // QUERY_SHARE
+    kept = 0
+    for hit, m in found:
+        first, last = _excerpt(m, hit.line, hit.end_line)
+        cost = b._cost({**_attrs(m), "lines": f"{first}-{last}"}, "\n".join(m.text.split("\n")[first - 1:last]))
+        if kept + cost > share:
+            return kept or share
+        kept += cost
+    return kept
+
+
+def _layer3(b: _Builder, hits: list[tuple[_Hit, Shown]], low: list[Dropped]) -> None:
+    found: list[tuple[_Hit, Shown]] = []
+    for hit, m in hits:
         if b.has(hit.path):
             b.dropped.append(Dropped(hit.path, 3, "search", f"already in context ({b.paths[hit.path].why})"))
-        elif min_score is not None and hit.score < min_score:
-            b.dropped.append(Dropped(hit.path, 3, "search", f"score {hit.score:.2f} is below the threshold {min_score:g}"))
         else:
-            try:
-                found.append((hit, _unparsed(b.md, hit.path, hit.name, hit.type, hit.updated)))
-            except NotFound:
-                continue
+            found.append((hit, m))
+    b.dropped += low
     # Links as a ranking signal: a hit that links to, or is linked from, a file in context or another hit.
     files = b.files | {m.path: m for _, m in found}
     names = {p: _names(m) for p, m in files.items()}

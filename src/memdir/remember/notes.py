@@ -132,7 +132,8 @@ def _first_to_third(text: str) -> str:
 # named as such), the fillers a sentence opens with dropped.
 _FILLER = re.compile(r"^(?:(?:no|nope|actually|wait|hmm|well|so|and|also|oh|ok(?:ay)?|yes|yeah|right|but|then|and then"
                      r"|that's wrong|that is wrong|that's not right|wrong)\b[\s,.!:;—–-]*"
-                     r"|(?:不对|不是的|错了|不|好的|好|嗯|那么?|いいえ|いや|違います|違う|はい|じゃあ|아니요|아니오|아뇨|아니|네|음|그럼)"
+                     r"|(?:不对|不是的|错了|不|好的|好|嗯|那么?|还有|另外|いいえ|いや|違います|違う|はい|じゃあ|それと|あと"
+                     r"|아니요|아니오|아뇨|아니|네|음|그럼|그리고)"
                      r"[\s,.!:;—–，、。！：；]+)+", re.IGNORECASE)
 _VERB = r"(?:prefer|like|love|hate|want|need|use|work|live|go|say|mean|think|find|keep|get|add|run|ask|check|test|deploy" \
         r"|commit|push|write|read|know|see|own|pay|drive|cook|eat|buy|ride|expect|care|plan|try|look|do|have)"

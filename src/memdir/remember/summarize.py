@@ -131,12 +131,16 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|approx|dr|mr|mrs|ms|st|fig|ca|al|incl|resp)\.|(?:^|\s)\w\.)$",
                            re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
-# The same corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
+# Corrections in Chinese, Japanese and Korean: "wrong"/"no" opening the sentence, "not X but Y", "don't",
 # "that's not", "I said", "you forgot", "why did you", "undo that".
 _CJK_CORRECTION = (r"^(?:请)?(?:不对|不是的|错了|搞错了|你错了|说错了|不要|别(?![的人处])|不用)|不是.{1,40}?而是|[这那]不是|我说的是|你忘了|你漏了"
                    r"|你为什么|为什么你|(?:撤销|回滚|还原)(?:一下)?[这那它]|^(?:いいえ|いや|違います|違う|ちがう|ちがいます)(?:[、。！!,\s]|$)|ではなく|じゃなく"
                    r"|間違って(?:る|いる|います)|間違いです|ないで(?:ください|下さい)?[。！!]?$|忘れて(?:る|いる|います)|なんで.{1,40}?した|元に戻して"
                    r"|^(?:아니(?!면)|아뇨|틀렸|틀려|잘못)|아니라|아니고|말고|하지 ?마|잊었|빠뜨렸|빼먹었|왜 .{1,40}?했|되돌려")
+# ... their preferences, opening the sentence ("from now on", "remember", "I prefer"), and what they leave for later.
+_CJK_PREFERENCE = (r"^(?:请)?(?:以后(?!再)|今后|从现在(?:开始|起)|从今以后|记住|我(?:更)?(?:喜欢|偏好|习惯))|^(?:앞으로|이제부터"
+                   r"|기억해)|선호해|^(?:今後|これからは|今度から|次から|覚えておいて)")
+_CJK_OPEN = r"以后再|回头再|下次再|明天|稍后|晚点|待会|나중에|내일|다음에|後で|あとで|明日|また今度"
 # What a person's sentence is, by its cue words; only the person's own words are read for these (the
 # assistant's prose is never copied as a fact), and a turn's first sentence without a cue is its request.
 _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
@@ -149,7 +153,7 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                                r"|in (?:the )?future|keep in mind|for future reference|remember(?: that| this|:)?\s+\w)(?! mind)"),
         ("corrections", True, r"(?:^(?:no|nope|wrong|stop|not)\b|\b(?:that's not|that is not|that's wrong|not what i"
                               r"|i said|you forgot|you missed|should(?:n't| not) have|why did you)\b|^(?:please )?(?:don't"
-                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b|" + _CJK_CORRECTION + ")"),
+                              r"|do not|never) (?!mind\b)\w|\b(?:undo|revert) (?:that|this|it)\b)"),
         ("open", False, r"\b(?:later|tomorrow|next (?:week|month|time)|not yet|todo|to-do|for now|follow[- ]up"
                         r"|still (?:need|have) to|after lunch|another time|some other time|leave (?:it|that|this|the \S+"
                         r"(?: \S+)?) (?:for|until))\b"),
@@ -158,6 +162,10 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                             r"|the plan is)\b"),
     )
 )
+# The same cues in Chinese, Japanese and Korean, read only in a sentence that holds those scripts.
+_CJK_CUES = {k: re.compile(rx) for k, rx in (("preferences", _CJK_PREFERENCE), ("corrections", _CJK_CORRECTION),
+                                             ("open", _CJK_OPEN))}
+_CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _RECALL = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)
 _STOP = frozenset("""a an the and or but if then so of to in on at by for with from as is are was were be been being it its
 this that these those i you he she we they me my your our their them us do does did done not no yes can could should
@@ -255,10 +263,15 @@ def title_of(t: Transcript) -> str:
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
-_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we)(?:'d| would)? (?:want|need|like|wish)\b",
+_QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we) (?:want|need|wish)\b|^(?:i|we)(?:'d| would) like\b",
                        re.IGNORECASE)  # a question without its mark, or a request in the first person
-_WRONG = re.compile(r"\b(?:not|no|never|still|wrong|broken|breaks?|fail\w*|errors?|slow|missing|crash\w*|bug\w*"
-                    r"|instead)\b|n't\b", re.IGNORECASE)  # a statement of what is wrong asks for it put right
+# Words that say something is wrong: a statement of it asks for it put right ("n't" too, and words that start so).
+_WRONG = frozenset("not no never cannot still wrong broken break breaks slow missing instead".split())
+_WRONG_STEMS = ("fail", "error", "crash", "bug")
+_FINITE = frozenset("""is are was were am be been has have had do does did can could will would shall should may might
+must use uses run runs ran work works live lives keep keeps go goes went got gets look looks seem seems say says said
+come comes came like likes prefer prefers love loves hate hates know knows think thinks mean means own owns""".split())
+_TOKEN = re.compile(r"[a-z]+(?:'([a-z]+))?")
 _DID = re.compile(r"^(?:i|we) (?:just |already |also )?(?:\w+ed|was|were|did|had|ran|went|got|saw|found|wrote|said|told"
                   r"|took|thought|made|built|sent|left|read|tried)\b", re.IGNORECASE)  # what they did: no lasting fact
 _PRONOUNS = frozenset("i'm i've i'd i'll we're we've we'd we'll".split())
@@ -267,12 +280,22 @@ _MINE = re.compile(r"^(?:i|i'm|i am|i've|i have|we|we're|we are|we've|my|our)\b"
 
 def context(sentence: str) -> bool:
     """Whether a sentence only gives context ("I'm on macOS 14.", "The build was green yesterday."): it states
-    something (opens with its subject), asks nothing and says nothing is wrong. It is no request: the user's own
-    facts are kept as facts, the rest is left out."""
+    something (opens with its subject and has a verb: "the flaky upload test" answers a question), asks nothing and
+    says nothing is wrong. It is no request: the user's own facts are kept as facts, the rest is left out."""
     if not notes.statement(sentence):
         return False
     said = notes.unfilled(sentence)
-    return not (_ASKING.search(said) or _QUESTION.search(said) or _WRONG.search(said))
+    if _ASKING.search(said) or _QUESTION.search(said):
+        return False
+    verb, before = False, ""  # a verb: a common one, a contraction ("I'm"), a past form not after an article
+    for m in _TOKEN.finditer(said.lower().replace("\u2019", "'")):
+        word, tail = m.group(0), m.group(1)
+        if word in _WRONG or tail == "t" or word.startswith(_WRONG_STEMS):
+            return False
+        verb = verb or word in _FINITE or tail in ("s", "re", "m", "ve", "d", "ll") or (
+            len(word) >= 5 and word.endswith("ed") and before not in ("the", "a", "an"))
+        before = word
+    return verb
 
 
 def provenance(t: Transcript, line: int | None) -> str:
@@ -397,8 +420,10 @@ class Extractive:
 def _kind(sentence: str, *, later: bool) -> str | None:
     """What a person's sentence is: a preference, a correction (not in the first request), what is left for later,
     a decision; None for anything else."""
+    cjk = _CJK_CUES if _CJK_TEXT.search(sentence) else {}
     for kind, only_later, rx in _CUES:
-        if (later or not only_later) and rx.search(sentence) and not (kind == "preferences" and _RECALL.search(sentence)):
+        if (later or not only_later) and (rx.search(sentence) or (kind in cjk and cjk[kind].search(sentence))) \
+                and not (kind == "preferences" and _RECALL.search(sentence)):
             return kind
     return None
 

@@ -5,7 +5,8 @@ Layout (keys relative to the tenant's folder):
     files/<path>            topic files, readable as they are; user metadata memdir-version
     files/<dir>/MEMORY.md   derived indexes (never listed as topic files)
     journal/<seq>.json      one object per commit: its records, with old and new content and catalog entries
-    catalog.json            a snapshot of the catalog as of one journal object (a cache, rebuilt from the journal)
+    catalog.json            a snapshot of the catalog as of one journal object (a cache, rebuilt from the journal);
+                            both gzipped JSON (older tenants' plain JSON is read as well: `s3rewrite.loads`)
     head.json               the newest applied commit: a hint that spares readers a LIST
     state.json              the journal seq the MEMORY.md files reflect
     rate.json               the tenant's write-rate bucket (replaced with If-Match, so every process shares it)
@@ -275,7 +276,7 @@ class S3Store:
             return
         got = self._read("catalog.json")
         if got is not None:
-            snap = json.loads(got[0])
+            snap = s3rewrite.loads(got[0], self.where + "catalog.json")
             self._head = self._snapshot_seq = int(snap["seq"])
             self._head_key = self._settled = str(snap["key"])
             self._complete_from = self._head + 1
@@ -583,7 +584,7 @@ class S3Store:
             key = f"journal/{first:012d}.json"
             self._renew()  # still ours (If-Match), right before the commit point, whatever the clocks say
             try:
-                self._put(key, json.dumps({"records": raws}, ensure_ascii=False).encode(), IfNoneMatch="*")
+                self._put(key, s3rewrite.dumps({"records": raws}), IfNoneMatch="*")
             except _Condition:
                 raise Conflict(
                     f"another writer committed to {self.where} at the same time; read again and retry"
@@ -696,7 +697,7 @@ class S3Store:
                 entries[path] = [seq, entry.to_dict(), *(known if known else (None, None))]
         self._log = sorted(latest.values(), key=lambda row: row[0])  # the latest row per path is all changes() needs
         body = {"seq": self._head, "key": self._head_key, "entries": entries}
-        self._put("catalog.json", json.dumps(body, ensure_ascii=False).encode())
+        self._put("catalog.json", s3rewrite.dumps(body))
         self._snapshot_seq = self._head
 
     def derived(self) -> int:

@@ -36,6 +36,7 @@ open after the lease expired. An interrupted redaction must be run again.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,27 @@ class Vanished(Exception):
 def first_seq(key: str) -> int:
     """The seq of the first record in journal object `journal/<seq>.json`."""
     return int(key.rsplit("/", 1)[1].split(".")[0])
+
+
+def dumps(obj: Mapping[str, Any]) -> bytes:
+    """A journal object or catalog snapshot as stored: JSON, gzipped. Every record repeats the same keys and its
+    content is base64 (a third bigger than its bytes); gzip takes both back (a 16 KB file rewritten 300 times:
+    the journal 9.3x the live bytes as plain JSON, 3.5x gzipped). `gunzip | jq` reads one."""
+    return gzip.compress(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(), 9, mtime=0)
+
+
+def loads(body: bytes, key: str) -> dict[str, Any]:
+    """What `dumps` stored, or the plain JSON memdir stored before it (tenants written by older versions)."""
+    try:
+        if body[:2] == b"\x1f\x8b":
+            body = gzip.decompress(body)
+        elif body[:1] != b"{":
+            raise ValueError("neither JSON nor gzip")
+        obj: dict[str, Any] = json.loads(body)
+        return obj
+    except (ValueError, OSError, EOFError) as e:
+        raise StoreError(f"{key} is not a journal object this memdir can read ({e}): written by a newer memdir "
+                         "(upgrade this one) or by another tool (restore it from a backup)") from None
 
 
 def b64(data: bytes | None) -> str | None:
@@ -98,8 +120,7 @@ def fetch(store: S3Store, keys: Sequence[str]) -> list[dict[str, Any]]:
         got = store._read(key)
         if got is None:
             raise Vanished(key)  # merged into an older one by a rewrite
-        obj: dict[str, Any] = json.loads(got[0])
-        return obj
+        return loads(got[0], store.where + key)
 
     if len(keys) < 2:
         return [one(k) for k in keys]
@@ -203,12 +224,12 @@ def rewrite(store: S3Store, edits: Mapping[int, Record | None]) -> None:
     if any(seq >= first_seq(newest) for seq in edits) or any(
             raw.get("base") is not None and int(raw["base"]) < first_seq(newest) for raw in body):
         records = decoded(body, lambda seqs: based(store, seqs))
-        store._put(newest, json.dumps({"records": _edited(body, edits, True, records)}, ensure_ascii=False).encode())
+        store._put(newest, dumps({"records": _edited(body, edits, True, records)}))
     if older:
         body = current(fetch(store, older))
         merged = _edited(body, edits, keep_entries=False)
         through = first_seq(newest) - 1
-        store._put(older[0], json.dumps({"records": merged, "through": through}, ensure_ascii=False).encode())
+        store._put(older[0], dumps({"records": merged, "through": through}))
         for key in older[1:]:
             store._delete(key)
 

@@ -58,13 +58,24 @@ class Context:
         self.is_team = True
         return True
 
-    def at(self, path: str, *, create: bool = False) -> tuple[Memdir, str, str]:
-        """The memory PATH is in, the path inside it and the prefix that shows it: `team/PATH` is the PATH of
-        the team's memory of the project this runs in (`recall.team`), anything else this memory's."""
+    def at(self, path: str, *, create: bool = False, folder: bool = False) -> tuple[Memdir, str, str]:
+        """The memory PATH (a file, or a `folder`) is in, the path inside it and the prefix that shows it:
+        `team/PATH` is the PATH of the team's memory of the project this runs in (`recall.team`), anything else
+        this memory's."""
         self.resolve_team()
-        if self.is_team or team.inner(path) is None:
+        if self.is_team or team.inner(path, folder=folder) is None:
             return self.memdir(create=create), path, ""
-        return self._shared().target(path)
+        return self._shared().target(path, folder=folder)
+
+    def spread(self, folder: str = "", *, fresh: bool = False) -> list[tuple[Memdir, str, str]]:
+        """The memories a look under `folder` covers, as `at` gives them: under `team/`, the team's alone; at the
+        root, this one and then the team's of the project this runs in, if it keeps one (`fresh`: this one with
+        edits made by hand caught up, as `current`)."""
+        if folder and team.inner(folder, folder=True) is not None:
+            return [self.at(folder, folder=True)]
+        theirs = None if folder else self.team()
+        mine = self.current() if fresh else self.memdir()
+        return [(mine, folder, "")] + ([(theirs, "", team.PREFIX)] if theirs is not None else [])
 
     def team(self) -> Memdir | None:
         """The team's memory of the project this runs in, beside this one (none for --root @team itself)."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import heapq
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -175,9 +177,11 @@ def mv(obj: Context, old: str, new: str, expect: str | None, as_json: bool) -> N
 def ls(obj: Context, prefix: str, limit: int, offset: int, as_json: bool) -> None:
     """List topic files under PREFIX (a folder): path, type, updated, lines, description.
 
-    A long listing stops after --limit files and says on stderr how to list on.
+    In a project that keeps a team memory, its files follow yours (paths under
+    team/; PREFIX team/ lists only theirs). A long listing stops after --limit
+    files and says on stderr how to list on.
     """
-    entries = obj.current().list(prefix)
+    entries = [replace(e, path=shown + e.path) for md, inner, shown in obj.spread(prefix, fresh=True) for e in md.list(inner)]
     page = pages.items(entries, offset, max_items=limit or len(entries) or 1, max_bytes=1 << 62, size=lambda e: 0)
     if as_json:
         emit([e.to_dict() for e in page.items])
@@ -216,9 +220,11 @@ def index(obj: Context, folder: str, as_json: bool) -> None:
 def grep(obj: Context, pattern: str, prefix: str, case_sensitive: bool, fixed: bool, as_json: bool) -> None:
     """Print lines matching PATTERN (a regular expression) as path:line:text.
 
-    Exit code 0 when something matched, 1 when nothing did (as grep).
+    In a project that keeps a team memory, its files are searched too (paths
+    under team/). Exit code 0 when something matched, 1 when nothing did (as grep).
     """
-    hits = obj.memdir().grep(pattern, prefix=prefix, ignore_case=not case_sensitive, fixed=fixed)
+    hits = [replace(h, path=shown + h.path) for md, inner, shown in obj.spread(prefix)
+            for h in md.grep(pattern, prefix=inner, ignore_case=not case_sensitive, fixed=fixed)]
     if as_json:
         emit([h.to_dict() for h in hits])
         sys.exit(0 if hits else 1)
@@ -426,12 +432,17 @@ def links(obj: Context, path: str, as_json: bool) -> None:
 @json_option
 @click.pass_obj
 def log(obj: Context, path: str | None, limit: int, patch: bool, since: str | None, until: str | None, as_json: bool) -> None:
-    """Show the journal (of PATH, or of a folder ending in /, if given), newest first."""
-    md = obj.memdir()
-    if since or until or (path and path.endswith("/")):
-        records = timeline.changes(md, since, until, prefix=path or "")[:limit]
-    else:
-        records = md.history(path, limit=limit)
+    """Show the journal (of PATH, or of a folder ending in /, if given), newest first.
+
+    In a project that keeps a team memory, its changes are shown too (paths
+    under team/; each memory numbers its own changes)."""
+    folder = not path or path.endswith("/")
+    journals = []
+    for md, inner, shown in obj.spread(path or "") if folder else [obj.at(path or "")]:
+        windowed = since or until or (folder and path)
+        got = timeline.changes(md, since, until, prefix=inner) if windowed else md.history(inner or None, limit=limit)
+        journals.append([replace(r, path=shown + r.path, dest=r.dest and shown + r.dest) for r in got])
+    records = list(heapq.merge(*journals, key=lambda r: r.time, reverse=True))[:limit]
     if as_json:
         emit([r.to_dict(content=patch) for r in records])
         return
