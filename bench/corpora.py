@@ -189,6 +189,7 @@ class Variant:
     feedback: bool = True  # pseudo-relevance feedback (search/feedback.py)
     cover_weight: float | None = None  # the share of the query a file holds, as a signal (search/lexical.py)
     second_share: float | None = None  # the share lent two turns away
+    people: float | None = None  # the lexical people factor (search/lexical.py)
 
 
 # Each ranking signal turned off alone.
@@ -200,6 +201,7 @@ ABLATIONS = [
     Variant("lexical: no feedback", feedback=False),
     Variant("lexical: no cover", cover_weight=0.0),
     Variant("lexical: neighbours 0.5", neighbour_share=0.5),
+    Variant("lexical: no people", people=0.0),
 ]
 HYBRID_ABLATIONS = [
     Variant("hybrid: no people", "hybrid", settings={"people": 0.0}),
@@ -220,9 +222,11 @@ HYBRID_ABLATIONS = [
 def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
     """memdir's lexical constants as the variant sets them, for the length of a run (a bench-only switch)."""
     saved = (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON, lexical.COVER_WEIGHT,
-             lexical.SECOND_SHARE)
+             lexical.SECOND_SHARE, lexical.PEOPLE)
     try:
         feedback.ON = v.feedback
+        if v.people is not None:
+            lexical.PEOPLE = v.people
         if v.cover_weight is not None:
             lexical.COVER_WEIGHT = v.cover_weight
         if v.second_share is not None:
@@ -236,7 +240,7 @@ def signals(v: Variant, proto: ModuleType) -> Iterator[None]:
         yield
     finally:
         (fts.WEIGHTS, lexical.NEIGHBOUR_SHARE, text.STOPWORDS, feedback.ON, lexical.COVER_WEIGHT,
-         lexical.SECOND_SHARE) = saved
+         lexical.SECOND_SHARE, lexical.PEOPLE) = saved
 
 
 def searcher(v: Variant, root: Path, conv: str) -> tuple[Callable[[str], list[str]], Callable[[], None]]:

@@ -18,7 +18,9 @@ all of it; then files in a sequence (same folder, names that differ only in
 their last number, like turns, session captures or days) lend `NEIGHBOUR_SHARE`
 of their score to their neighbours, which are added when they did not match
 (what a person said next to a match is often the answer to a question about
-it); records of past work rank at half their score (`confidence.HISTORY`).
+it); a file whose title or tags name a person of the query (a capitalised word,
+`text.people`) scores `PEOPLE` more, as hybrid's fusion does (`semantic`); records
+of past work rank at half their score (`confidence.HISTORY`).
 
 Measured with `bench/corpora.py` (turn R@10, categories 1-4; BM25 0.604 and
 0.514), the ranking without the old evidence bar was LoCoMo dev 0.705, REALTALK
@@ -54,6 +56,7 @@ NEIGHBOUR_SHARE = 0.4  # of a file's score lent to its neighbours in a sequence
 SECOND_SHARE = 0.0  # of a file's score lent to the files two places away (measured, not kept: see the docstring)
 SCAN = 50  # candidates whose share of the query is weighed (k when k is larger)
 COVER_WEIGHT = 1.0  # a file holding all of the query's weight gains this share of the best BM25 (`evidence`)
+PEOPLE = 0.5  # a file whose title or tags name a person of the query scores this much more (hybrid: after the fusion)
 BATCH = 500
 
 
@@ -310,12 +313,14 @@ class Ranked:
 
 
 def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bool = False,
-         past: bool = True) -> builtins.list[Ranked]:
+         past: bool = True, people: bool = True) -> builtins.list[Ranked]:
     """The top `k` candidates of a parsed query, best first: every file the index matches, none held back.
 
     `expand` adds the feedback query (`feedback`): the lexical mode's, not hybrid's lexical side, where the
     semantic side bridges the words already (there feedback cost REALTALK 0.007 of R@10 and gave LoCoMo nothing).
-    `past`: the query asks about past work, so records of it are not ranked below topic files (`confidence`)."""
+    `past`: the query asks about past work, so records of it are not ranked below topic files (`confidence`).
+    `people`: a file whose title or tags name a person of the query scores `PEOPLE` more (hybrid boosts after
+    its fusion instead: `semantic.apply_signals`)."""
     scores: dict[str, float] = {}
     if query.words:
         scores.update(index.candidates(query.words, max(CANDIDATES, k), where))
@@ -343,10 +348,11 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bo
     # A file that did not match gets at most a share of its neighbour's score: only neighbours of
     # files scoring above the k-th score / share can reach the top k, so only theirs are looked up.
     kth = sorted(scores.values(), reverse=True)[min(k, len(scores)) - 1] if len(scores) >= k else 0.0
+    boost = 1.0 + PEOPLE if people and query.people else 1.0  # the most a file's score can still grow
     top_share = max((share for _, share in shares), default=0.0)
-    lenders = [p for p, s in scores.items() if top_share * s >= kth]
+    lenders = [p for p, s in scores.items() if top_share * s * boost >= kth]
     missing = sorted({q for p in lenders for share, qs in near[p] for q in qs
-                      if q not in scores and share * scores[p] >= kth})
+                      if q not in scores and share * scores[p] * boost >= kth})
     known = index.exists(missing, where) if missing else set()
     lent: dict[str, tuple[float, str]] = {}
     for path in builtins.list(scores) + sorted(known):
@@ -370,6 +376,13 @@ def rank(index: LexicalIndex, query: Query, k: int, where: Filter, *, expand: bo
             if confidence.is_history(path):
                 ranked[path] *= confidence.HISTORY_SHARE
                 signals[path].history = confidence.HISTORY_SHARE
+    if boost > 1.0:  # only a file that the boost could lift into the top k is read
+        kth = sorted(ranked.values(), reverse=True)[min(k, len(ranked)) - 1]
+        pattern = textmod.naming(query.people)
+        for doc in index.docs([p for p, s in ranked.items() if s * boost >= kth], where).values():
+            if pattern.search(f"{doc.name} {doc.tags}"):
+                ranked[doc.path] *= boost
+                signals.setdefault(doc.path, Signals()).people = boost
     best = sorted(ranked.items(), key=lambda x: (-x[1], x[0]))[:k]
     return [Ranked(p, s, signals[p]) for p, s in best]
 

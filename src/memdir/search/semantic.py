@@ -84,7 +84,7 @@ from . import Searcher, calibration, confidence, embed, lexical, vector_location
 from .confidence import HISTORY_SHARE, Signals, asks_about_past, is_history, without_past
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
-from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, parse
+from .text import SNIPPET_CHARS, STOPWORDS, Query, clip, naming, parse, people
 from .vectors import VectorIndex
 from .vectors import sync as sync_index
 
@@ -230,18 +230,12 @@ def reciprocal_rank(lexical: Sequence[str], semantic: Sequence[str], weight: flo
 
 # ---------------------------------------------------------------- signals
 
-_NAME = re.compile(r"\b[A-Z][\w-]*\b")  # "Caroline's" names Caroline
-def people(query: str) -> set[str]:
-    """Capitalised words of the query that are not function words: likely names."""
-    return {w for w in _NAME.findall(query) if w.lower() not in STOPWORDS and len(w) > 1}
-
-
 def apply_signals(scores: dict[str, float], query: str, entries: Mapping[str, Entry], settings: Settings) -> set[str]:
     """Boost, in place, files whose title or tags name a person of the query; returns those boosted."""
     names = people(query) if settings.people else set()
     if not names:
         return set()
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)  # "elise" too
+    pattern = naming(names)
     boosted = set()
     for path in scores:
         entry = entries.get(path)
@@ -441,7 +435,7 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
 def _lexical(searcher: Searcher, query: Query, n: int, where: Filter, past: bool) -> list[lexical.Ranked]:
     """The lexical side: the `n` best candidates of the memory's full-text index, inside `where`."""
     with searcher.lock:
-        return lexical.rank(searcher.index(), query, n, where, past=past)
+        return lexical.rank(searcher.index(), query, n, where, past=past, people=False)  # boosted after the fusion
 
 
 def _docs(searcher: Searcher, paths_: Sequence[str], where: Filter) -> dict[str, Doc]:

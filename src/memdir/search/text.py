@@ -193,14 +193,29 @@ def indexed(text: str) -> str:
     return grams(_LETTERS.sub(lambda m: stem(m.group()), text))
 
 
+_NAME = re.compile(r"\b[A-Z][\w-]*\b")  # "Caroline's" names Caroline
+
+
+def people(query: str) -> set[str]:
+    """Capitalised words of the query that are not function words: likely names."""
+    return {w for w in _NAME.findall(query) if w.lower() not in STOPWORDS and len(w) > 1}
+
+
+def naming(names: Iterable[str]) -> re.Pattern[str]:
+    """A pattern finding any of `names` as a word in a title, in any case ("elise" too)."""
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Query:
     """What a query asks for: the words to match (in order, no repeats) and the symbols; `pieces`, the spaceless
-    pieces the query's pairs come from (their seams are weighed by `spaceless_weights`)."""
+    pieces the query's pairs come from (their seams are weighed by `spaceless_weights`); `people`, its
+    capitalised words (`people`: the names a title may hold)."""
 
     words: tuple[str, ...]
     symbols: tuple[str, ...]
     pieces: tuple[str, ...] = ()
+    people: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.words or self.symbols)
@@ -233,7 +248,8 @@ def parse(query: str) -> Query:
             limit=MAX_QUERY_TERMS, actual=count,
         )
     return Query(tuple(words), symbols, tuple(dict.fromkeys(p for m in _TERM.finditer(query.lower())
-                                                            if spaceless(m.group()) for p in cut(m.group()))))
+                                                            if spaceless(m.group()) for p in cut(m.group()))),
+                 tuple(sorted(people(query))))
 
 
 def terms(query: str) -> list[str]:
