@@ -229,9 +229,9 @@ def notes(draw: st.DrawFn) -> str:
         elif how == "wide" and "!" <= here <= "~":
             chars[at] = chr(ord(here) + 0xFEE0)
         elif how == "special" and here in SPECIAL:
-            chars[at] = draw(st.sampled_from(SPECIAL[here]))
+            chars[at:at + 1] = draw(st.sampled_from(SPECIAL[here]))  # spliced: a replacement may be two characters
         elif how == "case" and here:
-            chars[at] = here.swapcase()
+            chars[at:at + 1] = here.swapcase()  # "ß" swaps to "SS": spliced, one character each
         elif how == "drop" and here:
             del chars[at]
         elif how == "any":
