@@ -312,3 +312,18 @@ def test_a_statement_is_context_not_something_asked() -> None:
                              "The user prefers small commits (message 17)")
     model = SessionSummary("Fix the flaky upload test", asked=("The build was green yesterday.", "the calendar component"))
     assert rules.problems(model, t) == [] and rules.fitted(model, t).asked == ("the calendar component",)
+
+
+@pytest.mark.parametrize(("first", "title"), [
+    ("We moved the staging cluster to eu-west-1 last week after the outage in March. Can you update the deploy script "
+     "so it targets the new region?", "Can you update the deploy script so it targets the new region?"),
+    ("I'm on macOS 14 with zsh and fish at work and the homebrew prefix in /opt/homebrew. Fix the install script.",
+     "Fix the install script."),
+    ("the booking calendar shows beds as free when they're booked from next week on. fix it in booking.ts",
+     "the booking calendar shows beds as free when they're booked from next week on."),  # "fix it" needs what it fixes
+    ("I'm on macOS 14. Fix the install script.", "I'm on macOS 14. Fix the install script."),  # both fit
+])
+def test_the_title_is_the_request_after_a_long_statement(first: str, title: str) -> None:
+    t = load([{"role": "user", "content": first}, {"role": "assistant", "content": "Done."}])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert s.title == title and s.asked == ()  # the first request is the title, said once

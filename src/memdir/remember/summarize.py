@@ -241,13 +241,16 @@ def request_of(t: Transcript) -> str | None:
 
 
 def title_of(t: Transcript) -> str:
-    """The record's title: the person's first real request (its first sentence), shortened; else what the harness
-    titled the session; else what was done; and for a conversation in which the person asked nothing at all, the
-    words it opened with, said to be no request. Never the assistant's words where the person asked something,
+    """The record's title: the person's first real request (its first sentence, with the statements of context
+    before it where they fit), shortened; else what the harness titled the session; else what was done; and for a
+    conversation in which the person asked nothing at all, the words it opened with, said to be no request. Never the assistant's words where the person asked something,
     never a placeholder."""
     request = request_of(t)
     text = notes.unfilled(request.split("\n\n", 1)[0]) if isinstance(request, str) else ""
     said = sentences(text)
+    opener = next((n for n, x in enumerate(said) if not context(x)), 0)  # statements of context before the request
+    if opener and len(" ".join(said[:opener + 1])) > 80 and not _BACK.search(said[opener]):
+        return shorten(said[opener])  # they do not fit with it, and it stands alone ("fix it" needs them): the request
     if said:  # its first sentence when that asks or says enough, else as much of the request as fits
         enough = len(said[0]) >= 60 or len(said) == 1 or _ASKING.search(said[0]) or not notes.statement(said[0])
         return shorten(said[0] if enough else text)
@@ -263,6 +266,8 @@ def title_of(t: Transcript) -> str:
 
 
 _ASKING = re.compile(r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let's)\b|\?$", re.IGNORECASE)
+_BACK = re.compile(r"^(?:(?:please|pls|can you|could you|would you|will you)\s+)?[a-z]+(?:\s+(?:out|into|at|up|on))?\s+"
+                   r"(?:it|this|that|why|them|these|those)\b|^why\W*$", re.IGNORECASE)  # a request that says what of them
 _QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|whose)\b|^(?:i|we) (?:want|need|wish)\b|^(?:i|we)(?:'d| would) like\b",
                        re.IGNORECASE)  # a question without its mark, or a request in the first person
 # Words that say something is wrong: a statement of it asks for it put right ("n't" too, and words that start so).
