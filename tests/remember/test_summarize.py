@@ -327,3 +327,15 @@ def test_the_title_is_the_request_after_a_long_statement(first: str, title: str)
     t = load([{"role": "user", "content": first}, {"role": "assistant", "content": "Done."}])
     s = Extractive().session(t, date="2026-02-17", limit=4000)
     assert s.title == title and s.asked == ()  # the first request is the title, said once
+
+
+@pytest.mark.parametrize(("said", "decided"), [
+    ("就用 PostgreSQL 吧。", True), ("我们决定用 Redis 做缓存。", True), ("PostgreSQL로 하죠.", True), ("Redis로 가자.", True),
+    ("PostgreSQL にしましょう。", True), ("では S3 で行きましょう。", True),
+    ("决定用什么数据库？", False), ("PostgreSQL로 할까요?", False),  # a question decides nothing
+], ids=["zh-just-use", "zh-decided", "ko-hajyo", "ko-gaja", "ja-ni-shimashou", "ja-de-ikimashou", "zh-question", "ko-question"])
+def test_decisions_in_chinese_japanese_and_korean(said: str, decided: bool) -> None:
+    t = load([{"role": "user", "content": "部署报表服务。"}, {"role": "assistant", "content": "Which database?"},
+              {"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}])
+    s = Extractive().session(t, date="2026-02-17", limit=4000)
+    assert (s.decisions, s.asked) == (((said,), ()) if decided else ((), (said,)))

@@ -141,6 +141,12 @@ _CJK_CORRECTION = (r"^(?:请)?(?:不对|不是的|错了|搞错了|你错了|说
 _CJK_PREFERENCE = (r"^(?:请)?(?:以后(?!再)|今后|从现在(?:开始|起)|从今以后|记住|我(?:更)?(?:喜欢|偏好|习惯))|^(?:앞으로|이제부터"
                    r"|기억해)|선호해|^(?:今後|これからは|今度から|次から|覚えておいて)")
 _CJK_OPEN = r"以后再|回头再|下次再|明天|稍后|晚点|待会|나중에|내일|다음에|後で|あとで|明日|また今度"
+# ... and their decisions, never in a question: "(then) just use X", "(we) decided to use" opening a Chinese sentence;
+# a Korean or Japanese one says it where its verb is, at the end ("X로 하죠", "X로 가자", "X にしましょう", "X で行こう").
+_CJK_DECISION = (r"^(?!.*[？?]\s*$)(?:(?:那|那么)?(?:我们|咱们)?就(?:用|选|定|按|这么|这样)|(?:我们|咱们)?(?:决定|确定|选定)了?(?:用|采用|使用|选)"
+                 r"|.*(?:으?로 ?(?:하죠|합시다|하자|할게요|갑시다|가죠|가자|정했|결정)|하기로 (?:했|하죠|해요)|결정했"
+                 r"|[にで] ?(?:しましょう|しよう|します|決めました|決めます)|で ?(?:行き|いき)ましょう|で ?(?:行こう|いこう)"
+                 r"|ことにしま(?:す|した)|ことにした))")
 # What a person's sentence is, by its cue words; only the person's own words are read for these (the
 # assistant's prose is never copied as a fact), and a turn's first sentence without a cue is its request.
 _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
@@ -164,7 +170,7 @@ _CUES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
 )
 # The same cues in Chinese, Japanese and Korean, read only in a sentence that holds those scripts.
 _CJK_CUES = {k: re.compile(rx) for k, rx in (("preferences", _CJK_PREFERENCE), ("corrections", _CJK_CORRECTION),
-                                             ("open", _CJK_OPEN))}
+                                             ("open", _CJK_OPEN), ("decisions", _CJK_DECISION))}
 _CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _RECALL = re.compile(r"\b(?:do|did|can't|don't|do not) you remember\b|\bremember when\b", re.IGNORECASE)
 _STOP = frozenset("""a an the and or but if then so of to in on at by for with from as is are was were be been being it its
