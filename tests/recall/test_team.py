@@ -223,7 +223,7 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_resources_list_the_team_memory_after_yours(tmp_path: Path, personal: memdir.Memdir) -> None:
+async def test_resources_and_list_memory_files_list_the_team_memory_after_yours(tmp_path: Path, personal: memdir.Memdir) -> None:
     top = project(tmp_path)
     with memdir.open(top / "team-memory") as shared:
         shared.write("feedback/reviews.md", REVIEWS)
@@ -234,5 +234,9 @@ async def test_resources_list_the_team_memory_after_yours(tmp_path: Path, person
             assert listed == ["memdir://index", "memdir://file/feedback/tone.md", "memdir://file/team/feedback/reviews.md"]
             read = (await client.read_resource(listed[-1])).contents[0]
             assert "Two reviews before a merge" in read.text  # type: ignore[union-attr]
+            files = (await client.call_tool("list_memory_files", {})).structured_content
+            assert [f["path"] for f in files["files"]] == ["feedback/tone.md", "team/feedback/reviews.md"]  # type: ignore[index]
+            team_only = (await client.call_tool("list_memory_files", {"folder": "team/"})).structured_content
+            assert [f["path"] for f in team_only["files"]] == ["team/feedback/reviews.md"]  # type: ignore[index]
     finally:
         memories.close()

@@ -127,7 +127,7 @@ TOOLS: tuple[Tool, ...] = (
         "when an index says more files exist than it shows. Long listings come in pages: pass offset to "
         "continue where the previous page ended.",
         _schema({}, {
-            "folder": _string("Folder to list, e.g. 'project/'. Omit for everything."),
+            "folder": _string("Folder to list, e.g. 'project/'. Omit for everything (a project's team memory after yours, under team/)."),
             "offset": _integer("First file to list (1-based), to continue a long listing. Default 1."),
         }),
         READ_ONLY,
@@ -420,6 +420,8 @@ class Session:
         md, inner, prefix = self.at(folder, folder=not folder.endswith(".md"))
         entries = [replace(e, path=prefix + e.path) for e in md.list(inner)]
         where = paths.folder(folder)
+        if not where and (theirs := self._theirs()) is not None:  # everything: yours, then the team's under team/
+            entries += [replace(e, path=team_mod.PREFIX + e.path) for e in theirs.list()]
         if not entries:
             return Result(f"no memory files under {where or 'the root'}", data={"files": [], "total": 0})
         if offset > len(entries):
