@@ -155,8 +155,8 @@ COUNTED = "多少个"  # the evidence of a question how many of something (`Quer
 
 
 def counted(thing: str) -> re.Pattern[str]:
-    """A number before `thing`, with or without its measure word: what answers how many of it."""
-    return re.compile(rf"(?:\d+|[一二两三四五六七八九十百千万]+)\s*个?\s*{re.escape(thing)}")
+    """A number before `thing`, with or without its measure word: what answers how many of it (一个 alone is "a")."""
+    return re.compile(rf"(?:\d+|一?[二两三四五六七八九十百千万][一二两三四五六七八九十百千万]*)\s*个?\s*{re.escape(thing)}")
 _HYPHENED = re.compile(r"(?<![^\W_])([^\W\d_]+)-([^\W\d_]+)(?![^\W_])")
 
 
