@@ -104,6 +104,16 @@ def test_a_sentence_finds_the_file_holding_its_words_and_nothing_when_its_topic_
             assert not [h for h in md.search(missing, mode="lexical") if h.sure], missing
 
 
+def test_how_many_of_something_is_held_by_a_count_of_it_not_by_its_name(tmp_path: Path) -> None:
+    with memdir.open(tmp_path / "m") as md:
+        md.write("fsm.md", "---\nname: 因子状态机\ndescription: 因子库的状态\n---\n因子库里的每个因子都处在四个状态之一，连续20个交易日观察，一个因子下线后不再进入候选。\n")
+        md.write("team.md", "---\nname: 团队\ndescription: 谁负责什么\n---\n老周负责数据库和服务器。\n")
+        assert parse("因子库一共有多少个因子").counts == ("因子",) and "个因" not in parse("因子库一共有多少个因子").words
+        assert not [h for h in md.search("因子库一共有多少个因子", mode="lexical") if h.sure]  # 每个因子 counts none
+        md.write("fsm.md", "---\nname: 因子状态机\ndescription: 因子库的状态\n---\n因子库现在有 120 个因子。\n")
+        assert [h.path for h in md.search("因子库一共有多少个因子", mode="lexical") if h.sure] == ["fsm.md"]
+
+
 def test_japanese_and_chinese_words_are_found_on_every_backend(backend: Backend) -> None:
     with backend.open() as md:
         _write_notes(md)

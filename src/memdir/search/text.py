@@ -89,9 +89,11 @@ _stemmer = Stemmer.Stemmer("english")
 # that can name a topic stays.
 _CUT = ("为什么", "什么", "怎么样", "怎么办", "怎么", "怎样", "哪里", "哪个", "哪些", "哪儿", "哪天", "多少", "多久",
         "如何", "是不是", "是否", "有没有", "能不能", "会不会", "要不要", "可以", "应该", "需要", "时候", "一下", "东西",
-        "事情", "的话", "以后", "之后", "之前", "的", "了", "吗", "呢", "吧", "啊", "呀", "嘛",
+        "事情", "的话", "以后", "之后", "之前", "多少个", "几个", "的", "了", "吗", "呢", "吧", "啊", "呀", "嘛",
         "เท่าไหร่", "เท่าไร", "เมื่อไหร่", "เมื่อไร", "ที่ไหน", "อย่างไร", "ยังไง", "อะไร", "หรือเปล่า", "ไหม", "ไหน",
         "ครับ", "ค่ะ", "คะ", "นะ")
+# ... of which "how many" before what it counts (多少个因子) asks for a count of it (`Query.counts`).
+_COUNT = re.compile("(?:多少|几)个([\u3400-\u4DBF\u4E00-\u9FFF]{2})")
 _CUTTER = re.compile("|".join(sorted(_CUT, key=len, reverse=True)))
 # Korean words carry their particles and endings: the longest of these comes off the end of a word of three or
 # more syllables (줄바꿈은 -> 줄바꿈, 처리해 -> 처리); question words and bare verbs are no topic.
@@ -216,6 +218,7 @@ class Query:
     symbols: tuple[str, ...]
     pieces: tuple[str, ...] = ()
     people: tuple[str, ...] = ()
+    counts: tuple[str, ...] = ()  # what the query asks how many of: 因子 of 多少个因子 (`evidence.counted`)
 
     def __bool__(self) -> bool:
         return bool(self.words or self.symbols)
@@ -249,7 +252,7 @@ def parse(query: str) -> Query:
         )
     return Query(tuple(words), symbols, tuple(dict.fromkeys(p for m in _TERM.finditer(query.lower())
                                                             if spaceless(m.group()) for p in cut(m.group()))),
-                 tuple(sorted(people(query))))
+                 tuple(sorted(people(query))), tuple(dict.fromkeys(_COUNT.findall(query))))
 
 
 def terms(query: str) -> list[str]:
