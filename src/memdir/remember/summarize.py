@@ -249,8 +249,8 @@ def request_of(t: Transcript) -> str | None:
 def title_of(t: Transcript) -> str:
     """The record's title: the person's first real request (its first sentence, with the statements of context
     before it where they fit), shortened; else what the harness titled the session; else what was done; and for a
-    conversation in which the person asked nothing at all, the words it opened with, said to be no request. Never the assistant's words where the person asked something,
-    never a placeholder."""
+    conversation in which the person asked nothing at all, the words it opened with, said to be no request. Never
+    the assistant's words where the person asked something, never a placeholder."""
     request = request_of(t)
     text = notes.unfilled(request.split("\n\n", 1)[0]) if isinstance(request, str) else ""
     said = sentences(text)
