@@ -196,14 +196,15 @@ def test_a_postgres_index_of_the_older_form_is_rebuilt_after_migrate(postgres: P
     with monkeypatch.context() as m:
         # the search schema before 0007 (the journal's own migrations after it stay: today's writes need them)
         m.setattr(pg_store, "MIGRATIONS", [x for x in pg_store.MIGRATIONS
-                                           if x[0] not in ("0007_search_spaceless", "0008_search_names")])
+                                           if x[0] not in ("0007_search_spaceless", "0008_search_names",
+                                                           "0010_search_stems")])
         m.setattr(PgIndex, "apply", _apply_before_0007)  # and the rows memdir wrote into it then
         migrate(admin, grant="memdir_app")
         with memdir.open(app, tenant="t") as md:
             _write_notes(md)
             assert md.search("走行距離") == []  # one English lexeme for the whole run
             assert [h.path for h in md.search("Monday") if h.sure] == ["english.md"]
-    assert migrate(admin).applied == ("0007_search_spaceless", "0008_search_names")
+    assert migrate(admin).applied == ("0007_search_spaceless", "0008_search_names", "0010_search_stems")
     with memdir.open(app, tenant="t") as md:
         assert [h.path for h in md.search("走行距離") if h.sure] == ["work/routes.md"]
         assert [h.path for h in md.search("Monday") if h.sure] == ["english.md"]

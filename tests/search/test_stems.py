@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from conftest import Backend
 
-import memdir
 from memdir.search.text import indexed, stem
 
 
@@ -31,8 +28,8 @@ def test_words_porter2_would_merge_with_another_word_keep_their_own_family() -> 
     assert stem("authorizing") == stem("authorized") == stem("authorization")
 
 
-def test_a_question_about_production_finds_the_deploys_and_not_the_product(tmp_path: Path) -> None:
-    with memdir.open(tmp_path / "memory") as md:  # PostgreSQL stems with its own `english`, which merges them
+def test_a_question_about_production_finds_the_deploys_and_not_the_product(backend: Backend) -> None:
+    with backend.open() as md:  # PostgreSQL is given memdir's stems too (its own `english` merged them)
         md.write("project/deploys.md", "---\nname: Deploys\ndescription: how a change ships\n---\n"
                  "Production deploys go out from the release branch after the staging checks.\n")
         md.write("project/pricing.md", "---\nname: Pricing\ndescription: plans\n---\n"

@@ -135,7 +135,7 @@ def test_postgres_migrate_is_named_recorded_idempotent_and_check_never_writes(po
     url = postgres.url("memdir_admin", "migrations")
     names = ("0001_tables", "0002_append_only_journal", "0003_row_level_security", "0004_search", "0005_rate",
              "0006_tenants", "0007_search_spaceless",
-             "0008_search_names", "0009_rewrite")
+             "0008_search_names", "0009_rewrite", "0010_search_stems")
     assert migrate(url, check=True).pending == names
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memdir%'").fetchone() == (0,)

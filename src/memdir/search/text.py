@@ -21,9 +21,9 @@ character of it stands in a pair some file holds, or in a Japanese particle
 file holds is a word the memory lacks, and weighs as such.
 
 Words are folded to lower case without diacritics and reduced by the
-Snowball English stemmer (Porter2, PyStemmer's; PostgreSQL's `english`
-configuration is the same): the FTS5 index is given the stems (`indexed`), so
-both backends stem alike. `bench/stemmer.py` measured it on a word list: FTS5's
+Snowball English stemmer (Porter2, PyStemmer's): the FTS5 index and
+PostgreSQL's tsvector are given the stems (`indexed`), so both backends stem
+alike. `bench/stemmer.py` measured it on a word list: FTS5's
 own `porter` merged 17 of 26 pairs of different words (production/product,
 university/universe, general/generous, news/new, organ/organization) and missed
 deploy/deployment; Porter2 merges 8 of them and every inflection and

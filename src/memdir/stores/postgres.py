@@ -237,6 +237,33 @@ MIGRATIONS: list[Migration] = [
             END $$""",
         ],
     ),
+    (
+        "0010_search_stems",
+        [
+            # memdir's own stems (memdir.search.text.indexed, the form the FTS5 index is given), per weight class,
+            # indexed with 'simple': both backends stem alike (PostgreSQL's 'english' merged production with
+            # product). They replace the English stems and the pairs (`indexed` holds both); the rows indexed
+            # before are dropped with their seq, as in 0007.
+            "ALTER TABLE memdir_search ADD COLUMN stems_a text NOT NULL DEFAULT '', "
+            "ADD COLUMN stems_b text NOT NULL DEFAULT '', ADD COLUMN stems_d text NOT NULL DEFAULT ''",
+            "DROP INDEX memdir_search_tsv",
+            "ALTER TABLE memdir_search DROP COLUMN tsv",
+            "ALTER TABLE memdir_search DROP COLUMN IF EXISTS words_a, DROP COLUMN IF EXISTS grams_a, "
+            "DROP COLUMN IF EXISTS grams_b, DROP COLUMN IF EXISTS grams_d",
+            """ALTER TABLE memdir_search ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('simple', stems_a), 'A')
+                || setweight(to_tsvector('simple', stems_b), 'B')
+                || setweight(to_tsvector('simple', left(stems_d, 200000)), 'D')
+            ) STORED""",
+            "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
+            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
+            "DELETE FROM memdir_search",
+            "DELETE FROM memdir_state WHERE key = 'search_seq'",
+            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
+            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+        ],
+    ),
 ]
 
 _ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_$-]{0,62}\Z")
