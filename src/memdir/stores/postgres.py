@@ -48,6 +48,17 @@ _RATE_POLICY = """CREATE POLICY memdir_tenant ON memdir_rate
     WITH CHECK (tenant_id = current_setting('memdir.tenant', true))"""
 _MIGRATE_LOCK = 0x6D656D646972  # "memdir": migrators queue on this advisory lock
 
+# The search rows indexed before a migration that changes their form, dropped with their seq so the next search
+# rebuilds them from the files: the owner reaches every tenant's rows once, row-level security lifted meanwhile.
+_REINDEX = [
+    "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",
+    "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
+    "DELETE FROM memdir_search",
+    "DELETE FROM memdir_state WHERE key = 'search_seq'",
+    "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
+    "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+]
+
 MIGRATIONS: list[Migration] = [
     (
         "0001_tables",
@@ -178,12 +189,7 @@ MIGRATIONS: list[Migration] = [
                 || setweight(to_tsvector('simple', left(grams_d, 200000)), 'D')
             ) STORED""",
             "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
-            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",  # the owner reaches every tenant's rows, once
-            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
-            "DELETE FROM memdir_search",
-            "DELETE FROM memdir_state WHERE key = 'search_seq'",
-            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
-            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+            *_REINDEX,
         ],
     ),
     (
@@ -203,12 +209,7 @@ MIGRATIONS: list[Migration] = [
                 || setweight(to_tsvector('simple', left(grams_d, 200000)), 'D')
             ) STORED""",
             "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
-            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",
-            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
-            "DELETE FROM memdir_search",
-            "DELETE FROM memdir_state WHERE key = 'search_seq'",
-            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
-            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+            *_REINDEX,
         ],
     ),
     (
@@ -256,12 +257,7 @@ MIGRATIONS: list[Migration] = [
                 || setweight(to_tsvector('simple', left(stems_d, 200000)), 'D')
             ) STORED""",
             "CREATE INDEX memdir_search_tsv ON memdir_search USING gin (tsv)",
-            "ALTER TABLE memdir_search NO FORCE ROW LEVEL SECURITY",
-            "ALTER TABLE memdir_state NO FORCE ROW LEVEL SECURITY",
-            "DELETE FROM memdir_search",
-            "DELETE FROM memdir_state WHERE key = 'search_seq'",
-            "ALTER TABLE memdir_search FORCE ROW LEVEL SECURITY",
-            "ALTER TABLE memdir_state FORCE ROW LEVEL SECURITY",
+            *_REINDEX,
         ],
     ),
 ]
