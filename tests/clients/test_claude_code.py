@@ -133,7 +133,8 @@ def test_compaction_captures_the_session_first_and_the_memory_outlives_it(claude
 def test_the_team_memory_reaches_the_model_and_a_team_write_lands_in_the_repository(
         claude_bin: Path, tmp_path: Path, project: Path, root: Path) -> None:
     """In a project whose repository keeps team-memory/, the model searches the team's files beside the user's, a
-    write under team/ lands in the repository, and the prompt hook recalls the team's file (issue 36, item 5)."""
+    write under team/ lands in the repository, list_memory_files lists the team's files after the user's, and the
+    prompt hook recalls the team's file (issue 36, item 5)."""
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     for args in (["--root", "@team", "init"],
                  ["--root", str(root), "write", "team/project/deploys.md", "-t", "project", "-d",
@@ -148,15 +149,18 @@ def test_the_team_memory_reaches_the_model_and_a_team_write_lands_in_the_reposit
             return [Call("search_memory", {"query": "blue-green deploys"})]
         if done == 1:
             return [Call("write_memory_file", {"path": "team/feedback/reviews.md", "content": "Two reviews a merge.\n"})]
+        if done == 2:
+            return [Call("list_memory_files", {})]
         return [Text("done")]
 
     with StandIn(script) as api:
         run = claude(claude_bin, tmp_path / "home", api.url, project, "How do deploys go out?",
                      "--mcp-config", str(mcp_config(tmp_path / "mcp.json", root)))
-        found, wrote = (read(x) for x in api.main()[-1].tool_results())
+        found, wrote, listed = (read(x) for x in api.main()[-1].tool_results())
         opening = api.main()[0].conversation()
     assert run.code == 0, run.stderr
     assert "team/project/deploys.md" in found
     assert "blue-green script" in opening  # UserPromptSubmit recalled the team's file
     assert (project / "team-memory" / "feedback" / "reviews.md").exists() and "team/feedback/reviews.md" in wrote
     assert not (root / "team").exists()  # nothing of the team's in the user's own memory
+    assert "team/project/deploys.md" in listed and "team/feedback/reviews.md" in listed  # the team's files, listed
