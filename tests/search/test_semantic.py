@@ -210,7 +210,7 @@ def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
         hybrid.Settings.of({"weight": "high"})
     with pytest.raises(InvalidArgument, match="unknown \\[semantic\\] setting 'wieght'"):
         hybrid.Settings.of({"wieght": 0.3})
-    with pytest.raises(InvalidArgument, match='embedder = \'gpu\'; use "local" or "openai"'):
+    with pytest.raises(InvalidArgument, match="embedder = 'gpu'; use one of local, multilingual, openai"):
         hybrid.Settings.of({"embedder": "gpu"})
 
 

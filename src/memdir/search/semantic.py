@@ -109,6 +109,7 @@ class Memdir(Protocol):
     def entries(self, wanted: Iterable[str]) -> dict[str, Entry]: ...
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
+EMBEDDERS = ("local", "multilingual", "openai")
 SURE = 1.1  # times the floor: what a topic file needs to be shown on its meaning alone (a turn needs the floor)
 
 
@@ -116,7 +117,7 @@ SURE = 1.1  # times the floor: what a topic file needs to be shown on its meanin
 class Settings:
     """How hybrid search ranks; every field can be set under `[semantic]` in memdir.toml."""
 
-    embedder: str = "local"  # local | openai
+    embedder: str = "local"  # local (English MiniLM) | multilingual (USE, 16 languages) | openai
     url: str = ""
     model: str = ""
     api_key_env: str = ""
@@ -168,8 +169,8 @@ class Settings:
             except (TypeError, ValueError):
                 raise InvalidArgument(f"{source}: [semantic] {key} = {value!r} is not valid; use a {kind}") from None
         out = replace(cls(), **values)
-        if out.embedder not in ("local", "openai"):
-            raise InvalidArgument(f"{source}: [semantic] embedder = {out.embedder!r}; use \"local\" or \"openai\"")
+        if out.embedder not in EMBEDDERS:
+            raise InvalidArgument(f"{source}: [semantic] embedder = {out.embedder!r}; use one of {', '.join(EMBEDDERS)}")
         if out.fusion not in ("weighted", "rrf"):
             raise InvalidArgument(f"{source}: [semantic] fusion = {out.fusion!r}; use \"weighted\" or \"rrf\"")
         if out.batch < 1:
@@ -182,11 +183,25 @@ class Settings:
                 raise InvalidArgument("[semantic] embedder = \"openai\" needs url and model in memdir.toml")
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             return embed.OpenAIEmbedder(self.url, self.model, api_key=key)
+        if self.embedder == "multilingual":
+            return _multilingual()
         return _local(self.threads, self.batch)
 
 
 _LOCAL: dict[tuple[int, int, int], embed.LocalEmbedder] = {}
 _LOCAL_LOCK = threading.Lock()
+
+
+_MULTILINGUAL: dict[int, embed.MultilingualEmbedder] = {}
+
+
+def _multilingual() -> embed.MultilingualEmbedder:
+    """One multilingual model per process (its weights are 30 MB), as `_local`."""
+    with _LOCAL_LOCK:
+        found = _MULTILINGUAL.get(os.getpid())
+        if found is None:
+            found = _MULTILINGUAL[os.getpid()] = embed.MultilingualEmbedder()
+        return found
 
 
 def _local(threads: int, batch: int) -> embed.LocalEmbedder:
