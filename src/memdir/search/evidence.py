@@ -60,8 +60,9 @@ Measured on the same halves and not kept, as each moves along the bar's own curv
   70.3%/5.0%, 72.4%/2.9%), ten such signals 80.2%/2.5% but 83.4%/7.2% held out: a near-miss's file is
   USE's closest by as wide a margin as an answer's ("who is our accountant for Stripe Tax?"). A word the
   file lacks held where USE puts it within 0.5 of a line (81.7%/8.8%, 81.8%/7.2%; at 0.7 72.3%/5.0%), the
-  question against its entity words alone at the best line (below the bar alone), and the same rules on
-  the hits of hybrid search with USE (the same curve) do no better.
+  question against its entity words alone at the best line (below the bar alone), USE's closest file
+  added when nothing is sure (at a margin of 0.2 over the next: 83.2%/12.5%, 86.7%/11.6%), and the same
+  rules on the hits of hybrid search with USE (the same curve) do no better.
 Telling a near-miss from a paraphrase takes a model that reads the question beside the
 answer (a cross-encoder or extractive reader with a no-answer class); of the packages on PyPI
 whose names say so, none ships one in its wheel. `bench/gate.py` records every labelled question's
