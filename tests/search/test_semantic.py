@@ -337,3 +337,35 @@ def test_a_processs_memories_share_one_local_model_per_setting(tmp_path: Path) -
         assert hybrid.Settings.of({"threads": 1}).embedder_instance() is not one  # another setting, its own
         hybrid.close(a)
         hybrid.close(b)
+
+
+def _home(md: memdir.Memdir) -> None:
+    md.write("home/kitchen.md", "We picked white quartz countertops in March.\n", description="kitchen renovation")
+    md.write("home/dentist.md", "Dr. Kim does the cleaning every six months.\n", description="the dentist")
+    md.write("work/deploy.md", "Deploys go out with make release, never on Fridays.\n", description="deploys")
+
+
+def test_a_question_in_another_script_is_read_by_the_multilingual_model(md: memdir.Memdir) -> None:
+    _home(md)
+    assert md.search("when do deploys go out?", mode="hybrid")[0].path == "work/deploy.md"
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and not other.exists()  # English over English: the English model alone
+    assert md.search("我们厨房选了什么台面？", mode="hybrid")[0].path == "home/kitchen.md"
+    assert md.search("치과 검진은 얼마나 자주 가요?", mode="hybrid")[0].path == "home/dentist.md"
+    assert other.is_file()
+
+
+def test_a_memory_written_in_other_scripts_gets_the_multilingual_vectors_when_indexed(md: memdir.Memdir) -> None:
+    md.write("家/厨房.md", "厨房的台面选了白色石英石。\n", description="厨房装修")
+    md.write("家/牙医.md", "金医生每六个月洗一次牙。\n", description="牙医")
+    counters = hybrid.reindex(md)
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and other.is_file() and counters["embedded"] > 0
+    assert md.search("what countertops did we choose?", mode="hybrid")[0].path == "家/厨房.md"
+
+
+def test_a_configured_model_is_never_swapped_for_the_multilingual_one(md: memdir.Memdir) -> None:
+    _home(md)
+    assert find(md, FakeEmbedder(), "我们厨房选了什么台面？", mode="hybrid") is not None
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and not other.exists()

@@ -368,6 +368,11 @@ class VectorIndex:
             out.clear()
             take = min(len(sims), take * 4)
 
+    def sample(self, n: int = 200) -> list[str]:
+        """A chunk's text of each of up to `n` files (what tells which scripts a memory is written in)."""
+        with self._lock:
+            return [t for (t,) in self._db.execute("SELECT text FROM chunk GROUP BY path LIMIT ?", (n,))]
+
     def files(self) -> list[str]:
         """Every path that has chunks, sorted."""
         with self._lock:
