@@ -16,7 +16,7 @@ from memdir.search import calibration, embed, vector_location
 from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
 
-CALIBRATION = {t for pair in calibration.PAIRS for t in pair}
+CALIBRATION = {t for pairs in (calibration.PAIRS, calibration.NEAR) for pair in pairs for t in pair}
 
 
 def memory_texts(texts: list[str]) -> list[str]:
@@ -263,12 +263,12 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
 def test_a_topic_file_shown_on_its_meaning_alone_needs_more_than_a_conversations_turn(root: Path) -> None:
     # The fake model reads the first six letters of each word: the query shares meaning with the text
     # (understood ~ understand, ...) and no word the full-text index would match.
-    text = "understand relationship democracy photograph professor strategy kettle lantern orchard pebble"
+    text = "understand relationship democracy photograph professor strategy kettle lantern orchard pebble ferry"
     query = "understood relativity democrat photography professional strategic"
     emb = FakeEmbedder()
-    floor = calibration.floor(emb.embed)
+    bars = calibration.measure(emb.embed)
     rows = emb.embed([query, text])
-    assert floor <= float(rows[0] @ rows[1]) < hybrid.SURE * floor  # above the floor, below what a topic needs
+    assert bars.floor <= float(rows[0] @ rows[1]) < bars.topic  # above the floor, below a near miss: not a topic's bar
     with memdir.open(root) as md:
         md.write("notes/civics.md", text)
         md.write("chat/session-01/D1-1.md", text)

@@ -38,12 +38,13 @@ it -0.025 / -0.025 and -0.068 / -0.015):
 Every candidate of either side is ranked; a hit is sure (`confidence`) with the
 lexical side's evidence (`evidence.COVER` of the query's weight) or a cosine at
 the model's floor (`calibration`, stored with the vectors) for a turn of a
-conversation (a file of a numbered run), `SURE` times it for a topic file. On
-`bench/precision.py`'s topic memories the hits between the two were wrong far
-more often than right (the no-answer false-hit rate 12.2% at the floor, 8.1% at
-1.1x, the lexical side's own, for one answerable query lost); on LoCoMo's turns
-the floor is what keeps a question that shares its meaning but few words with
-its turn. A third signal, files dated like a date in the question, went: it changed
+conversation (a file of a numbered run), its topic bar for a topic file: above the
+closest near miss of its pairs (a note on the question's subject that does not
+answer it). On `bench/precision.py`'s topic memories the hits between the floor and
+that were wrong more often than right (MiniLM: the no-answer false-hit rate 12.2% at
+the floor; USE at 1.1 times it: 11.4%, the words alone 8.1%); on LoCoMo's turns the
+floor is what keeps a question that shares its meaning but few words with its turn.
+A third signal, files dated like a date in the question, went: it changed
 R@10 by 0.000 on LoCoMo and +0.001 on REALTALK.
 
 `auto` runs the lexical search first and adds the semantic side only when the
@@ -110,7 +111,6 @@ class Memdir(Protocol):
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
 EMBEDDERS = ("local", "multilingual", "openai")
-SURE = 1.1  # times the floor: what a topic file needs to be shown on its meaning alone (a turn needs the floor)
 
 
 @dataclass(frozen=True)
@@ -590,7 +590,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     best = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if mode == "semantic" or scores[p] > 0]
     docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
-    floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
+    bars = sem.index.bars(calibration.script(query))  # a model may read Korean poorly: measured per script
     with searcher.lock:
         index = searcher.index()
         held = lexical.covers(index, asked, [docs[p] for p in best], where, answers=True)
@@ -600,8 +600,8 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     spots = {h.path: h for h in lexical.hits([(docs[p], lexical.Ranked(p, scores[p], signals[p])) for p in best
                                                if p in matched], parsed, cover)} if parsed else {}
     judged = confidence.judge({p: held.get(p, 0.0) for p in best}, cover, {p: found[p][0] for p in best if p in found},
-                              {p: settings.floor or (floor if p in talk else SURE * floor) for p in best})
-    for path in best:  # a topic file shown on its meaning needs more than a turn (`SURE` times the floor)
+                              {p: settings.floor or (bars.floor if p in talk else bars.topic) for p in best})
+    for path in best:  # a topic file shown on its meaning needs more than a turn: to be closer than a near miss
         sig = signals[path]
         sig.cover = held.get(path, 0.0)
         value, sure, sig.why = judged[path]
