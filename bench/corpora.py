@@ -69,6 +69,18 @@ K = 10
 STRANGERS = 6  # questions taken from each other conversation (`--strangers`)
 
 
+def use_embedder(name: str) -> None:
+    """Make every memory of this run embed with `name`, as `[semantic] embedder = name` in its memdir.toml would."""
+    if name == "local":
+        return
+    import dataclasses
+
+    from memdir.search import semantic
+
+    load = semantic.Settings.load.__func__  # type: ignore[attr-defined]
+    semantic.Settings.load = classmethod(lambda cls, cfg: dataclasses.replace(load(cls, cfg), embedder=name))  # type: ignore[method-assign,assignment]
+
+
 def _script(name: str, path: Path) -> ModuleType:
     """A script loaded from its file (the bench folder is not put on sys.path: its mcp.py would hide the SDK)."""
     spec = importlib.util.spec_from_file_location(name, path)
@@ -449,9 +461,12 @@ def main() -> None:
     ap.add_argument("--hybrid", action="store_true", help="also hybrid (memdir[semantic]; embeds every turn once)")
     ap.add_argument("--ablate", action="store_true", help="also every ranking signal turned off alone")
     ap.add_argument("--only", help="of the ablations, run only those whose label contains this text")
+    ap.add_argument("--embedder", default="local", choices=("local", "multilingual"),
+                        help="the model semantic and hybrid search use (as [semantic] embedder in memdir.toml)")
     ap.add_argument("--strangers", action="store_true",
                     help="also ask each conversation the others' questions (speakers renamed): how often it answers")
     a = ap.parse_args()
+    use_embedder(a.embedder)
     proto = protocol(a.protocol)
     with tempfile.TemporaryDirectory(prefix="memdir-corpora-") as tmp:
         work = a.work or Path(tmp)

@@ -117,6 +117,18 @@ def sure_hits(md: memdir.Memdir, query: str, k: int, mode: str) -> list[str]:
     return [h.path for h in md.search(query, k=k, mode=mode) if sure(h)]
 
 
+def use_embedder(name: str) -> None:
+    """Make every memory of this run embed with `name`, as `[semantic] embedder = name` in its memdir.toml would."""
+    if name == "local":
+        return
+    import dataclasses
+
+    from memdir.search import semantic
+
+    load = semantic.Settings.load.__func__  # type: ignore[attr-defined]
+    semantic.Settings.load = classmethod(lambda cls, cfg: dataclasses.replace(load(cls, cfg), embedder=name))  # type: ignore[method-assign,assignment]
+
+
 def semantic_installed() -> bool:
     try:
         from memdir.search import semantic
@@ -1006,9 +1018,12 @@ def main() -> None:
     parser.add_argument("--search-pad", type=int, default=0, metavar="N",
                         help="pad each labelled memory with N distractor files for the search and context tables")
     parser.add_argument("--memories", default="", help="comma-separated labelled memories (default: all)")
+    parser.add_argument("--embedder", default="local", choices=("local", "multilingual"),
+                        help="the model semantic and hybrid search use (as [semantic] embedder in memdir.toml)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary folder)")
     args = parser.parse_args()
+    use_embedder(args.embedder)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
     if unknown:

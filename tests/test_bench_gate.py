@@ -31,3 +31,12 @@ def test_the_hook_takes_the_sure_hits_of_the_query_and_of_its_clauses_and_search
     stricter = gate.replay(rows, sure=lambda row, part, hit: hit["cover"] >= 0.7)  # a rule tried on the record
     assert stricter["tuning"]["answer injected"] == 0.5 and stricter["tuning"]["anything injected, no answer"] == 0.0
     assert stricter["held-out"]["anything injected, no answer"] == 0.5
+
+
+def test_a_rule_of_hits_sure_on_their_own_keeps_searchs_beside_and_margins_compare_with_the_other_files() -> None:
+    rows = [question("tuning", ["b.md"], [("a.md", False, 0.7), ("b.md", False, 0.35), ("c.md", False, 0.2)]),
+            question("tuning", [], [("b.md", False, 0.35)])]  # nothing sure on its own: nothing beside
+    rule = gate.beside(lambda row, part, hit: hit["cover"] >= 0.6)
+    assert gate.injected(rows[0], "lexical", rule) == ["a.md", "b.md"] and gate.injected(rows[1], "lexical", rule) == []
+    part = {"use": {"a.md": [0.5, 0.6, 0.2, 0], "b.md": [0.3, 0.7, 0.1, 2], "c.md": [0.1, 0.1, 0.4, 1]}}
+    assert [round(m, 3) for m in gate.margins(part, "a.md")] == [0.2, -0.1, -0.2]

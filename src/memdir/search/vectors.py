@@ -6,8 +6,8 @@ to read first. Each chunk is embedded once: vectors are stored by the SHA-256
 of the model name and the chunk text, so a rebuild, a rename or an edit
 elsewhere in the file never embeds unchanged text again. The index records the
 model and its dimension; opening it with another model drops the vectors and
-rebuilds, never fails. It also records the model's similarity floor
-(`calibration`), measured with the model, so a new model gets a new floor.
+rebuilds, never fails. It also records the model's similarity bars
+(`calibration`), measured with the model, so a new model gets new bars.
 
 Storage is a small SQLite database (`:memory:` when the memory has no local
 folder) holding the chunk table and the vectors; queries run on a numpy matrix
@@ -213,31 +213,24 @@ class VectorIndex:
 
     @property
     def floor(self) -> float:
-        """The cosine a semantic-only hit must reach with this model (`calibration`), measured once and stored
-        with the vectors: a change of model drops it with them and the next query measures it again."""
-        stored, version = self._meta("floor"), self._meta("floor_version")
-        if stored is not None and version == calibration.VERSION:
-            return float(stored)
-        value = calibration.floor(self.embedder.embed)
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
-            self._set("floor", value)
-            self._set("floor_version", calibration.VERSION)
-        return value
+        """The cosine a conversation's turn must reach with this model on its meaning alone (`bars`)."""
+        return self.bars().floor
 
-    def floor_of(self, script: str) -> float:
-        """The floor for a query written in `script` (`calibration.script`): the model's own for Latin letters,
-        else measured on that script's pairs the first time a query in it comes, and stored as `floor` is."""
-        if script not in calibration.SCRIPT_PAIRS:
-            return self.floor
-        stored, version = self._meta(f"floor_{script}"), self._meta(f"floor_{script}_version")
+    def bars(self, script: str = "latin") -> calibration.Bars:
+        """The bars a semantic-only hit must reach for a query written in `script` (`calibration.script`),
+        measured with this model the first time a query in it comes (Latin letters: with the first vectors) and
+        stored with the vectors: a change of model drops them with them, a new `calibration.VERSION` measures again."""
+        if script != "latin" and script not in calibration.SCRIPT_PAIRS:
+            script = "latin"
+        stored, version = self._meta(f"bars_{script}"), self._meta(f"bars_{script}_version")
         if stored is not None and version == calibration.VERSION:
-            return float(stored)
-        value = calibration.script_floor(self.embedder.embed, script)
+            floor, topic = (float(v) for v in stored.split())
+            return calibration.Bars(floor, topic)
+        value = calibration.measure(self.embedder.embed, script)
         with self._lock, self._db:
             self._db.execute("BEGIN")
-            self._set(f"floor_{script}", value)
-            self._set(f"floor_{script}_version", calibration.VERSION)
+            self._set(f"bars_{script}", f"{value.floor} {value.topic}")
+            self._set(f"bars_{script}_version", calibration.VERSION)
         return value
 
     @property
@@ -295,8 +288,8 @@ class VectorIndex:
                 if seq is not None:
                     self._set("seq", seq)
             self._matrix = None
-            if todo and self._meta("floor_version") != calibration.VERSION:
-                _ = self.floor  # measured with the first vectors, so that it is stored with them
+            if todo and self._meta("bars_latin_version") != calibration.VERSION:
+                _ = self.bars()  # measured with the first vectors, so that they are stored with them
 
     def _stored(self, hashes: list[bytes]) -> set[bytes]:
         found: set[bytes] = set()
@@ -374,6 +367,11 @@ class VectorIndex:
                 return out
             out.clear()
             take = min(len(sims), take * 4)
+
+    def sample(self, n: int = 200) -> list[str]:
+        """A chunk's text of each of up to `n` files (what tells which scripts a memory is written in)."""
+        with self._lock:
+            return [t for (t,) in self._db.execute("SELECT text FROM chunk GROUP BY path LIMIT ?", (n,))]
 
     def files(self) -> list[str]:
         """Every path that has chunks, sorted."""
