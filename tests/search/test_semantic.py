@@ -1,16 +1,20 @@
 """Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
 
+import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import Backend
 from fakeembed import EmbeddingsAPI
 
 import memdir
+from memdir import search as search_layer
 from memdir.errors import InvalidArgument
+from memdir.faces.cli import main
 from memdir.model import Entry
 from memdir.search import calibration, embed, vector_location
 from memdir.search import semantic as hybrid
@@ -369,3 +373,17 @@ def test_a_configured_model_is_never_swapped_for_the_multilingual_one(md: memdir
     assert find(md, FakeEmbedder(), "我们厨房选了什么台面？", mode="hybrid") is not None
     other = vector_location(md.store, "multilingual")
     assert other is not None and not other.exists()
+
+
+def test_reindex_semantic_builds_the_vectors_auto_search_then_uses(md: memdir.Memdir, root: Path) -> None:
+    _home(md)
+    md.write("家/茶.md", "我们喜欢喝绿茶。\n", description="绿茶")
+    md.write("家/猫.md", "猫每天早上七点吃饭。\n", description="猫")  # 2 of 5 files in Chinese: a multilingual memory
+    assert not vector_location(md.store).exists()  # type: ignore[union-attr]  # no vectors yet: auto is lexical
+    out = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["embedded"] >= 4
+    assert all(vector_location(md.store, side).is_file() for side in ("", "multilingual"))  # type: ignore[union-attr]
+    assert hybrid._indexed(md) and search_layer.semantic_ready(md)
+    again = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic"])
+    assert again.stdout.startswith("indexed 5 files in ") and "; 0 new passages embedded" in again.stdout

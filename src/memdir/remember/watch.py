@@ -294,6 +294,8 @@ class Watchers:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None and self._thread.is_alive():
+            if self._top is not None:
+                self._events.put((self._top, set()))  # wake it now, not at its next half-second wait's end
             self._thread.join()
         for notify in (self._top, self._deep):
             if notify is not None:

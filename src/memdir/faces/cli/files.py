@@ -20,7 +20,7 @@ from ...recall import links as links_mod
 from ...recall import team
 from ...remember import timeline
 from ...remember.timeline import search_history
-from ...search import SearchHit
+from ...search import SearchHit, semantic_layer
 from ...stores.locations import CONFIG_FILE
 from .base import LS_PAGE, Context, emit, json_option, read_stdin
 
@@ -342,20 +342,27 @@ def why(h: SearchHit) -> str:
 
 
 @click.command()
+@click.option("--semantic", "vectors", is_flag=True,
+              help="also build the vector index now (memdir[semantic]); `auto` search uses it once it exists")
 @json_option
 @click.pass_obj
-def reindex(obj: Context, as_json: bool) -> None:
+def reindex(obj: Context, vectors: bool, as_json: bool) -> None:
     """Rebuild the search index from the files (it is derived: nothing is lost).
 
     The index is kept current by every write and caught up after changes by
     other processes; rebuild it after restoring a backup or if search looks
-    wrong. Progress goes to stderr.
+    wrong. `--semantic` also embeds what the vector index lacks (every file
+    the first time; a memory in Chinese, Japanese, Korean or Thai gets the
+    multilingual model's vectors too), so that `auto` search, the default of
+    `search_memory`, can add meaning to words. Progress goes to stderr.
     """
     import time
 
     started = time.perf_counter()
     md = obj.memdir()
+    layer = semantic_layer("hybrid") if vectors else None  # the extra is missing: say so before any work
     total = len(md.list())
+    embedded = 0
     with click.progressbar(length=max(total, 1), label="indexing", file=sys.stderr,
                            hidden=as_json or total < 1000) as bar:
         done = [0]
@@ -365,11 +372,16 @@ def reindex(obj: Context, as_json: bool) -> None:
             done[0] = count
 
         files = md.reindex(progress)
+    if layer is not None:
+        with click.progressbar(length=max(total, 1), label="embedding", file=sys.stderr,
+                               hidden=as_json or total < 100) as bar:
+            done[0] = 0
+            embedded = layer.reindex(md, progress=progress)["embedded"]
     took = time.perf_counter() - started
     if as_json:
-        emit({"files": files, "seconds": round(took, 3)})
+        emit({"files": files, "seconds": round(took, 3), **({"embedded": embedded} if vectors else {})})
     else:
-        click.echo(f"indexed {files} files in {took:.1f}s")
+        click.echo(f"indexed {files} files in {took:.1f}s" + (f"; {embedded} new passages embedded" if vectors else ""))
 
 
 @click.command()
