@@ -13,12 +13,18 @@ from memdir.testing import FakeEmbedder, Vectors
 class ReadsNoChinese(FakeEmbedder):
     """A model for which every Chinese text means the same (as an English model nearly has it)."""
 
+    def __init__(self) -> None:
+        super().__init__(model="reads-no-chinese")
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         return super().embed(["中文" if calibration.script(t) == "han" else t for t in texts])
 
 
 class ReadsChinese(FakeEmbedder):
     """A model that knows which Chinese note answers which Chinese question of the calibration pairs."""
+
+    def __init__(self) -> None:
+        super().__init__(model="reads-chinese")
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         topic = {t: f"topic{i}" for i, pair in enumerate(calibration.SCRIPT_PAIRS["han"]) for t in pair}
