@@ -159,7 +159,7 @@ def semantic_layer(mode: str) -> ModuleType:
     if not module.ready():
         raise InvalidArgument(
             f"search mode {mode!r} needs the semantic layer, which is not installed: "
-            "pip install 'memdir[semantic]' (or use mode 'lexical')"
+            "pip install 'memdir[semantic]' (or 'memdir[multilingual]' for 16 languages; or use mode 'lexical')"
         )
     return module
 

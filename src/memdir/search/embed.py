@@ -305,8 +305,13 @@ class OpenAIEmbedder:
         return rows
 
 
-@functools.cache
 def available() -> bool:
+    """Whether a model that runs here is installed: the `semantic` extra (English) or `multilingual`."""
+    return local_available() or multilingual_available()
+
+
+@functools.cache
+def local_available() -> bool:
     """Whether the local model and its runtime are installed (the `semantic` extra)."""
     import importlib.util
 

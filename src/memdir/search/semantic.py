@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import threading
 import tomllib
 import weakref
@@ -81,7 +82,7 @@ from .. import model, paths
 from ..errors import InvalidArgument
 from ..model import Entry
 from ..stores.locations import config_file
-from . import Searcher, calibration, confidence, embed, lexical, vector_location
+from . import VECTOR_SIDES, Searcher, calibration, confidence, embed, lexical, vector_location
 from .confidence import HISTORY_SHARE, Signals, asks_about_past, is_history, without_past
 from .evidence import COVER, sequence
 from .lexical import Doc, Filter, SearchHit
@@ -439,7 +440,7 @@ def _indexed(md: Memdir) -> bool:
 
 
 def ready() -> bool:
-    """Whether semantic search can run here (the `semantic` extra is installed)."""
+    """Whether semantic search can run here (the `semantic` or the `multilingual` extra is installed)."""
     return embed.available()
 
 
@@ -461,6 +462,47 @@ def stats(md: Memdir) -> dict[str, Any]:
     if sem is None:
         return {"queries": {m: 0 for m in MODES}, "auto_fallbacks": 0, "embedded": 0, "reused": 0, "rebuilds": 0}
     return {**sem.stats.to_dict(), **sem.index.counters.to_dict()}
+
+
+MODELS = {"local": embed.LocalEmbedder.model, "multilingual": embed.MultilingualEmbedder.model}
+INSTALL = {"local": embed.EXTRA_HINT, "multilingual": embed.MULTILINGUAL_HINT}
+
+
+def describe(store: Store) -> dict[str, Any]:
+    """What semantic search runs on in the memory of `store` (`memdir stats`): the embedder memdir.toml names, its
+    model, whether it is installed here, the model that reads other scripts (`routed`), and what each vectors file
+    holds (read from the file, not opened as an index: a read changes nothing)."""
+    settings = Settings.load(config_file(store))
+    name = settings.embedder
+    installed = {"local": embed.local_available, "multilingual": embed.multilingual_available}.get(name, lambda: True)()
+    model = settings.model if name == "openai" else MODELS[name]
+    routes = name == "local" and embed.multilingual_available()
+    out: dict[str, Any] = {"embedder": name, "model": model, "installed": installed,
+                           "install": "" if installed else INSTALL[name],
+                           "other_scripts": MODELS["multilingual"] if routes else model, "vectors": []}
+    for side in VECTOR_SIDES:
+        where = vector_location(store, side)
+        if where is not None and where.is_file():
+            out["vectors"].append(_vectors_file(where, MODELS["multilingual"] if side else model))
+    return out
+
+
+def _vectors_file(where: Path, model: str) -> dict[str, Any]:
+    """What one vectors file holds: its model and dimension, files and chunks, the bars measured (`calibration`)."""
+    try:
+        db = sqlite3.connect(f"{where.as_uri()}?mode=ro", uri=True)
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            files, chunks = db.execute("SELECT count(DISTINCT path), count(*) FROM chunk").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        return {"file": str(where), "error": str(e)}
+    bars = {key[5:]: dict(zip(("floor", "topic"), map(float, value.split()), strict=True))
+            for key, value in meta.items() if key.startswith("bars_") and not key.endswith("_version")
+            and meta.get(f"{key}_version") == calibration.VERSION}
+    return {"file": str(where), "model": meta.get("model", ""), "dim": int(meta.get("dim") or 0), "files": files,
+            "chunks": chunks, "current": meta.get("model") == model, "expects": model, "bars": bars}
 
 
 def sync(md: Memdir, sem: Semantic, progress: Callable[[int, int], None] | None = None) -> int:
@@ -536,11 +578,20 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     parsed = parse(query)
     past = asks_about_past(query)
     asked = (parse(without_past(query)) or parsed) if past else parsed  # what the evidence weighs
-    if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
+
+    def words_only() -> list[SearchHit]:
         with searcher.lock:
             return lexical.hits(lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked), parsed,
                                 cover) if parsed else []
-    sem = attach(md)
+
+    if mode == "auto" and not _indexed(md):  # never embed a whole memory behind an auto search's back
+        return words_only()
+    try:
+        sem = attach(md)
+    except embed.EmbeddingError:  # the configured model is not installed: auto is the words, as without the extra
+        if mode == "auto":
+            return words_only()
+        raise
     settings = sem.settings
     sem.stats.queries[mode] += 1
     depth = max(settings.depth, k)
@@ -549,9 +600,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
         lexical_side = _lexical(searcher, parsed, depth, where, past)
     if mode == "auto":
         if len(lexical_side) >= k and lexical_side[0].score >= settings.auto_min_score:  # strong: the words suffice
-            with searcher.lock:
-                return lexical.hits(lexical.top(searcher.index(), parsed, k, where, past=past, asked=asked), parsed,
-                                    cover)
+            return words_only()
         sem.stats.fallbacks += 1
     if not where.prefixes or not query.strip():
         return []

@@ -143,6 +143,9 @@ def content_hash(model: str, text: str) -> bytes:
     return hashlib.sha256(f"{model}\0{text}".encode()).digest()
 
 
+_MEASURED: dict[tuple[str, int, str, str], calibration.Bars] = {}  # (model, dim, script, version) -> its bars
+
+
 @dataclass
 class _Matrix:
     """All chunks as arrays sorted by path: a prefix is a slice."""
@@ -226,7 +229,10 @@ class VectorIndex:
         if stored is not None and version == calibration.VERSION:
             floor, topic = (float(v) for v in stored.split())
             return calibration.Bars(floor, topic)
-        value = calibration.measure(self.embedder.embed, script)
+        key = (self.embedder.model, self.embedder.dim, script, calibration.VERSION)
+        value = _MEASURED.get(key)
+        if value is None:  # a model's bars are the same in every memory: a server's tenants measure them once
+            value = _MEASURED[key] = calibration.measure(self.embedder.embed, script)
         with self._lock, self._db:
             self._db.execute("BEGIN")
             self._set(f"bars_{script}", f"{value.floor} {value.topic}")

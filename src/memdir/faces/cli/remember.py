@@ -23,6 +23,7 @@ from ...remember import consolidate as upkeep
 from ...remember import diary, gitsync, timeline
 from ...remember.capture import health
 from ...remember.capture import sessions as list_sessions
+from ...search import semantic
 from .base import Context, emit, fail, json_option
 
 
@@ -239,7 +240,9 @@ def check(obj: Context, code_dir: str | None, as_json: bool) -> None:
 def stats(obj: Context, days: int, as_json: bool) -> None:
     """Capture health: the last captured session, and every capture that was skipped or is pending.
 
-    Also lists the files kept whole that are longer than an agent may write.
+    Also lists the files kept whole that are longer than an agent may write, and what semantic search runs on:
+    the embedder memdir.toml names (`[semantic] embedder`), whether it is installed, and the model the vectors
+    were built with.
 
     Exit code 1 when captures were skipped or are pending, so a broken hook shows up the same day.
     """
@@ -249,10 +252,13 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
     files = len(entries)
     long = reconcile.long_files(entries, lambda path: md.read_text(path)[1], md.limits)
     synced = gitsync.status(md)
+    described = semantic.describe(md.store)
     if as_json:
-        emit({"files": files, "long": [f.to_dict() for f in long], "capture": h.to_dict(), "sync": synced})
+        emit({"files": files, "long": [f.to_dict() for f in long], "capture": h.to_dict(), "sync": synced,
+              "semantic": described})
     else:
         click.echo(f"files: {files}" + (f" ({len(long)} longer than an agent may write, kept whole)" if long else ""))
+        click.echo(_semantic_line(described))
         for f in long:
             click.echo(f"long\t{f.path}\t{f.detail}")
         last = h.last_capture
@@ -269,6 +275,22 @@ def stats(obj: Context, days: int, as_json: bool) -> None:
                 click.echo(f"sync failed\t{synced['error']}")
     if not h.ok:
         sys.exit(1)
+
+
+def _semantic_line(s: dict[str, Any]) -> str:
+    """The embedder memdir.toml names, whether it is installed, and what each vectors file was built with."""
+    line = f"semantic search: {s['embedder']} ({s['model']}"
+    line += (f"; other scripts: {s['other_scripts']})" if s["other_scripts"] != s["model"] else ")")
+    line += "" if s["installed"] else f", not installed: {s['install']}"
+    if not s["vectors"]:
+        return line + "; vectors: none yet (the first semantic or hybrid search builds them)"
+    for v in s["vectors"]:
+        if "error" in v:
+            line += f"; vectors {v['file']}: unreadable ({v['error']})"
+            continue
+        line += f"; vectors: {v['files']} files ({v['chunks']} chunks) by {v['model']}"
+        line += "" if v["current"] else f", rebuilt with {v['expects']} by the next semantic search"
+    return line
 
 
 # ---------------------------------------------------------------- feedback and retiring
