@@ -334,6 +334,8 @@ def repaired(block: str) -> tuple[str, list[int]]:
     plain word) put in double quotes, nothing else. Returns the block and the file lines changed (the
     block starts on line 2); ([]) when that does not make it parse, so the caller keeps the block as text.
     """
+    if len(block.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:  # quoting only adds: YAML never sees it
+        return block, []
     rows = block.split("\n")
     changed: list[int] = []
     problem = _problem(block)

@@ -16,7 +16,7 @@ import pytest
 from conftest import Backend
 
 import memdir
-from memdir import Conflict, InvalidArgument, InvalidPath, LimitExceeded, NotFound
+from memdir import Conflict, InvalidArgument, InvalidPath, LimitExceeded, NotFound, model
 from memdir.recall import links
 from memdir.stores.base import Change
 
@@ -662,11 +662,12 @@ def test_apply_commits_a_batch_at_once_or_not_at_all(memory: memdir.Memdir) -> N
     assert "archive/" in memory.index() and "archive/a.md" not in memory.index()  # retired files: one folder link
 
 
-def test_read_as_of_and_changes_in_a_window(memory: memdir.Memdir) -> None:
+def test_read_as_of_and_changes_in_a_window(memory: memdir.Memdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = ["2026-03-01T09:00:00Z"]  # memdir's clock (journal stamps are whole seconds), set here instead of slept on
+    monkeypatch.setattr(model, "now_stamp", lambda: model.Stamp(clock[0]))
     memory.write("project/launch.md", "Launch in March.\n")
-    time.sleep(1.1)
-    middle = datetime.now(UTC)
-    time.sleep(1.1)
+    middle = datetime(2026, 3, 1, 9, 0, 1, tzinfo=UTC)
+    clock[0] = "2026-03-01T09:00:02Z"
     memory.write("project/launch.md", "Launch in May.\n")
     memory.write("notes/other.md", "x\n")
     assert memdir.read_as_of(memory, "project/launch.md", middle).body == "Launch in March.\n"
