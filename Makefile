@@ -40,9 +40,9 @@ test: dev lint services browser clients
 	MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q
 
 # The long forms of the reliability suites (tests/reliability): 500 kills per backend, 60 s of 16 writers,
-# fuzzing, isolation, hostile agents, load. Tens of minutes.
+# fuzzing, isolation, hostile agents, load; and of the guard's differential fuzz (three times its inputs). Tens of minutes.
 soak: dev services
-	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q tests/reliability
+	MEMDIR_SOAK=1 MEMDIR_TEST_SERVICES=require $(BIN)/python -m pytest -q tests/reliability tests/core/test_guard.py
 	$(BIN)/python bench/saas.py  # 10,000 tenants, 4 servers on one PostgreSQL, 200 clients, 60 s
 	$(BIN)/python bench/saas.py --backend s3 --tenants 1000 --processes 2 --clients 40 --seconds 30  # the same on S3 (moto), smaller
 

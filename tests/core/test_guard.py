@@ -115,6 +115,7 @@ def test_false_positives_are_rare_on_conversations() -> None:
 
 # ---------------------------------------------------------------- the literal prefilter changes no answer
 
+import os  # noqa: E402
 import re  # noqa: E402
 import unicodedata  # noqa: E402
 from typing import Any  # noqa: E402
@@ -126,6 +127,13 @@ from memdir.core import guard  # noqa: E402
 need("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+SOAK = os.environ.get("MEMDIR_SOAK") == "1"
+
+
+def examples(n: int) -> int:
+    """Inputs a differential fuzz below tries: a third of `n` in `make test`, all `n` in `make soak`."""
+    return n if SOAK else max(n // 3, 20)
 
 
 # The guard's folding and gluing as they were before the prefilter: the reference the guard must agree with.
@@ -187,7 +195,7 @@ def test_a_pattern_letter_matches_outside_ascii_only_what_the_prefilter_maps_to_
 
 
 @pytest.mark.parametrize("kind, rx, literals", guard._SHAPES, ids=[s[0] for s in guard._SHAPES])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_every_match_of_a_shape_holds_one_of_its_literals(kind: str, rx: str, literals: tuple[str, ...], data: st.DataObject) -> None:
     match = data.draw(st.from_regex(re.compile(rx), fullmatch=True))
@@ -239,13 +247,13 @@ def notes(draw: st.DrawFn) -> str:
     return "".join(chars)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(notes())
 def test_the_prefilter_gives_the_answer_every_pattern_gives(text: str) -> None:
     assert find_secret(text) == reference_find_secret(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text())
 def test_the_prefilter_gives_the_same_answer_on_any_text(text: str) -> None:
     assert find_secret(text) == reference_find_secret(text)
@@ -267,7 +275,7 @@ def split_secrets(draw: st.DrawFn) -> str:
     return "see " + match[:at] + draw(st.sampled_from(BREAKS)) + match[at:] + " here"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(split_secrets())
 def test_the_prefilter_finds_a_literal_split_across_lines(text: str) -> None:
     assert find_secret(text) == reference_find_secret(text)
@@ -297,7 +305,7 @@ FIELDS = st.dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(["notes/a.md", "keys/AKIA" + "IOSFODNN7EXAMPLE.md"]), notes(), FIELDS)
 def test_check_refuses_what_it_refused_before_the_prefilter(path: str, text: str, meta: dict[str, Any]) -> None:
     try:
@@ -308,7 +316,7 @@ def test_check_refuses_what_it_refused_before_the_prefilter(path: str, text: str
     assert refused == reference_check(text, path, 2, meta)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from([*INVISIBLE, *EXPANDING, "a", " ", "\n"]), max_size=12),
        st.sampled_from([re.compile(rx) for _, rx, _ in guard._SHAPES]).flatmap(lambda rx: st.from_regex(rx, fullmatch=True)))
 def test_a_secret_after_characters_folding_drops_or_widens_is_on_its_own_line(before: list[str], secret: str) -> None:

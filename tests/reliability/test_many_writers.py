@@ -1,6 +1,6 @@
 """Sixteen processes at once on every backend: reads, blind and compare-and-swap writes, renames and deletes.
 
-They share five paths for a fixed time (4 s in `make test`, 60 s in `make
+They share five paths for a fixed time (2.5 s in `make test`, 60 s in `make
 soak`). Afterwards: every acknowledged change is in the journal exactly once,
 with the version it was acknowledged with; every compare-and-swap replaced
 the version it had read; every read returned a committed version, never a
@@ -19,7 +19,7 @@ import storefaults as sf
 from conftest import Backend
 
 PROCESSES = 16
-SECONDS = 60.0 if sf.SOAK else 4.0
+SECONDS = 60.0 if sf.SOAK else 2.5
 ENV_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL")
 
 
