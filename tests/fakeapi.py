@@ -40,7 +40,8 @@ class LoopbackJSON:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # looks for shutdown() every 10 ms (its default, 0.5 s, was most of a test's time)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def answer(self, path: str, body: Any) -> tuple[int, Any]:
         raise NotImplementedError

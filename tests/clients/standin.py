@@ -219,7 +219,8 @@ class StandIn:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # looks for shutdown() every 10 ms (its default, 0.5 s, was most of a test's time)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def turn(self, request: Request) -> Turn:
         if not request.tools:
