@@ -1,6 +1,7 @@
 """Semantic and hybrid search over a real memory: fusion, signals, auto fallback, scope, privacy, upkeep."""
 
 import json
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -387,3 +388,21 @@ def test_reindex_semantic_builds_the_vectors_auto_search_then_uses(md: memdir.Me
     assert hybrid._indexed(md) and search_layer.semantic_ready(md)
     again = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic"])
     assert again.stdout.startswith("indexed 5 files in ") and "; 0 new passages embedded" in again.stdout
+
+
+def test_a_private_folder_never_reaches_the_multilingual_vectors_either(root: Path) -> None:
+    root.mkdir()
+    (root / "memdir.toml").write_text('[semantic]\nprivate = ["人/"]\n')
+    with memdir.open(root) as md:
+        md.write("人/爱丽丝.md", "爱丽丝对花粉过敏。\n", description="健康")
+        md.write("家/花园.md", "五月花粉很多。\n", description="花园")
+        assert {h.path for h in md.search("花粉", k=5, mode="hybrid")} == {"人/爱丽丝.md", "家/花园.md"}
+        hybrid.close(md)
+        for side in ("", "multilingual"):
+            where = vector_location(md.store, side)
+            assert where is not None and where.is_file()
+            db = sqlite3.connect(where)
+            try:
+                assert {p for (p,) in db.execute("SELECT DISTINCT path FROM chunk")} == {"家/花园.md"}
+            finally:
+                db.close()
