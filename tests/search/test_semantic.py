@@ -406,3 +406,15 @@ def test_a_private_folder_never_reaches_the_multilingual_vectors_either(root: Pa
                 assert {p for (p,) in db.execute("SELECT DISTINCT path FROM chunk")} == {"家/花园.md"}
             finally:
                 db.close()
+
+
+def test_an_auto_search_never_embeds_a_whole_memory_for_the_multilingual_model(md: memdir.Memdir, root: Path) -> None:
+    _home(md)
+    assert md.search("when do deploys go out?", mode="hybrid")[0].path == "work/deploy.md"  # the English vectors
+    other = vector_location(md.store, "multilingual")
+    assert other is not None
+    md.search("我们厨房选了什么台面？")  # auto: the words find nothing, the English vectors exist, USE's do not
+    assert not other.exists()
+    out = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic"])
+    assert out.exit_code == 0 and other.is_file()  # reindex builds both models' vectors
+    assert md.search("我们厨房选了什么台面？")[0].path == "home/kitchen.md"

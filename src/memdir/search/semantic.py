@@ -413,21 +413,29 @@ def multilingual_side(md: Memdir, sem: Semantic) -> Semantic:
         return found
 
 
-def routed(md: Memdir, sem: Semantic, query: str) -> Semantic:
+def bilingual(sem: Semantic) -> bool:
+    """Whether `sem` is the English local model with the multilingual one installed beside it (a configured model,
+    or one passed in, is used as it is)."""
+    return (sem.settings.embedder == "local" and sem.index.embedder.model == embed.LocalEmbedder.model
+            and embed.multilingual_available())
+
+
+def routed(md: Memdir, sem: Semantic, query: str, *, build: bool = True) -> Semantic:
     """The side that reads `query` best: the multilingual model's when the query, or the memory, is in another
-    script than Latin and that model is installed; else the English one, as configured.
+    script than Latin and that model is installed; else the English one, as configured. Without `build`, the
+    multilingual side only if its vectors exist already (an auto search never embeds a whole memory).
 
     The English MiniLM reads English conversations better (`bench/corpora.py`: hybrid R@10 0.787 and 0.623 on
     LoCoMo and REALTALK, against 0.747 and 0.597 with the multilingual model), and sees any Chinese, Japanese or
     Korean text as close to any other; the multilingual one finds a Japanese question's English answer
     (`bench/precision.py`: other-language questions in the top 5 72.7% -> 90.9%).
     """
-    if sem.settings.embedder != "local" or sem.index.embedder.model != embed.LocalEmbedder.model:
-        return sem  # a configured model (or one passed in) is used as it is
-    if not embed.multilingual_available():
+    if not bilingual(sem) or (calibration.script(query) == "latin" and not sem.foreign()):
         return sem
-    if calibration.script(query) == "latin" and not sem.foreign():
-        return sem
+    if not build and md.store not in _OTHER:
+        where = vector_location(md.store, "multilingual")
+        if where is None or not where.is_file():
+            return sem
     other = multilingual_side(md, sem)
     sync(md, other)
     return other
@@ -531,8 +539,9 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
     sem = attach(md, embedder=embedder)
     sync(md, sem, progress)
     counters = sem.index.counters.to_dict()
-    other = routed(md, sem, "")  # a memory in other scripts: its multilingual vectors now, not at its first search
-    if other is not sem:
+    if bilingual(sem):  # the multilingual model's vectors too (cheap: under 1 ms a text), so that an auto search
+        other = multilingual_side(md, sem)  # of a question in another script has them
+        sync(md, other)
         counters = {k: v + counters.get(k, 0) for k, v in other.index.counters.to_dict().items()}
     return counters
 
@@ -607,7 +616,7 @@ def search(md: Memdir, searcher: Searcher, query: str, *, k: int, mode: str, whe
     if not where.prefixes or not query.strip():
         return []
     sync(md, sem)
-    sem = routed(md, sem, query)
+    sem = routed(md, sem, query, build=mode != "auto")
     titles = [d.name for d in _docs(searcher, [r.path for r in lexical_side[:depth]], where).values()]
     ask = query if mode == "semantic" or not settings.people else without_people(query, titles)
     vector = sem.query_vector(ask)
