@@ -382,6 +382,9 @@ _OPEN: weakref.WeakKeyDictionary[Any, Semantic] = weakref.WeakKeyDictionary()
 _OTHER: weakref.WeakKeyDictionary[Any, Semantic] = weakref.WeakKeyDictionary()  # the multilingual side
 _OPENING = threading.Lock()
 FOREIGN = 0.3  # the share of a memory's files in another script than Latin that makes it a multilingual one
+# reindex embeds an English memory with the multilingual model too up to this many files: a topic memory's few MB
+# (its vectors take 4.5 KB a passage, three times MiniLM's: a 100,000-turn log would add 450 MB)
+BOTH_UP_TO = 5000
 
 
 def attach(md: Memdir, *, embedder: embed.Embedder | None = None, settings: Settings | None = None) -> Semantic:
@@ -539,8 +542,8 @@ def reindex(md: Memdir, *, embedder: embed.Embedder | None = None,
     sem = attach(md, embedder=embedder)
     sync(md, sem, progress)
     counters = sem.index.counters.to_dict()
-    if bilingual(sem):  # the multilingual model's vectors too (cheap: under 1 ms a text), so that an auto search
-        other = multilingual_side(md, sem)  # of a question in another script has them
+    if bilingual(sem) and (sem.foreign() or len(sem.index.files()) <= BOTH_UP_TO):
+        other = multilingual_side(md, sem)  # so that an auto search of a question in another script has them
         sync(md, other)
         counters = {k: v + counters.get(k, 0) for k, v in other.index.counters.to_dict().items()}
     return counters
