@@ -164,3 +164,27 @@ def test_the_team_memory_reaches_the_model_and_a_team_write_lands_in_the_reposit
     assert (project / "team-memory" / "feedback" / "reviews.md").exists() and "team/feedback/reviews.md" in wrote
     assert not (root / "team").exists()  # nothing of the team's in the user's own memory
     assert "team/project/deploys.md" in listed and "team/feedback/reviews.md" in listed  # the team's files, listed
+
+
+def test_a_question_in_chinese_finds_the_english_file_through_search_memory(claude_bin: Path, tmp_path: Path,
+                                                                            project: Path, root: Path) -> None:
+    """A memory whose vectors `memdir reindex --semantic` built: the model searches in Chinese with the tool's
+    default mode, and the English file that answers comes back through the real CLI (the multilingual model)."""
+    with memdir.open(root) as md:
+        md.write("home/kitchen.md", "We picked white quartz countertops in March.\n", description="kitchen renovation")
+    done = subprocess.run([*MEMDIR, "--root", str(root), "reindex", "--semantic"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+
+    def script(r: Request) -> list[Text | Call]:
+        if not r.tool_results():
+            return [Call("search_memory", {"query": "我们厨房选了什么台面？"})]
+        return [Text("done")]
+
+    with StandIn(script) as api:
+        run = claude(claude_bin, tmp_path / "home", api.url, project, "我们厨房选了什么台面？",
+                     "--mcp-config", str(mcp_config(tmp_path / "mcp.json", root)))
+        found = read(api.main()[-1].tool_results()[0])
+    assert run.code == 0, run.stderr
+    assert "home/kitchen.md" in found
+    assert "project/flock.md" not in found or found.index("home/kitchen.md") < found.index("project/flock.md")
