@@ -418,3 +418,14 @@ def test_an_auto_search_never_embeds_a_whole_memory_for_the_multilingual_model(m
     out = CliRunner().invoke(main, ["--root", str(root), "reindex", "--semantic"])
     assert out.exit_code == 0 and other.is_file()  # reindex builds both models' vectors
     assert md.search("我们厨房选了什么台面？")[0].path == "home/kitchen.md"
+
+
+def test_reindex_leaves_a_big_english_memory_to_the_english_model(md: memdir.Memdir,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _home(md)
+    monkeypatch.setattr(hybrid, "BOTH_UP_TO", 2)  # three English files: "big"
+    hybrid.reindex(md)
+    other = vector_location(md.store, "multilingual")
+    assert other is not None and not other.exists()
+    assert md.search("我们厨房选了什么台面？", mode="hybrid")[0].path == "home/kitchen.md"  # asked for: built then
+    assert other.is_file()
